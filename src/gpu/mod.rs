@@ -1,0 +1,239 @@
+//! The GPU: SMs, the two directions of the interconnect, L2 partitions with their DRAM, the
+//! CTA dispatcher, and the cycle loop that steps them in reverse pipeline order.
+
+pub mod mem;
+pub mod sm;
+
+use crate::config::{Config, ConfigError};
+use crate::stats::{CacheStats, DramStats, RunStats, SmStats};
+use crate::workload::Kernel;
+use mem::icnt::Network;
+use mem::partition::Partition;
+use mem::{MemReply, MemRequest};
+use sm::Sm;
+
+/// Why a run could not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("kernel `{kernel}` cannot run: {reason}")]
+    DoesNotFit { kernel: String, reason: String },
+    #[error("kernel `{kernel}` is invalid: {reason}")]
+    InvalidKernel { kernel: String, reason: String },
+    #[error("watchdog: no progress for {idle} cycles (at cycle {cycle}); stuck warps:\n{warps}")]
+    Watchdog { cycle: u64, idle: u64, warps: String },
+    #[error("stopped at max_cycles = {0} before the kernel finished")]
+    MaxCycles(u64),
+}
+
+/// Called now and then during a run with (cycle, CTAs finished, CTAs in the grid).
+pub type Progress<'a> = &'a mut dyn FnMut(u64, u64, u64);
+
+pub struct Gpu {
+    pub cfg: Config,
+    pub sms: Vec<Sm>,
+    pub partitions: Vec<Partition>,
+    requests: Network<MemRequest>,
+    replies: Network<MemReply>,
+    pub cycle: u64,
+}
+
+impl Gpu {
+    pub fn new(cfg: &Config) -> Result<Gpu, ConfigError> {
+        cfg.validate()?;
+        let n = cfg.sms as usize;
+        let p = cfg.l2_partitions as usize;
+        Ok(Gpu {
+            cfg: cfg.clone(),
+            sms: (0..n).map(|i| Sm::new(i, cfg)).collect(),
+            partitions: (0..p).map(|i| Partition::new(i, cfg)).collect(),
+            requests: Network::new(
+                n,
+                p,
+                cfg.sm_port_flits,
+                cfg.partition_port_flits,
+                cfg.icnt_latency,
+                cfg.icnt_buffer,
+            ),
+            replies: Network::new(
+                p,
+                n,
+                cfg.partition_port_flits,
+                cfg.sm_port_flits,
+                cfg.icnt_latency,
+                cfg.l1_response_queue,
+            ),
+            cycle: 0,
+        })
+    }
+
+    /// Refuses a kernel whose single CTA cannot fit in an SM.
+    pub fn check_fits(&self, k: &Kernel) -> Result<(), SimError> {
+        k.validate().map_err(|reason| SimError::InvalidKernel {
+            kernel: k.name.clone(),
+            reason,
+        })?;
+        let c = &self.cfg;
+        let warps = k.warps_per_cta();
+        let regs = k.regs as u64 * warps as u64 * 32;
+        let checks = [
+            (
+                k.block as u64,
+                c.threads_per_sm as u64,
+                "threads",
+                "threads_per_sm",
+            ),
+            (warps as u64, c.warps_per_sm as u64, "warps", "warps_per_sm"),
+            (regs, c.regs_per_sm as u64, "registers", "regs_per_sm"),
+            (
+                k.shared_bytes as u64,
+                c.shared_per_sm as u64,
+                "bytes of shared memory",
+                "shared_per_sm",
+            ),
+        ];
+        for (need, have, what, key) in checks {
+            if need > have {
+                return Err(SimError::DoesNotFit {
+                    kernel: k.name.clone(),
+                    reason: format!("a CTA needs {need} {what} but an SM has {have} ({key})"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `k` to completion.
+    pub fn run(&mut self, k: &Kernel, progress: Option<Progress>) -> Result<RunStats, SimError> {
+        self.check_fits(k)?;
+        let mut progress = progress;
+        let grid = k.grid as u64;
+        let mut next_cta = 0u32;
+        let mut dispatch_ptr = 0usize;
+        let n = self.sms.len();
+        let partitions = self.cfg.l2_partitions;
+        let flit = self.cfg.flit_bytes;
+        let line = self.cfg.line_bytes;
+        let mut last_progress = (0u64, 0u64);
+        let start = self.cycle;
+        loop {
+            let now = self.cycle;
+            for p in &mut self.partitions {
+                p.cycle(now, &mut self.requests);
+            }
+            for (pi, p) in self.partitions.iter_mut().enumerate() {
+                if let Some(r) = p.replies.front() {
+                    let dst = r.sm as usize;
+                    if self.replies.can_send(pi, dst, now) {
+                        let r = p.replies.pop_front().expect("front exists");
+                        self.replies.send(pi, dst, r.flits(flit, line), now, r);
+                    }
+                }
+            }
+            // Rotate who injects first so no SM is favoured under contention.
+            for i in 0..n {
+                let s = (i + now as usize) % n;
+                self.sms[s].inject(now, &mut self.requests, partitions, flit);
+            }
+            for sm in &mut self.sms {
+                sm.cycle(now, k, &mut self.replies);
+            }
+            // CTA dispatch: at most one CTA per SM per cycle.
+            if next_cta < k.grid {
+                for i in 0..n {
+                    let s = (dispatch_ptr + i) % n;
+                    if next_cta < k.grid && self.sms[s].can_accept(k) {
+                        self.sms[s].launch_cta(k, next_cta);
+                        next_cta += 1;
+                        dispatch_ptr = (s + 1) % n;
+                    }
+                }
+            }
+            self.cycle += 1;
+
+            let done: u64 = self.sms.iter().map(|s| s.stats.ctas_completed).sum();
+            if next_cta == k.grid && self.sms.iter().all(|s| s.is_idle()) {
+                if let Some(p) = progress.as_mut() {
+                    p(self.cycle - start, done, grid);
+                }
+                break;
+            }
+            if self.cycle.is_multiple_of(4096) {
+                if let Some(p) = progress.as_mut() {
+                    p(self.cycle - start, done, grid);
+                }
+                // Progress = instructions issued or replies received.
+                let marker: u64 = self
+                    .sms
+                    .iter()
+                    .map(|s| s.stats.warp_instructions + s.stats.replies_received)
+                    .sum();
+                if marker != last_progress.1 {
+                    last_progress = (self.cycle, marker);
+                } else if self.cfg.watchdog_cycles > 0
+                    && self.cycle - last_progress.0 >= self.cfg.watchdog_cycles
+                {
+                    let warps: Vec<String> =
+                        self.sms.iter().flat_map(|s| s.describe_stuck_warps(k)).collect();
+                    return Err(SimError::Watchdog {
+                        cycle: self.cycle,
+                        idle: self.cycle - last_progress.0,
+                        warps: warps.join("\n"),
+                    });
+                }
+            }
+            if self.cfg.max_cycles > 0 && self.cycle - start >= self.cfg.max_cycles {
+                return Err(SimError::MaxCycles(self.cfg.max_cycles));
+            }
+        }
+        Ok(self.summary(k, self.cycle - start))
+    }
+
+    /// Builds the run's statistics.
+    pub fn summary(&self, k: &Kernel, cycles: u64) -> RunStats {
+        let mut sm = SmStats::default();
+        let mut l1 = CacheStats::default();
+        for s in &self.sms {
+            sm.add(&s.stats);
+            l1.add(s.l1_stats());
+        }
+        let mut l2 = CacheStats::default();
+        let mut dram = DramStats::default();
+        for p in &self.partitions {
+            l2.add(&p.stats);
+            dram.reads += p.dram.reads;
+            dram.writes += p.dram.writes;
+            dram.busy_cycles += p.dram.busy_cycles;
+        }
+        let c = &self.cfg;
+        let cycles_f = cycles.max(1) as f64;
+        let sm_cycles = cycles_f * c.sms as f64;
+        RunStats {
+            kernel: k.name.clone(),
+            scheduler: c.scheduler.to_string(),
+            sms: c.sms,
+            cycles,
+            warp_instructions: sm.warp_instructions,
+            ipc: sm.warp_instructions as f64 / cycles_f,
+            peak_ipc: (c.schedulers_per_sm * c.sms) as f64,
+            l1_hit_rate: l1.hit_rate(),
+            l1_reservation_fails: l1.reservation_fails(),
+            lsu_stall_fraction: sm.lsu_stall_cycles as f64 / sm_cycles,
+            dram_utilization: dram.busy_cycles as f64 / (cycles_f * c.l2_partitions as f64),
+            dram_bytes_per_cycle: (dram.reads + dram.writes) as f64 * c.line_bytes as f64 / cycles_f,
+            sm,
+            l1,
+            l2,
+            dram,
+            icnt_request_flits: self.requests.flits_sent,
+            icnt_reply_flits: self.replies.flits_sent,
+        }
+    }
+}
+
+/// Runs `k` on a fresh GPU built from `cfg`.
+pub fn simulate(cfg: &Config, k: &Kernel, progress: Option<Progress>) -> Result<RunStats, SimError> {
+    let mut gpu = Gpu::new(cfg)?;
+    gpu.run(k, progress)
+}

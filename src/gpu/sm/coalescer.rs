@@ -1,0 +1,127 @@
+//! The coalescer: turns a warp's per-lane addresses into line requests (128 B on Fermi for
+//! L1-cached global accesses), in order of first touch, with the bytes each line carries.
+
+use crate::workload::program::{AddrExpr, LaneEnv};
+
+/// Up to two lines per lane (an unaligned access can straddle a line boundary).
+pub const MAX_LINE_REQUESTS: usize = 64;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LineRequest {
+    pub line: u64,
+    pub bytes: u16,
+}
+
+/// The line requests of one memory instruction.
+#[derive(Clone, Debug)]
+pub struct Coalesced {
+    pub lines: [LineRequest; MAX_LINE_REQUESTS],
+    pub len: usize,
+}
+
+impl Default for Coalesced {
+    fn default() -> Self {
+        Coalesced {
+            lines: [LineRequest::default(); MAX_LINE_REQUESTS],
+            len: 0,
+        }
+    }
+}
+
+impl Coalesced {
+    pub fn as_slice(&self) -> &[LineRequest] {
+        &self.lines[..self.len]
+    }
+
+    fn add(&mut self, line: u64, bytes: u16) {
+        if let Some(r) = self.lines[..self.len].iter_mut().find(|r| r.line == line) {
+            r.bytes = r.bytes.saturating_add(bytes);
+        } else {
+            self.lines[self.len] = LineRequest { line, bytes };
+            self.len += 1;
+        }
+    }
+
+    /// Evaluates `expr` for lanes `0..lanes` of the warp whose lane 0 is `env.tid` and
+    /// groups the `width`-byte accesses by line.
+    pub fn build(&mut self, expr: &AddrExpr, env: LaneEnv, lanes: u32, width: u32, line_bytes: u32) {
+        self.len = 0;
+        let shift = line_bytes.trailing_zeros();
+        let mut lane_env = env;
+        for lane in 0..lanes as i64 {
+            lane_env.tid = env.tid + lane;
+            let addr = expr.eval(&lane_env);
+            let first = addr >> shift;
+            let last = addr.wrapping_add(width as u64 - 1) >> shift;
+            if first == last {
+                self.add(first, width as u16);
+            } else {
+                let split = ((first + 1) << shift).wrapping_sub(addr) as u16;
+                self.add(first, split);
+                self.add(last, width as u16 - split);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::program::{ExprNode, Var};
+
+    fn expr(stride: i64) -> AddrExpr {
+        AddrExpr {
+            base: 0x1000_0000,
+            nodes: vec![ExprNode::Const(stride), ExprNode::Var(Var::Tid), ExprNode::Mul],
+        }
+    }
+
+    fn env() -> LaneEnv {
+        LaneEnv {
+            tid: 0,
+            cta: 0,
+            block: 32,
+            grid: 1,
+            loops: [0; 4],
+        }
+    }
+
+    #[test]
+    fn unit_stride_warp_is_one_line() {
+        let mut c = Coalesced::default();
+        c.build(&expr(4), env(), 32, 4, 128);
+        assert_eq!(
+            c.as_slice(),
+            &[LineRequest {
+                line: 0x1000_0000 / 128,
+                bytes: 128
+            }]
+        );
+    }
+
+    #[test]
+    fn line_stride_warp_is_32_lines() {
+        let mut c = Coalesced::default();
+        c.build(&expr(128), env(), 32, 4, 128);
+        assert_eq!(c.len, 32);
+        assert!(c.as_slice().iter().all(|r| r.bytes == 4));
+    }
+
+    #[test]
+    fn partial_warp_and_straddling_access() {
+        let mut c = Coalesced::default();
+        // 8-byte accesses at a 124-byte offset straddle lines.
+        let e = AddrExpr {
+            base: 124,
+            nodes: vec![ExprNode::Const(0)],
+        };
+        c.build(&e, env(), 1, 8, 128);
+        assert_eq!(
+            c.as_slice(),
+            &[
+                LineRequest { line: 0, bytes: 4 },
+                LineRequest { line: 1, bytes: 4 }
+            ]
+        );
+    }
+}

@@ -1,0 +1,714 @@
+//! One streaming multiprocessor: warp contexts, fetch into I-buffers, the scoreboard, the
+//! warp schedulers, SP / SFU pipelines, the LD/ST unit with its coalescer, and the L1.
+//!
+//! [`Sm::cycle`] steps the stages in reverse pipeline order (fills, writebacks, LD/ST,
+//! issue, fetch), so each stage sees what the one before it produced in an earlier cycle.
+
+pub mod coalescer;
+pub mod l1;
+pub mod warp;
+
+use crate::config::Config;
+use crate::gpu::mem::icnt::Network;
+use crate::gpu::mem::{MemReply, MemRequest};
+use crate::sched::{Order, Policy};
+use crate::stats::{CacheStats, SmStats};
+use crate::workload::program::{AluKind, LaneEnv, OpKind, Reg, NO_REG};
+use crate::workload::Kernel;
+use coalescer::Coalesced;
+use l1::{Outcome, L1};
+use warp::Warp;
+
+/// A timed event inside the SM.
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// A pipeline result (ALU, SFU, shared load) is written back.
+    Writeback { warp: u8, reg: Reg },
+    /// One line of an in-flight load was served by an L1 hit.
+    LoadLine { load: u16 },
+}
+
+/// Events keyed by cycle, in a ring of slots longer than the longest latency.
+#[derive(Clone, Debug)]
+struct EventWheel {
+    slots: Vec<Vec<Event>>,
+    pending: usize,
+}
+
+impl EventWheel {
+    fn new(max_latency: u32) -> Self {
+        let n = (max_latency as usize + 1).next_power_of_two();
+        EventWheel {
+            slots: (0..n).map(|_| Vec::with_capacity(8)).collect(),
+            pending: 0,
+        }
+    }
+    fn schedule(&mut self, at: u64, e: Event) {
+        let n = self.slots.len();
+        self.slots[at as usize & (n - 1)].push(e);
+        self.pending += 1;
+    }
+    fn take(&mut self, now: u64, out: &mut Vec<Event>) {
+        let n = self.slots.len();
+        let slot = &mut self.slots[now as usize & (n - 1)];
+        self.pending -= slot.len();
+        out.append(slot);
+    }
+}
+
+/// A load instruction whose line requests are not all served yet.
+#[derive(Clone, Copy, Debug, Default)]
+struct InflightLoad {
+    warp: u8,
+    dst: Reg,
+    remaining: u16,
+}
+
+/// The instruction the LD/ST unit is working on.
+#[derive(Clone, Debug, Default)]
+struct LsuOp {
+    busy: bool,
+    warp: u8,
+    store: bool,
+    load: u16,
+    next: usize,
+    lines: Coalesced,
+}
+
+/// Per-CTA bookkeeping on the SM.
+#[derive(Clone, Copy, Debug, Default)]
+struct CtaSlot {
+    active: bool,
+    live_warps: u32,
+    at_barrier: u32,
+    /// Warp slots of this CTA.
+    warps: u64,
+    regs: u32,
+    threads: u32,
+    shared: u32,
+}
+
+/// Why a scheduler did not issue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stall {
+    Idle,
+    Scoreboard,
+    Pipeline,
+}
+
+pub struct Sm {
+    pub id: usize,
+    cfg: Config,
+    pub warps: Vec<Warp>,
+    /// Bit w: warp slot w holds an unfinished warp.
+    active: u64,
+    /// Bit w: warp slot w has an empty I-buffer and more to fetch.
+    need_fetch: u64,
+    fetch_ptr: u32,
+    ctas: Vec<CtaSlot>,
+    next_dyn_id: u64,
+    used_threads: u32,
+    used_regs: u32,
+    used_shared: u32,
+    policies: Vec<Policy>,
+    order: Order,
+    /// Whether anything changed since the schedulers last failed to issue; while false a
+    /// failed cycle repeats exactly (same stall) and is counted without re-evaluation.
+    dirty: bool,
+    last_stall: Vec<Option<Stall>>,
+    sfu_free_at: Vec<u64>,
+    wheel: EventWheel,
+    due: Vec<Event>,
+    loads: Vec<InflightLoad>,
+    free_loads: Vec<u16>,
+    lsu: LsuOp,
+    pub l1: L1,
+    next_request_id: u32,
+    pub stats: SmStats,
+    /// When set, every issue is appended here (tests and debugging; off in normal runs).
+    pub issue_log: Option<Vec<IssueRecord>>,
+}
+
+/// One issued instruction, as recorded in [`Sm::issue_log`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IssueRecord {
+    pub cycle: u64,
+    pub scheduler: u8,
+    pub warp: u8,
+    pub op: OpKind,
+}
+
+impl Sm {
+    pub fn new(id: usize, cfg: &Config) -> Self {
+        let warps = cfg.warps_per_sm as usize;
+        let nsched = cfg.schedulers_per_sm as usize;
+        let max_latency = [
+            cfg.alu_latency,
+            cfg.imul_latency,
+            cfg.idiv_latency,
+            cfg.sfu_latency,
+            cfg.shared_latency,
+            cfg.l1_hit_latency,
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(1);
+        Sm {
+            id,
+            cfg: cfg.clone(),
+            warps: vec![Warp::default(); warps],
+            active: 0,
+            need_fetch: 0,
+            fetch_ptr: 0,
+            ctas: vec![CtaSlot::default(); cfg.ctas_per_sm as usize],
+            next_dyn_id: 0,
+            used_threads: 0,
+            used_regs: 0,
+            used_shared: 0,
+            policies: (0..nsched)
+                .map(|s| Policy::new(cfg.scheduler, s, nsched, warps))
+                .collect(),
+            order: Order::default(),
+            dirty: true,
+            last_stall: vec![None; nsched],
+            sfu_free_at: vec![0; cfg.sfu_units as usize],
+            wheel: EventWheel::new(max_latency),
+            due: Vec::with_capacity(64),
+            loads: vec![InflightLoad::default(); cfg.max_inflight_loads as usize],
+            free_loads: (0..cfg.max_inflight_loads as u16).rev().collect(),
+            lsu: LsuOp::default(),
+            l1: L1::new(cfg),
+            next_request_id: 0,
+            stats: SmStats::default(),
+            issue_log: None,
+        }
+    }
+
+    // ---------------------------------------------------------------- CTA dispatch
+
+    /// Whether one more CTA of `k` fits in the free warp slots, threads, CTA slots,
+    /// registers and shared memory.
+    pub fn can_accept(&self, k: &Kernel) -> bool {
+        let free_slots = self.cfg.warps_per_sm - self.active.count_ones();
+        self.ctas.iter().any(|c| !c.active)
+            && free_slots >= k.warps_per_cta()
+            && self.used_threads + k.block <= self.cfg.threads_per_sm
+            && self.used_regs + cta_regs(k) <= self.cfg.regs_per_sm
+            && self.used_shared + k.shared_bytes <= self.cfg.shared_per_sm
+    }
+
+    /// Launches CTA `cta` of `k` into free slots. The caller checked [`can_accept`](Self::can_accept).
+    pub fn launch_cta(&mut self, k: &Kernel, cta: u32) {
+        let slot = self
+            .ctas
+            .iter()
+            .position(|c| !c.active)
+            .expect("caller checked can_accept");
+        let mut warps = 0u64;
+        for w in 0..k.warps_per_cta() {
+            let free = (!self.active).trailing_zeros() as usize;
+            let tid_base = w * 32;
+            let lanes = (k.block - tid_base).min(32);
+            self.warps[free].launch(self.next_dyn_id, slot as u8, cta, tid_base, lanes);
+            self.next_dyn_id += 1;
+            self.active |= 1 << free;
+            self.need_fetch |= 1 << free;
+            warps |= 1 << free;
+            let nsched = self.policies.len();
+            self.policies[free % nsched].warp_launched(free as u8);
+        }
+        self.ctas[slot] = CtaSlot {
+            active: true,
+            live_warps: k.warps_per_cta(),
+            at_barrier: 0,
+            warps,
+            regs: cta_regs(k),
+            threads: k.block,
+            shared: k.shared_bytes,
+        };
+        self.used_threads += k.block;
+        self.used_regs += cta_regs(k);
+        self.used_shared += k.shared_bytes;
+        let resident = self.ctas.iter().filter(|c| c.active).count() as u64;
+        self.stats.peak_resident_ctas = self.stats.peak_resident_ctas.max(resident);
+        self.dirty = true;
+    }
+
+    /// No CTA resident and nothing in flight.
+    pub fn is_idle(&self) -> bool {
+        self.active == 0 && self.l1.is_quiet() && !self.lsu.busy && self.wheel.pending == 0
+    }
+
+    // ---------------------------------------------------------------- the cycle
+
+    /// One SM cycle. `replies` is the reply network (this SM is destination `self.id`).
+    pub fn cycle(&mut self, now: u64, k: &Kernel, replies: &mut Network<MemReply>) {
+        self.receive(now, replies);
+        self.writebacks(now);
+        self.ldst(now, k);
+        self.issue(now, k);
+        self.fetch(k);
+        self.l1.sample();
+    }
+
+    /// Takes one reply from the network: a line fill or a store acknowledgement.
+    fn receive(&mut self, now: u64, replies: &mut Network<MemReply>) {
+        let Some(r) = replies.pop(self.id, now) else {
+            return;
+        };
+        self.stats.replies_received += 1;
+        self.dirty = true;
+        if r.write {
+            let w = r.warp as usize;
+            self.warps[w].stores_in_flight -= 1;
+            self.try_finish(w);
+            return;
+        }
+        let mut done = [0u16; 64];
+        let mut n = 0;
+        let latency = self.l1.fill(r.line, now, |load| {
+            done[n] = load;
+            n += 1;
+        });
+        self.stats.l1_miss_latency.record(latency);
+        for &load in &done[..n] {
+            self.load_line_done(load);
+        }
+    }
+
+    fn writebacks(&mut self, now: u64) {
+        if self.wheel.pending == 0 {
+            return;
+        }
+        let mut due = std::mem::take(&mut self.due);
+        self.wheel.take(now, &mut due);
+        for e in due.drain(..) {
+            self.dirty = true;
+            match e {
+                Event::Writeback { warp, reg } => {
+                    let w = &mut self.warps[warp as usize];
+                    w.in_pipeline -= 1;
+                    if reg != NO_REG {
+                        w.pending.remove(reg);
+                    }
+                    self.try_finish(warp as usize);
+                }
+                Event::LoadLine { load } => self.load_line_done(load),
+            }
+        }
+        self.due = due;
+    }
+
+    /// One line of load `load` has been served; the last one writes the register back.
+    fn load_line_done(&mut self, load: u16) {
+        let l = &mut self.loads[load as usize];
+        l.remaining -= 1;
+        if l.remaining == 0 {
+            let (warp, dst) = (l.warp as usize, l.dst);
+            self.free_loads.push(load);
+            let w = &mut self.warps[warp];
+            w.in_pipeline -= 1;
+            if dst != NO_REG {
+                w.pending.remove(dst);
+                w.pending_global.remove(dst);
+            }
+            self.try_finish(warp);
+        }
+    }
+
+    /// The LD/ST unit presents its head line request to the L1 (one access per cycle). A
+    /// refused access stays at the head and blocks everything behind it.
+    fn ldst(&mut self, now: u64, _k: &Kernel) {
+        if !self.lsu.busy {
+            return;
+        }
+        let req = self.lsu.lines.lines[self.lsu.next];
+        let warp = self.lsu.warp;
+        let (sm, id) = (self.id as u16, self.next_request_id);
+        let outcome = if self.lsu.store {
+            self.l1.store(req.line, || MemRequest {
+                id,
+                line: req.line,
+                sm,
+                warp,
+                write: true,
+                bytes: req.bytes,
+            })
+        } else {
+            self.l1.load(req.line, self.lsu.load, now, || MemRequest {
+                id,
+                line: req.line,
+                sm,
+                warp,
+                write: false,
+                bytes: 0,
+            })
+        };
+        match outcome {
+            Outcome::Fail(_) => {
+                self.stats.lsu_stall_cycles += 1;
+                return;
+            }
+            Outcome::Miss => {
+                self.next_request_id = self.next_request_id.wrapping_add(1);
+                self.stats.requests_sent += 1;
+                if self.lsu.store {
+                    self.warps[warp as usize].stores_in_flight += 1;
+                }
+            }
+            Outcome::Hit => {
+                self.wheel.schedule(
+                    now + self.cfg.l1_hit_latency as u64,
+                    Event::LoadLine { load: self.lsu.load },
+                );
+            }
+            Outcome::HitReserved => {}
+        }
+        self.lsu.next += 1;
+        if self.lsu.next == self.lsu.lines.len {
+            self.lsu.busy = false;
+            if self.lsu.store {
+                let w = &mut self.warps[warp as usize];
+                w.in_pipeline -= 1;
+                self.try_finish(warp as usize);
+            }
+            self.dirty = true;
+        }
+    }
+
+    /// Each scheduler, in order, issues the first warp of its policy's order that can issue.
+    fn issue(&mut self, now: u64, k: &Kernel) {
+        let mut sp_used = 0;
+        let nsched = self.policies.len();
+        if !self.dirty {
+            for s in 0..nsched {
+                match self.last_stall[s] {
+                    Some(stall) => self.count_stall(stall),
+                    None => unreachable!("an issue always marks the SM dirty"),
+                }
+            }
+            return;
+        }
+        self.dirty = false;
+        for s in 0..nsched {
+            let mut order = std::mem::take(&mut self.order);
+            self.policies[s].order(self.active, &mut order);
+            let mut stall = Stall::Idle;
+            let mut issued = None;
+            for &slot in order.as_slice() {
+                let w = &self.warps[slot as usize];
+                let Some(entry) = w.head() else { continue };
+                if w.at_barrier {
+                    continue;
+                }
+                let inst = entry.inst;
+                if w.blocked_by_scoreboard(&inst) {
+                    if stall == Stall::Idle {
+                        stall = Stall::Scoreboard;
+                    }
+                    continue;
+                }
+                if !self.unit_free(inst.op, sp_used, now) {
+                    stall = Stall::Pipeline;
+                    continue;
+                }
+                if inst.op.pipe() == crate::workload::program::Pipe::Sp && inst.op != OpKind::Barrier {
+                    sp_used += 1;
+                }
+                self.execute(slot as usize, now, k);
+                issued = Some(slot);
+                break;
+            }
+            self.order = order;
+            match issued {
+                Some(slot) => {
+                    if let Some(log) = &mut self.issue_log {
+                        let op = self.warps[slot as usize].last_issued;
+                        log.push(IssueRecord {
+                            cycle: now,
+                            scheduler: s as u8,
+                            warp: slot,
+                            op,
+                        });
+                    }
+                    self.policies[s].issued(slot);
+                    self.stats.sched.issue_cycles += 1;
+                    self.last_stall[s] = None;
+                    self.dirty = true;
+                }
+                None => {
+                    // A busy pipeline frees itself with time, not through an event.
+                    if stall == Stall::Pipeline {
+                        self.dirty = true;
+                    }
+                    self.count_stall(stall);
+                    self.last_stall[s] = Some(stall);
+                }
+            }
+        }
+    }
+
+    fn count_stall(&mut self, stall: Stall) {
+        match stall {
+            Stall::Idle => self.stats.sched.idle_cycles += 1,
+            Stall::Scoreboard => self.stats.sched.scoreboard_stall_cycles += 1,
+            Stall::Pipeline => self.stats.sched.pipeline_stall_cycles += 1,
+        }
+    }
+
+    fn unit_free(&self, op: OpKind, sp_used: u32, now: u64) -> bool {
+        match op {
+            OpKind::Barrier => true,
+            OpKind::Alu(_) => sp_used < self.cfg.sp_units,
+            OpKind::Sfu => self.sfu_free_at.iter().any(|&t| t <= now),
+            OpKind::LoadGlobal => !self.lsu.busy && !self.free_loads.is_empty(),
+            OpKind::StoreGlobal | OpKind::LoadShared | OpKind::StoreShared => !self.lsu.busy,
+        }
+    }
+
+    /// Issues the head instruction of warp `w` into its pipeline.
+    fn execute(&mut self, w: usize, now: u64, k: &Kernel) {
+        let entry = self.warps[w].pop_head();
+        let inst = entry.inst;
+        self.stats.warp_instructions += 1;
+        let latency = |c: &Config| match inst.op {
+            OpKind::Alu(AluKind::Simple) => c.alu_latency,
+            OpKind::Alu(AluKind::IMul) => c.imul_latency,
+            OpKind::Alu(AluKind::IDiv) => c.idiv_latency,
+            OpKind::Sfu => c.sfu_latency,
+            _ => c.shared_latency,
+        } as u64;
+        match inst.op {
+            OpKind::Alu(_) | OpKind::Sfu | OpKind::LoadShared => {
+                if inst.op == OpKind::Sfu {
+                    let unit = self
+                        .sfu_free_at
+                        .iter()
+                        .position(|&t| t <= now)
+                        .expect("unit_free checked");
+                    self.sfu_free_at[unit] = now + self.cfg.sfu_initiation as u64;
+                }
+                if inst.op == OpKind::LoadShared {
+                    self.stats.shared_accesses += 1;
+                }
+                let warp = &mut self.warps[w];
+                warp.in_pipeline += 1;
+                if inst.dst != NO_REG {
+                    warp.pending.insert(inst.dst);
+                }
+                self.wheel.schedule(
+                    now + latency(&self.cfg),
+                    Event::Writeback {
+                        warp: w as u8,
+                        reg: inst.dst,
+                    },
+                );
+            }
+            OpKind::StoreShared => {
+                self.stats.shared_accesses += 1;
+                self.warps[w].in_pipeline += 1;
+                self.wheel.schedule(
+                    now + 1,
+                    Event::Writeback {
+                        warp: w as u8,
+                        reg: NO_REG,
+                    },
+                );
+            }
+            OpKind::LoadGlobal | OpKind::StoreGlobal => {
+                let warp = &self.warps[w];
+                let env = LaneEnv {
+                    tid: warp.tid_base as i64,
+                    cta: warp.cta as i64,
+                    block: k.block as i64,
+                    grid: k.grid as i64,
+                    loops: entry.loops,
+                };
+                let lanes = warp.lanes;
+                let expr = &k.program.exprs[inst.addr as usize];
+                self.lsu
+                    .lines
+                    .build(expr, env, lanes, inst.width as u32, self.cfg.line_bytes);
+                self.stats.coalesced_requests += self.lsu.lines.len as u64;
+                self.lsu.busy = true;
+                self.lsu.warp = w as u8;
+                self.lsu.next = 0;
+                self.lsu.store = inst.op == OpKind::StoreGlobal;
+                let warp = &mut self.warps[w];
+                warp.in_pipeline += 1;
+                if self.lsu.store {
+                    self.stats.global_stores += 1;
+                } else {
+                    self.stats.global_loads += 1;
+                    let id = self.free_loads.pop().expect("unit_free checked");
+                    self.loads[id as usize] = InflightLoad {
+                        warp: w as u8,
+                        dst: inst.dst,
+                        remaining: self.lsu.lines.len as u16,
+                    };
+                    self.lsu.load = id;
+                    if inst.dst != NO_REG {
+                        warp.pending.insert(inst.dst);
+                        warp.pending_global.insert(inst.dst);
+                    }
+                }
+            }
+            OpKind::Barrier => {
+                let cta = self.warps[w].cta_slot as usize;
+                self.warps[w].at_barrier = true;
+                self.ctas[cta].at_barrier += 1;
+                self.check_barrier(cta);
+            }
+        }
+        if self.warps[w].ibuf_empty() {
+            if self.warps[w].fetch_done {
+                self.try_finish(w);
+            } else {
+                self.need_fetch |= 1 << w;
+            }
+        }
+    }
+
+    /// Releases a CTA's barrier once every live warp of it has arrived.
+    fn check_barrier(&mut self, cta: usize) {
+        let c = &mut self.ctas[cta];
+        if c.at_barrier > 0 && c.at_barrier == c.live_warps {
+            c.at_barrier = 0;
+            let mut m = c.warps;
+            while m != 0 {
+                let w = m.trailing_zeros() as usize;
+                m &= m - 1;
+                self.warps[w].at_barrier = false;
+            }
+            self.dirty = true;
+        }
+    }
+
+    /// Retires warp `w` if it has nothing left; frees its CTA when it was the last.
+    fn try_finish(&mut self, w: usize) {
+        let warp = &self.warps[w];
+        if !warp.active || !warp.is_done() {
+            return;
+        }
+        self.warps[w].active = false;
+        self.active &= !(1 << w);
+        let nsched = self.policies.len();
+        self.policies[w % nsched].warp_exited(w as u8);
+        let cta = self.warps[w].cta_slot as usize;
+        let c = &mut self.ctas[cta];
+        c.live_warps -= 1;
+        c.warps &= !(1 << w);
+        self.dirty = true;
+        if c.live_warps == 0 {
+            c.active = false;
+            self.used_threads -= c.threads;
+            self.used_regs -= c.regs;
+            self.used_shared -= c.shared;
+            self.stats.ctas_completed += 1;
+        } else {
+            self.check_barrier(cta);
+        }
+    }
+
+    /// Refills one warp's empty I-buffer per cycle, round robin over the warps that need it.
+    fn fetch(&mut self, k: &Kernel) {
+        if self.need_fetch == 0 {
+            return;
+        }
+        let n = self.warps.len() as u32;
+        let at_or_after = self.need_fetch & !mask(self.fetch_ptr);
+        let w = if at_or_after != 0 {
+            at_or_after.trailing_zeros()
+        } else {
+            self.need_fetch.trailing_zeros()
+        };
+        self.fetch_ptr = (w + 1) % n;
+        self.need_fetch &= !(1 << w);
+        let warp = &mut self.warps[w as usize];
+        warp.fetch(&k.program, self.cfg.ibuffer_entries as usize);
+        if warp.ibuf_empty() {
+            // The program had nothing left (e.g. trailing empty loops).
+            self.try_finish(w as usize);
+        }
+        self.dirty = true;
+    }
+
+    /// Moves the head of the miss queue into the request network when the port and the
+    /// destination's buffer allow it.
+    pub fn inject(&mut self, now: u64, requests: &mut Network<MemRequest>, partitions: u32, flit_bytes: u32) {
+        let Some(req) = self.l1.miss_queue.front() else {
+            return;
+        };
+        let dst = crate::gpu::mem::partition_of(req.line, partitions);
+        if requests.can_send(self.id, dst, now) {
+            let req = self.l1.miss_queue.pop_front().expect("front exists");
+            requests.send(self.id, dst, req.flits(flit_bytes), now, req);
+        }
+    }
+
+    /// Occupancy probes for the Mascar saturation signal and the statistics.
+    pub fn l1_stats(&self) -> &CacheStats {
+        &self.l1.stats
+    }
+
+    /// One line per unfinished warp saying what it waits on (for the watchdog).
+    pub fn describe_stuck_warps(&self, k: &Kernel) -> Vec<String> {
+        let mut out = vec![];
+        for (i, w) in self.warps.iter().enumerate() {
+            if !w.active {
+                continue;
+            }
+            let why = if w.at_barrier {
+                "barrier".to_string()
+            } else if let Some(e) = w.head() {
+                if w.blocked_by_scoreboard(&e.inst) {
+                    let regs: Vec<String> = w.pending.iter().map(|r| format!("r{r}")).collect();
+                    format!(
+                        "scoreboard ({} pending{})",
+                        regs.join(" "),
+                        if w.pending_global.is_empty() {
+                            ""
+                        } else {
+                            ", global loads in flight"
+                        }
+                    )
+                } else if e.inst.op.is_memory() {
+                    format!(
+                        "LD/ST unit (busy: {}, L1 MSHRs {}/{}, miss queue {}/{})",
+                        self.lsu.busy,
+                        self.l1.mshrs_used(),
+                        self.cfg.l1_mshrs,
+                        self.l1.miss_queue_used(),
+                        self.cfg.l1_miss_queue
+                    )
+                } else {
+                    format!("{:?} pipeline", e.inst.op.pipe())
+                }
+            } else if w.stores_in_flight > 0 {
+                format!("{} store acknowledgements", w.stores_in_flight)
+            } else if !w.pending.is_empty() {
+                "outstanding loads".to_string()
+            } else {
+                "fetch".to_string()
+            };
+            out.push(format!(
+                "SM {} warp {} (CTA {} of {}): waits on {why}",
+                self.id, i, w.cta, k.name
+            ));
+        }
+        out
+    }
+}
+
+fn mask(n: u32) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
+/// Registers a CTA occupies.
+fn cta_regs(k: &Kernel) -> u32 {
+    k.regs.saturating_mul(k.warps_per_cta() * 32)
+}

@@ -1,0 +1,242 @@
+//! A warp context: program counter and loop counters (the fetch state), the instruction
+//! buffer, and the warp's scoreboard.
+
+use crate::workload::program::{Inst, Item, OpKind, Program, Reg, MAX_LOOP_DEPTH, NO_REG};
+
+/// A set of registers r0..=r255 as a bit-vector.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RegSet([u64; 4]);
+
+impl RegSet {
+    pub fn insert(&mut self, r: Reg) {
+        self.0[(r >> 6) as usize] |= 1 << (r & 63);
+    }
+    pub fn remove(&mut self, r: Reg) {
+        self.0[(r >> 6) as usize] &= !(1 << (r & 63));
+    }
+    pub fn contains(&self, r: Reg) -> bool {
+        r != NO_REG && self.0[(r >> 6) as usize] >> (r & 63) & 1 == 1
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0 == [0; 4]
+    }
+    /// Registers set, lowest first (for diagnostics).
+    pub fn iter(&self) -> impl Iterator<Item = Reg> + '_ {
+        (0..=254u8).filter(|&r| self.contains(r))
+    }
+}
+
+/// A fetched instruction waiting in the I-buffer, with the loop counters it was fetched under
+/// (its addresses depend on them).
+#[derive(Clone, Copy, Debug)]
+pub struct IbufEntry {
+    pub inst: Inst,
+    pub loops: [u32; MAX_LOOP_DEPTH],
+}
+
+/// Maximum I-buffer depth the model supports.
+pub const MAX_IBUF: usize = 8;
+
+#[derive(Clone, Debug)]
+pub struct Warp {
+    /// The slot holds a launched, unfinished warp.
+    pub active: bool,
+    /// Launch order on this SM (GTO's "age").
+    pub dyn_id: u64,
+    /// CTA slot on the SM, and the CTA's index in the grid.
+    pub cta_slot: u8,
+    pub cta: u32,
+    /// Thread index (within the CTA) of lane 0, and how many lanes hold threads.
+    pub tid_base: u32,
+    pub lanes: u32,
+    // fetch state
+    pc: u32,
+    depth: u8,
+    iter: [u32; MAX_LOOP_DEPTH],
+    /// Fetch walked past the program's end.
+    pub fetch_done: bool,
+    ibuf: [Option<IbufEntry>; MAX_IBUF],
+    ib_head: u8,
+    ib_len: u8,
+    /// Waiting at a CTA barrier.
+    pub at_barrier: bool,
+    /// Registers with a write in flight (any producer).
+    pub pending: RegSet,
+    /// Registers whose write in flight comes from a global load (long latency).
+    pub pending_global: RegSet,
+    /// Stores sent below L1 and not yet acknowledged.
+    pub stores_in_flight: u32,
+    /// Instructions in the LD/ST unit or pipelines that have not yet written back.
+    pub in_pipeline: u32,
+    /// Operation of the last instruction taken from the I-buffer.
+    pub last_issued: OpKind,
+}
+
+impl Default for Warp {
+    fn default() -> Self {
+        Warp {
+            active: false,
+            dyn_id: 0,
+            cta_slot: 0,
+            cta: 0,
+            tid_base: 0,
+            lanes: 0,
+            pc: 0,
+            depth: 0,
+            iter: [0; MAX_LOOP_DEPTH],
+            fetch_done: false,
+            ibuf: [None; MAX_IBUF],
+            ib_head: 0,
+            ib_len: 0,
+            at_barrier: false,
+            pending: RegSet::default(),
+            pending_global: RegSet::default(),
+            stores_in_flight: 0,
+            in_pipeline: 0,
+            last_issued: OpKind::Barrier,
+        }
+    }
+}
+
+impl Warp {
+    pub fn launch(&mut self, dyn_id: u64, cta_slot: u8, cta: u32, tid_base: u32, lanes: u32) {
+        *self = Warp {
+            active: true,
+            dyn_id,
+            cta_slot,
+            cta,
+            tid_base,
+            lanes,
+            ..Warp::default()
+        };
+    }
+
+    /// The next instruction to issue, if the I-buffer holds one.
+    pub fn head(&self) -> Option<&IbufEntry> {
+        if self.ib_len == 0 {
+            None
+        } else {
+            self.ibuf[self.ib_head as usize].as_ref()
+        }
+    }
+
+    pub fn pop_head(&mut self) -> IbufEntry {
+        let e = self.ibuf[self.ib_head as usize]
+            .take()
+            .expect("pop_head on an empty I-buffer");
+        self.ib_head += 1;
+        self.ib_len -= 1;
+        e
+    }
+
+    pub fn ibuf_empty(&self) -> bool {
+        self.ib_len == 0
+    }
+
+    /// Fetches up to `n` instructions into an empty I-buffer, stepping over loop markers
+    /// (they cost nothing and are not instructions).
+    pub fn fetch(&mut self, program: &Program, n: usize) {
+        debug_assert!(self.ib_len == 0);
+        self.ib_head = 0;
+        let items = &program.items;
+        while (self.ib_len as usize) < n {
+            let Some(item) = items.get(self.pc as usize) else {
+                self.fetch_done = true;
+                break;
+            };
+            match *item {
+                Item::Inst(inst) => {
+                    self.ibuf[self.ib_len as usize] = Some(IbufEntry {
+                        inst,
+                        loops: self.iter,
+                    });
+                    self.ib_len += 1;
+                    self.pc += 1;
+                }
+                Item::LoopStart { count, end } => {
+                    if count == 0 {
+                        self.pc = end + 1;
+                    } else {
+                        self.iter[self.depth as usize] = 0;
+                        self.depth += 1;
+                        self.pc += 1;
+                    }
+                }
+                Item::LoopEnd { start } => {
+                    let d = self.depth as usize - 1;
+                    self.iter[d] += 1;
+                    let Item::LoopStart { count, .. } = items[start as usize] else {
+                        unreachable!("validated: LoopEnd points at its LoopStart")
+                    };
+                    if self.iter[d] < count {
+                        self.pc = start + 1;
+                    } else {
+                        self.depth -= 1;
+                        self.pc += 1;
+                    }
+                }
+            }
+        }
+        if self.pc as usize >= items.len() {
+            self.fetch_done = true;
+        }
+    }
+
+    /// Whether `inst` must wait on the scoreboard (RAW on a source, WAW on the destination).
+    pub fn blocked_by_scoreboard(&self, inst: &Inst) -> bool {
+        self.pending.contains(inst.dst) || inst.src.iter().any(|&r| self.pending.contains(r))
+    }
+
+    /// Whether `inst` waits on a global load this warp already issued (MAS's hand-over test).
+    pub fn depends_on_pending_load(&self, inst: &Inst) -> bool {
+        self.pending_global.contains(inst.dst) || inst.src.iter().any(|&r| self.pending_global.contains(r))
+    }
+
+    /// Issued everything and nothing of it is still outstanding.
+    pub fn is_done(&self) -> bool {
+        self.fetch_done
+            && self.ib_len == 0
+            && self.pending.is_empty()
+            && self.stores_in_flight == 0
+            && self.in_pipeline == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::program::AluKind;
+
+    #[test]
+    fn fetch_walks_nested_loops() {
+        let alu = Item::Inst(Inst::new(OpKind::Alu(AluKind::Simple)));
+        // loop 2 { alu; loop 3 { alu } }
+        let program = Program {
+            items: vec![
+                Item::LoopStart { count: 2, end: 5 },
+                alu,
+                Item::LoopStart { count: 3, end: 4 },
+                alu,
+                Item::LoopEnd { start: 2 },
+                Item::LoopEnd { start: 0 },
+            ],
+            exprs: vec![],
+        };
+        let mut w = Warp::default();
+        w.launch(0, 0, 0, 0, 32);
+        let mut loops = vec![];
+        while !w.fetch_done || !w.ibuf_empty() {
+            if w.ibuf_empty() {
+                w.fetch(&program, 2);
+            }
+            while !w.ibuf_empty() {
+                loops.push(w.pop_head().loops[..2].to_vec());
+            }
+        }
+        assert_eq!(loops.len() as u64, program.dynamic_instructions());
+        assert_eq!(loops.len(), 8);
+        assert_eq!(loops[1], vec![0, 0]);
+        assert_eq!(loops[3], vec![0, 2]);
+        assert_eq!(loops[4][0], 1);
+    }
+}

@@ -1,0 +1,9 @@
+//! mascar: a cycle-level model of GPU streaming multiprocessors and their memory system, in
+//! which the warp-scheduling hardware of *Mascar* (Sethia et al., HPCA 2015) is modelled.
+
+pub mod config;
+pub mod gpu;
+pub mod report;
+pub mod sched;
+pub mod stats;
+pub mod workload;

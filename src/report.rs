@@ -1,0 +1,83 @@
+//! Human-readable summaries and safe output files.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::stats::RunStats;
+
+/// A metrics table with one column per run (e.g. one per scheduler).
+pub fn summary_table(runs: &[(RunStats, Duration)]) -> String {
+    let mut out = String::new();
+    let Some((first, _)) = runs.first() else {
+        return out;
+    };
+    let _ = writeln!(out, "kernel {} on {} SMs", first.kernel, first.sms);
+    type Row = (&'static str, fn(&RunStats) -> String);
+    let rows: &[Row] = &[
+        ("cycles", |s| s.cycles.to_string()),
+        ("warp instructions", |s| s.warp_instructions.to_string()),
+        ("IPC", |s| format!("{:.3}", s.ipc)),
+        ("% of peak IPC", |s| format!("{:.1}", 100.0 * s.ipc / s.peak_ipc)),
+        ("L1 hit rate", |s| format!("{:.3}", s.l1_hit_rate)),
+        ("L1 reservation fails", |s| s.l1_reservation_fails.to_string()),
+        ("LSU stall fraction", |s| format!("{:.3}", s.lsu_stall_fraction)),
+        ("L2 hit rate", |s| format!("{:.3}", s.l2.hit_rate())),
+        ("DRAM utilization", |s| format!("{:.3}", s.dram_utilization)),
+        ("DRAM bytes/cycle", |s| format!("{:.1}", s.dram_bytes_per_cycle)),
+        ("mean L1 miss latency", |s| {
+            format!("{:.0}", s.sm.l1_miss_latency.mean())
+        }),
+    ];
+    let _ = write!(out, "{:<22}", "");
+    for (s, _) in runs {
+        let _ = write!(out, "{:>14}", s.scheduler);
+    }
+    out.push('\n');
+    for (name, f) in rows {
+        let _ = write!(out, "{name:<22}");
+        for (s, _) in runs {
+            let _ = write!(out, "{:>14}", f(s));
+        }
+        out.push('\n');
+    }
+    if runs.len() > 1 {
+        let _ = write!(out, "{:<22}", "speedup vs first");
+        for (s, _) in runs {
+            let _ = write!(
+                out,
+                "{:>14}",
+                format!("{:.3}", first.cycles as f64 / s.cycles.max(1) as f64)
+            );
+        }
+        out.push('\n');
+    }
+    let _ = write!(out, "{:<22}", "simulation speed");
+    for (s, wall) in runs {
+        let rate = s.cycles as f64 * s.sms as f64 / wall.as_secs_f64().max(1e-9);
+        let _ = write!(out, "{:>14}", format!("{:.2}M SMc/s", rate / 1e6));
+    }
+    out.push('\n');
+    out
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so
+/// an interrupted run never leaves a half-written file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(&tmp, path)
+}

@@ -1,0 +1,199 @@
+//! Statistics the model collects, and the run summary built from them.
+
+use serde::Serialize;
+
+/// Counters of one cache (an L1, or an L2 partition), or their sum.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CacheStats {
+    /// Access attempts (reads and writes), retries after a reservation failure included:
+    /// `accesses = hits + hit_reserved + misses + write_hits + write_misses + reservation
+    /// failures` (see [`CacheStats::outcomes`]).
+    pub accesses: u64,
+    pub hits: u64,
+    /// Misses merged into an MSHR already open for the line.
+    pub hit_reserved: u64,
+    pub misses: u64,
+    pub fail_mshr_full: u64,
+    pub fail_merge_limit: u64,
+    pub fail_miss_queue_full: u64,
+    pub fail_line_alloc: u64,
+    pub write_hits: u64,
+    pub write_misses: u64,
+    pub fills: u64,
+    pub cycles_mshr_full: u64,
+    pub cycles_miss_queue_full: u64,
+}
+
+impl CacheStats {
+    pub fn reservation_fails(&self) -> u64 {
+        self.fail_mshr_full + self.fail_merge_limit + self.fail_miss_queue_full + self.fail_line_alloc
+    }
+    /// Every counted outcome; equals `accesses` when nothing is lost.
+    pub fn outcomes(&self) -> u64 {
+        self.hits
+            + self.hit_reserved
+            + self.misses
+            + self.write_hits
+            + self.write_misses
+            + self.reservation_fails()
+    }
+    /// Hits over accepted read accesses (reservation failures are retried, not counted).
+    pub fn hit_rate(&self) -> f64 {
+        let served = self.hits + self.hit_reserved + self.misses;
+        if served == 0 {
+            0.0
+        } else {
+            self.hits as f64 / served as f64
+        }
+    }
+    pub fn add(&mut self, o: &CacheStats) {
+        self.accesses += o.accesses;
+        self.hits += o.hits;
+        self.hit_reserved += o.hit_reserved;
+        self.misses += o.misses;
+        self.fail_mshr_full += o.fail_mshr_full;
+        self.fail_merge_limit += o.fail_merge_limit;
+        self.fail_miss_queue_full += o.fail_miss_queue_full;
+        self.fail_line_alloc += o.fail_line_alloc;
+        self.write_hits += o.write_hits;
+        self.write_misses += o.write_misses;
+        self.fills += o.fills;
+        self.cycles_mshr_full += o.cycles_mshr_full;
+        self.cycles_miss_queue_full += o.cycles_miss_queue_full;
+    }
+}
+
+/// Per-scheduler cycle accounting (summed over schedulers and SMs): every scheduler-cycle
+/// is exactly one of these.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SchedStats {
+    /// Cycles the scheduler issued an instruction.
+    pub issue_cycles: u64,
+    /// Cycles no warp had an instruction it could consider (empty I-buffers, barriers, no warps).
+    pub idle_cycles: u64,
+    /// Cycles the best candidate waited on the scoreboard.
+    pub scoreboard_stall_cycles: u64,
+    /// Cycles a candidate was ready but its pipeline (SP, SFU, LD/ST) could not take it.
+    pub pipeline_stall_cycles: u64,
+}
+
+impl SchedStats {
+    pub fn add(&mut self, o: &SchedStats) {
+        self.issue_cycles += o.issue_cycles;
+        self.idle_cycles += o.idle_cycles;
+        self.scoreboard_stall_cycles += o.scoreboard_stall_cycles;
+        self.pipeline_stall_cycles += o.pipeline_stall_cycles;
+    }
+}
+
+/// Latency distribution summary.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Latency {
+    pub count: u64,
+    pub sum: u64,
+    pub min: u64,
+    pub max: u64,
+}
+
+impl Latency {
+    pub fn record(&mut self, v: u64) {
+        if self.count == 0 || v < self.min {
+            self.min = v;
+        }
+        self.max = self.max.max(v);
+        self.count += 1;
+        self.sum += v;
+    }
+    pub fn mean(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.count as f64
+        }
+    }
+    pub fn add(&mut self, o: &Latency) {
+        if o.count == 0 {
+            return;
+        }
+        if self.count == 0 || o.min < self.min {
+            self.min = o.min;
+        }
+        self.max = self.max.max(o.max);
+        self.count += o.count;
+        self.sum += o.sum;
+    }
+}
+
+/// Per-SM counters outside the caches.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SmStats {
+    pub warp_instructions: u64,
+    pub global_loads: u64,
+    pub global_stores: u64,
+    pub shared_accesses: u64,
+    /// Line requests the coalescer produced for global accesses.
+    pub coalesced_requests: u64,
+    /// Cycles the LD/ST unit's head access was refused by the L1 (reservation failure).
+    pub lsu_stall_cycles: u64,
+    /// Requests sent below L1, and replies received for them.
+    pub requests_sent: u64,
+    pub replies_received: u64,
+    /// Cycles from an L1 read miss to its fill.
+    pub l1_miss_latency: Latency,
+    pub ctas_completed: u64,
+    /// Most CTAs resident at once on one SM.
+    pub peak_resident_ctas: u64,
+    pub sched: SchedStats,
+}
+
+impl SmStats {
+    pub fn add(&mut self, o: &SmStats) {
+        self.warp_instructions += o.warp_instructions;
+        self.global_loads += o.global_loads;
+        self.global_stores += o.global_stores;
+        self.shared_accesses += o.shared_accesses;
+        self.coalesced_requests += o.coalesced_requests;
+        self.lsu_stall_cycles += o.lsu_stall_cycles;
+        self.requests_sent += o.requests_sent;
+        self.replies_received += o.replies_received;
+        self.l1_miss_latency.add(&o.l1_miss_latency);
+        self.ctas_completed += o.ctas_completed;
+        self.peak_resident_ctas = self.peak_resident_ctas.max(o.peak_resident_ctas);
+        self.sched.add(&o.sched);
+    }
+}
+
+/// DRAM counters summed over partitions.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DramStats {
+    pub reads: u64,
+    pub writes: u64,
+    pub busy_cycles: u64,
+}
+
+/// Everything a run reports. Field names are stable (they are the JSON keys).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RunStats {
+    pub kernel: String,
+    pub scheduler: String,
+    pub sms: u32,
+    pub cycles: u64,
+    pub warp_instructions: u64,
+    /// Warp instructions per cycle, whole GPU.
+    pub ipc: f64,
+    /// Peak IPC: schedulers per SM × SMs.
+    pub peak_ipc: f64,
+    pub l1_hit_rate: f64,
+    pub l1_reservation_fails: u64,
+    /// Fraction of SM-cycles the LD/ST unit was blocked by a reservation failure.
+    pub lsu_stall_fraction: f64,
+    /// Fraction of DRAM transfer capacity used, all partitions.
+    pub dram_utilization: f64,
+    pub dram_bytes_per_cycle: f64,
+    pub sm: SmStats,
+    pub l1: CacheStats,
+    pub l2: CacheStats,
+    pub dram: DramStats,
+    pub icnt_request_flits: u64,
+    pub icnt_reply_flits: u64,
+}

@@ -1,0 +1,359 @@
+//! The one instruction-stream type every workload source produces.
+//!
+//! A [`Kernel`] is a grid of CTAs that all run the same [`Program`]: a flat list of
+//! [`Item`]s in which loops are zero-overhead markers handled by the fetch stage (they are
+//! not warp instructions and are not counted). Addresses of memory instructions are
+//! [`AddrExpr`]s evaluated per lane at issue time from the lane's thread/CTA indices and
+//! the iteration counters of the enclosing loops.
+
+use serde::Serialize;
+
+/// A register number. `NO_REG` marks an unused operand slot.
+pub type Reg = u8;
+pub const NO_REG: Reg = u8::MAX;
+/// Highest usable register number (r0 ..= r254).
+pub const MAX_REG: Reg = 254;
+/// Deepest loop nesting a program may use (the fetch stage keeps one counter per level).
+pub const MAX_LOOP_DEPTH: usize = 4;
+/// Longest address expression, in bytecode nodes.
+pub const MAX_EXPR_NODES: usize = 32;
+
+/// Which execution pipeline an instruction goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Pipe {
+    Sp,
+    Sfu,
+    Mem,
+}
+
+/// Latency class of an SP instruction (latencies come from the config).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum AluKind {
+    /// Ordinary integer / floating-point op (add, fma, mov, setp, ...).
+    Simple,
+    /// Integer multiply.
+    IMul,
+    /// Integer divide.
+    IDiv,
+}
+
+/// What an instruction does, as far as timing is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum OpKind {
+    Alu(AluKind),
+    Sfu,
+    LoadGlobal,
+    StoreGlobal,
+    LoadShared,
+    StoreShared,
+    /// CTA-wide barrier (`bar.sync`).
+    Barrier,
+}
+
+impl OpKind {
+    pub fn pipe(self) -> Pipe {
+        match self {
+            OpKind::Alu(_) | OpKind::Barrier => Pipe::Sp,
+            OpKind::Sfu => Pipe::Sfu,
+            OpKind::LoadGlobal | OpKind::StoreGlobal | OpKind::LoadShared | OpKind::StoreShared => Pipe::Mem,
+        }
+    }
+    pub fn is_memory(self) -> bool {
+        self.pipe() == Pipe::Mem
+    }
+    pub fn is_global(self) -> bool {
+        matches!(self, OpKind::LoadGlobal | OpKind::StoreGlobal)
+    }
+}
+
+/// One warp instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Inst {
+    pub op: OpKind,
+    /// Destination register, or `NO_REG`.
+    pub dst: Reg,
+    /// Source registers; unused slots are `NO_REG`.
+    pub src: [Reg; 3],
+    /// Index into [`Program::exprs`] for memory instructions.
+    pub addr: u16,
+    /// Bytes accessed per lane (1, 2, 4, 8 or 16) for memory instructions.
+    pub width: u8,
+}
+
+impl Inst {
+    pub fn new(op: OpKind) -> Self {
+        Inst {
+            op,
+            dst: NO_REG,
+            src: [NO_REG; 3],
+            addr: 0,
+            width: 4,
+        }
+    }
+}
+
+/// A program element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Item {
+    Inst(Inst),
+    /// Start of a loop of `count` iterations whose matching `LoopEnd` is at index `end`.
+    /// With `count == 0` the body is skipped.
+    LoopStart {
+        count: u32,
+        end: u32,
+    },
+    /// End of the loop whose `LoopStart` is at index `start`.
+    LoopEnd {
+        start: u32,
+    },
+}
+
+/// A per-lane value an address expression can read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Var {
+    /// Thread index within the CTA (0 .. block).
+    Tid,
+    /// Lane within the warp (0 .. 32).
+    Lane,
+    /// Warp index within the CTA.
+    Warp,
+    /// CTA index within the grid.
+    Cta,
+    /// Global thread id: cta * block + tid.
+    Gtid,
+    /// Global warp id: gtid / 32.
+    Gwarp,
+    /// Threads per CTA.
+    Block,
+    /// CTAs in the grid.
+    Grid,
+    /// Threads in the grid (grid * block).
+    Gthreads,
+    /// Iteration counter (0-based) of the enclosing loop at this nesting depth (0 = outermost).
+    Loop(u8),
+}
+
+/// One node of an address expression in postfix (stack) order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum ExprNode {
+    Const(i64),
+    Var(Var),
+    Add,
+    Sub,
+    Mul,
+    /// Integer division; division by zero yields 0 (the parser rejects literal zero divisors).
+    Div,
+    /// Euclidean remainder; modulo zero yields 0.
+    Rem,
+    Xor,
+    /// `rand(seed, n)`: pops `n` then `seed`, pushes a deterministic pseudo-random number in
+    /// `0 .. n` that depends on the seed, the global thread id and every loop counter. Used to
+    /// model irregular gathers.
+    Rand,
+}
+
+/// A compiled address expression: `base + value(nodes)` bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AddrExpr {
+    /// Base address of the buffer the expression indexes (0 for shared memory).
+    pub base: u64,
+    pub nodes: Vec<ExprNode>,
+}
+
+/// Per-lane values that [`AddrExpr::eval`] reads.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LaneEnv {
+    pub tid: i64,
+    pub cta: i64,
+    pub block: i64,
+    pub grid: i64,
+    pub loops: [u32; MAX_LOOP_DEPTH],
+}
+
+/// SplitMix64 finaliser: a cheap, well-mixed, deterministic hash.
+pub fn mix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+impl AddrExpr {
+    /// Evaluates the expression for one lane. Arithmetic wraps; the result is an address.
+    pub fn eval(&self, env: &LaneEnv) -> u64 {
+        let mut stack = [0i64; MAX_EXPR_NODES];
+        let mut sp = 0usize;
+        for node in &self.nodes {
+            let v = match *node {
+                ExprNode::Const(c) => c,
+                ExprNode::Var(v) => match v {
+                    Var::Tid => env.tid,
+                    Var::Lane => env.tid & 31,
+                    Var::Warp => env.tid >> 5,
+                    Var::Cta => env.cta,
+                    Var::Gtid => env.cta * env.block + env.tid,
+                    Var::Gwarp => (env.cta * env.block + env.tid) >> 5,
+                    Var::Block => env.block,
+                    Var::Grid => env.grid,
+                    Var::Gthreads => env.grid * env.block,
+                    Var::Loop(d) => env.loops[d as usize] as i64,
+                },
+                op => {
+                    sp -= 1;
+                    let b = stack[sp];
+                    sp -= 1;
+                    let a = stack[sp];
+                    match op {
+                        ExprNode::Add => a.wrapping_add(b),
+                        ExprNode::Sub => a.wrapping_sub(b),
+                        ExprNode::Mul => a.wrapping_mul(b),
+                        ExprNode::Div => a.checked_div(b).unwrap_or(0),
+                        ExprNode::Rem => a.checked_rem_euclid(b).unwrap_or(0),
+                        ExprNode::Xor => a ^ b,
+                        ExprNode::Rand => {
+                            if b <= 0 {
+                                0
+                            } else {
+                                let mut h = mix64(a as u64 ^ 0x5EED);
+                                h = mix64(h ^ (env.cta * env.block + env.tid) as u64);
+                                for l in env.loops {
+                                    h = mix64(h ^ l as u64);
+                                }
+                                (h % b as u64) as i64
+                            }
+                        }
+                        _ => unreachable!("operands handled above"),
+                    }
+                }
+            };
+            stack[sp] = v;
+            sp += 1;
+        }
+        self.base.wrapping_add(stack[0] as u64)
+    }
+
+    /// Checks that the postfix sequence is well formed (one value left, no underflow, fits
+    /// the evaluation stack). The parser only builds valid expressions; this guards other
+    /// producers.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.nodes.len() > MAX_EXPR_NODES {
+            return Err(format!("address expression longer than {MAX_EXPR_NODES} nodes"));
+        }
+        let mut depth = 0i32;
+        for n in &self.nodes {
+            depth += match n {
+                ExprNode::Const(_) | ExprNode::Var(_) => 1,
+                _ => -1,
+            };
+            if depth < 1 {
+                return Err("malformed address expression".into());
+            }
+        }
+        if depth != 1 {
+            return Err("malformed address expression".into());
+        }
+        Ok(())
+    }
+}
+
+/// The instruction stream shared by every thread of a kernel.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Program {
+    pub items: Vec<Item>,
+    pub exprs: Vec<AddrExpr>,
+}
+
+impl Program {
+    /// Warp instructions one warp executes (loops expanded).
+    pub fn dynamic_instructions(&self) -> u64 {
+        fn count(items: &[Item], mut i: usize, end: usize) -> u64 {
+            let mut n = 0u64;
+            while i < end {
+                match items[i] {
+                    Item::Inst(_) => {
+                        n += 1;
+                        i += 1;
+                    }
+                    Item::LoopStart { count: c, end: e } => {
+                        n += c as u64 * count(items, i + 1, e as usize);
+                        i = e as usize + 1;
+                    }
+                    Item::LoopEnd { .. } => i += 1,
+                }
+            }
+            n
+        }
+        count(&self.items, 0, self.items.len())
+    }
+}
+
+/// A global-memory buffer a kernel declares; its base is assigned by the loader.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Buffer {
+    pub name: String,
+    pub base: u64,
+    pub bytes: u64,
+}
+
+/// A kernel launch: grid, CTA shape, per-CTA resources and the program.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Kernel {
+    pub name: String,
+    /// CTAs in the grid.
+    pub grid: u32,
+    /// Threads per CTA.
+    pub block: u32,
+    /// Registers per thread.
+    pub regs: u32,
+    /// Shared memory bytes per CTA.
+    pub shared_bytes: u32,
+    pub buffers: Vec<Buffer>,
+    pub program: Program,
+}
+
+impl Kernel {
+    pub fn warps_per_cta(&self) -> u32 {
+        self.block.div_ceil(32)
+    }
+    /// Warp instructions the whole grid executes.
+    pub fn total_warp_instructions(&self) -> u64 {
+        self.program.dynamic_instructions() * self.warps_per_cta() as u64 * self.grid as u64
+    }
+    /// Structural checks every producer's output must pass before simulation.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.grid == 0 {
+            return Err(format!("kernel `{}`: grid must have at least one CTA", self.name));
+        }
+        if self.block == 0 {
+            return Err(format!(
+                "kernel `{}`: block must have at least one thread",
+                self.name
+            ));
+        }
+        let mut depth = 0usize;
+        for (i, item) in self.program.items.iter().enumerate() {
+            match *item {
+                Item::Inst(inst) => {
+                    if inst.op.is_memory() && inst.addr as usize >= self.program.exprs.len() {
+                        return Err(format!("instruction {i}: address expression out of range"));
+                    }
+                }
+                Item::LoopStart { end, .. } => {
+                    depth += 1;
+                    if depth > MAX_LOOP_DEPTH {
+                        return Err(format!("loops nested deeper than {MAX_LOOP_DEPTH}"));
+                    }
+                    match self.program.items.get(end as usize) {
+                        Some(Item::LoopEnd { start }) if *start as usize == i => {}
+                        _ => return Err(format!("item {i}: loop start without matching end")),
+                    }
+                }
+                Item::LoopEnd { .. } => depth = depth.saturating_sub(1),
+            }
+        }
+        for e in &self.program.exprs {
+            e.validate()?;
+        }
+        Ok(())
+    }
+}

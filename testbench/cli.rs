@@ -1,0 +1,138 @@
+//! The `mascar` binary as a user meets it: listing, a run with JSON output, and bad input that
+//! must give a one-line error and a non-zero exit, never a panic.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn mascar(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mascar"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mascar-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// Asserts a clean failure: non-zero exit, one `error:` line naming `needle`, no panic.
+fn assert_fails_with(out: &Output, needle: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "expected failure, stderr: {err}");
+    assert!(!err.contains("panicked"), "panic: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "one-line error expected: {err}"
+    );
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(err.contains(needle), "`{needle}` not in: {err}");
+}
+
+#[test]
+fn kernels_lists_every_builtin_with_class() {
+    let out = mascar(&["kernels"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.lines().count() >= 18);
+    for class in ["compute", "bandwidth", "cache-sensitive"] {
+        assert!(
+            text.lines()
+                .filter(|l| l.split_whitespace().nth(1) == Some(class))
+                .count()
+                >= 6,
+            "{class}"
+        );
+    }
+}
+
+#[test]
+fn run_writes_json_with_the_documented_keys() {
+    let json = scratch("run.json");
+    let out = mascar(&[
+        "run",
+        "-k",
+        "histo-1",
+        "-s",
+        "lrr",
+        "--sms",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("IPC") && stdout.contains("L1 hit rate"),
+        "{stdout}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for key in [
+        "kernel",
+        "scheduler",
+        "cycles",
+        "warp_instructions",
+        "ipc",
+        "l1_hit_rate",
+        "lsu_stall_fraction",
+        "dram_utilization",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(v["kernel"], "histo-1");
+    assert!(v["cycles"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn malformed_kernel_file_names_file_line_and_column() {
+    let path = scratch("bad.kern");
+    std::fs::write(&path, "kernel bad\ngrid 1\nblock 32\nadd r1, x2\n").unwrap();
+    let out = mascar(&["run", "-k", path.to_str().unwrap()]);
+    assert_fails_with(&out, "bad.kern:4:");
+}
+
+#[test]
+fn unknown_kernel_and_scheduler_are_refused() {
+    assert_fails_with(
+        &mascar(&["run", "-k", "no-such-kernel"]),
+        "unknown kernel `no-such-kernel`",
+    );
+    assert_fails_with(
+        &mascar(&["run", "-k", "bfs", "-s", "fifo"]),
+        "unknown scheduler `fifo`",
+    );
+}
+
+#[test]
+fn impossible_configs_are_refused_with_the_key() {
+    assert_fails_with(&mascar(&["run", "-k", "bfs", "--set", "l1_mshrs=0"]), "l1_mshrs");
+    assert_fails_with(&mascar(&["run", "-k", "bfs", "--set", "l1_msrhs=4"]), "l1_msrhs");
+    assert_fails_with(&mascar(&["run", "-k", "bfs", "--sms", "0"]), "sms");
+    // sgemm's CTA has 128 threads; an SM with 64 cannot hold one.
+    assert_fails_with(
+        &mascar(&["run", "-k", "sgemm", "--set", "threads_per_sm=64"]),
+        "threads_per_sm",
+    );
+}
+
+#[test]
+fn every_subcommand_has_help() {
+    for sub in ["kernels", "run", "bench", "config"] {
+        let out = mascar(&[sub, "--help"]);
+        assert!(out.status.success(), "{sub}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("Usage"), "{sub}");
+    }
+}
+
+#[test]
+fn config_dump_round_trips_through_config_file() {
+    let out = mascar(&["config", "--dump", "--set", "l1_mshrs=32"]);
+    assert!(out.status.success());
+    let path = scratch("cfg.toml");
+    std::fs::write(&path, &out.stdout).unwrap();
+    let again = mascar(&["config", "--dump", "--config", path.to_str().unwrap()]);
+    assert_eq!(again.stdout, out.stdout);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("l1_mshrs = 32"));
+}

@@ -1,0 +1,227 @@
+//! Integration tests of the machine model: unloaded latencies, coalescing, scheduler order,
+//! MSHR merging and reservation failures, CTA dispatch limits.
+
+use mascar::config::Config;
+use mascar::gpu::{simulate, Gpu, SimError};
+use mascar::sched::SchedulerKind;
+use mascar::workload::kernel_format::parse_kernel;
+use mascar::workload::Kernel;
+
+fn kernel(src: &str) -> Kernel {
+    parse_kernel(src, "<test>").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn one_sm() -> Config {
+    Config {
+        sms: 1,
+        ..Config::default()
+    }
+}
+
+#[test]
+fn unloaded_l2_hit_round_trip_is_200_cycles() {
+    // The store allocates the line in L2 (write-allocate) but not in L1 (Fermi), so the load
+    // misses in L1 and hits in L2.
+    let k = kernel(
+        "kernel l2hit\ngrid 1\nblock 32\nbuffer A 1M\n\
+         st.global A[4*tid], r0\nloop i 100 {\n alu r3, r3\n}\nld.global r1, A[4*tid]\nalu r2, r1\n",
+    );
+    let s = simulate(&one_sm(), &k, None).unwrap();
+    assert_eq!(s.sm.l1_miss_latency.count, 1);
+    assert_eq!(s.l2.hits, 1);
+    assert_eq!(s.sm.l1_miss_latency.min, 200, "{:?}", s.sm.l1_miss_latency);
+}
+
+#[test]
+fn unloaded_dram_round_trip_is_440_cycles() {
+    let k = kernel("kernel dram\ngrid 1\nblock 32\nbuffer A 1M\nld.global r1, A[4*tid]\nalu r2, r1\n");
+    let s = simulate(&one_sm(), &k, None).unwrap();
+    assert_eq!(s.l2.misses, 1);
+    assert_eq!(s.sm.l1_miss_latency.min, 440, "{:?}", s.sm.l1_miss_latency);
+}
+
+fn issues(cfg: &Config, k: &Kernel) -> Vec<u8> {
+    let mut gpu = Gpu::new(cfg).unwrap();
+    gpu.sms[0].issue_log = Some(vec![]);
+    gpu.run(k, None).unwrap();
+    gpu.sms[0]
+        .issue_log
+        .take()
+        .unwrap()
+        .iter()
+        .map(|r| r.warp)
+        .collect()
+}
+
+/// Four warps of independent ALU work on one scheduler.
+const FOUR_WARPS: &str = "kernel order\ngrid 1\nblock 128\nloop i 4 {\n alu r1, r0\n alu r2, r0\n}\n";
+
+#[test]
+fn lrr_rotates_one_past_the_last_issuer() {
+    let cfg = Config {
+        sms: 1,
+        schedulers_per_sm: 1,
+        scheduler: SchedulerKind::Lrr,
+        ..Config::default()
+    };
+    let order = issues(&cfg, &kernel(FOUR_WARPS));
+    assert_eq!(order.len(), 32);
+    assert_eq!(&order[..12], &[0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3]);
+}
+
+#[test]
+fn gto_stays_on_the_greedy_warp_then_falls_back_to_the_oldest() {
+    let cfg = Config {
+        sms: 1,
+        schedulers_per_sm: 1,
+        scheduler: SchedulerKind::Gto,
+        ..Config::default()
+    };
+    let order = issues(&cfg, &kernel(FOUR_WARPS));
+    assert_eq!(order.len(), 32);
+    // Warp 0 issues both I-buffer entries, then (while it refetches) the oldest ready warp
+    // takes over and keeps the slot for as long as it can issue.
+    assert_eq!(&order[..4], &[0, 0, 1, 1]);
+    // Oldest first: warp 0 comes back before warps that issued less recently than it.
+    let first_return = order.iter().skip(2).position(|&w| w == 0).unwrap() + 2;
+    assert!(order[..first_return].iter().all(|&w| w <= 3));
+    let lrr = Config {
+        scheduler: SchedulerKind::Lrr,
+        ..cfg
+    };
+    assert_ne!(issues(&lrr, &kernel(FOUR_WARPS)), order);
+}
+
+#[test]
+fn warps_alternate_between_the_two_schedulers() {
+    let cfg = Config {
+        sms: 1,
+        ..Config::default()
+    };
+    let mut gpu = Gpu::new(&cfg).unwrap();
+    gpu.sms[0].issue_log = Some(vec![]);
+    gpu.run(&kernel(FOUR_WARPS), None).unwrap();
+    let log = gpu.sms[0].issue_log.take().unwrap();
+    assert!(log.iter().all(|r| r.warp as usize % 2 == r.scheduler as usize));
+    // Scheduler 0 picks first; both may issue in one cycle.
+    assert!(log
+        .windows(2)
+        .any(|p| p[0].cycle == p[1].cycle && p[0].scheduler == 0 && p[1].scheduler == 1));
+}
+
+fn one_load(stride: u32) -> Kernel {
+    kernel(&format!(
+        "kernel c\ngrid 1\nblock 32\nbuffer A 1M\nld.global r1, A[{stride}*tid]\nalu r2, r1\n"
+    ))
+}
+
+#[test]
+fn unit_stride_warp_coalesces_to_one_request() {
+    let s = simulate(&one_sm(), &one_load(4), None).unwrap();
+    assert_eq!(s.sm.coalesced_requests, 1);
+    assert_eq!(s.sm.requests_sent, 1);
+}
+
+#[test]
+fn line_stride_warp_needs_32_requests() {
+    let s = simulate(&one_sm(), &one_load(128), None).unwrap();
+    assert_eq!(s.sm.coalesced_requests, 32);
+    assert_eq!(s.l1.misses, 32);
+}
+
+#[test]
+fn second_warp_merges_into_the_first_warps_mshr() {
+    // Two warps read the same line at almost the same time: one miss, one merge, one request.
+    let k = kernel("kernel m\ngrid 1\nblock 64\nbuffer A 1M\nld.global r1, A[4*lane]\nalu r2, r1\n");
+    let s = simulate(&one_sm(), &k, None).unwrap();
+    assert_eq!((s.l1.misses, s.l1.hit_reserved, s.sm.requests_sent), (1, 1, 1));
+    assert_eq!(s.l1.fills, 1);
+}
+
+#[test]
+fn full_mshrs_cause_reservation_failures_that_block_the_lsu() {
+    let cfg = Config {
+        l1_mshrs: 2,
+        ..one_sm()
+    };
+    let s = simulate(&cfg, &one_load(128), None).unwrap();
+    assert!(s.l1.fail_mshr_full > 0, "{:?}", s.l1);
+    assert!(s.sm.lsu_stall_cycles > 0);
+    assert_eq!(s.l1.misses, 32, "every line is still fetched once");
+    assert_eq!(s.l1.accesses, s.l1.outcomes());
+}
+
+#[test]
+fn merge_limit_is_a_reservation_failure() {
+    // Nine warps read one line; an MSHR holds 8 requests, so the ninth must retry.
+    let k = kernel("kernel m\ngrid 1\nblock 288\nbuffer A 1M\nld.global r1, A[4*lane]\nalu r2, r1\n");
+    let s = simulate(&one_sm(), &k, None).unwrap();
+    assert!(s.l1.fail_merge_limit > 0, "{:?}", s.l1);
+}
+
+fn peak_ctas(cfg: &Config, header: &str) -> u64 {
+    let k = kernel(&format!(
+        "kernel d\ngrid 64\n{header}\nloop i 50 {{\n alu r1, r1\n}}\n"
+    ));
+    simulate(cfg, &k, None).unwrap().sm.peak_resident_ctas
+}
+
+#[test]
+fn cta_dispatch_honours_every_per_sm_limit() {
+    let c = one_sm();
+    assert_eq!(peak_ctas(&c, "block 32\nregs 8"), 8, "CTA slots (8)");
+    assert_eq!(peak_ctas(&c, "block 512\nregs 8"), 3, "threads (1536)");
+    assert_eq!(peak_ctas(&c, "block 256\nregs 48"), 2, "registers (32768)");
+    assert_eq!(
+        peak_ctas(&c, "block 64\nregs 8\nshared 20000"),
+        2,
+        "shared memory (48 KB)"
+    );
+    let few_warps = Config {
+        warps_per_sm: 12,
+        ..one_sm()
+    };
+    assert_eq!(peak_ctas(&few_warps, "block 128\nregs 8"), 3, "warp slots");
+}
+
+#[test]
+fn ctas_beyond_the_first_wave_launch_as_others_finish() {
+    let k = kernel("kernel w\ngrid 40\nblock 512\nloop i 20 {\n alu r1, r1\n}\n");
+    let s = simulate(
+        &Config {
+            sms: 2,
+            ..Config::default()
+        },
+        &k,
+        None,
+    )
+    .unwrap();
+    assert_eq!(s.sm.ctas_completed, 40);
+    assert_eq!(s.warp_instructions, k.total_warp_instructions());
+}
+
+#[test]
+fn a_cta_larger_than_an_sm_is_refused() {
+    let k = kernel("kernel big\ngrid 1\nblock 1024\nregs 64\nalu r1, r1\n");
+    match simulate(&one_sm(), &k, None) {
+        Err(SimError::DoesNotFit { reason, .. }) => assert!(reason.contains("regs_per_sm"), "{reason}"),
+        other => panic!("expected DoesNotFit, got {other:?}"),
+    }
+}
+
+#[test]
+fn every_request_is_answered_and_every_instruction_runs() {
+    for b in mascar::workload::builtin::builtins().iter().step_by(5) {
+        let k = b.kernel();
+        let cfg = Config {
+            sms: 2,
+            ..Config::default()
+        };
+        let s = simulate(&cfg, &k, None).unwrap();
+        assert_eq!(s.warp_instructions, k.total_warp_instructions(), "{}", b.name);
+        assert_eq!(s.sm.requests_sent, s.sm.replies_received, "{}", b.name);
+        let l1 = &s.l1;
+        assert_eq!(l1.accesses, l1.outcomes(), "{}", b.name);
+        assert_eq!(s.l2.accesses, s.l2.outcomes(), "{}", b.name);
+    }
+}
