@@ -5,32 +5,36 @@ use super::Order;
 
 #[derive(Clone, Debug)]
 pub struct Lrr {
-    /// The slots this scheduler owns, ascending.
-    owned: Vec<u8>,
-    /// Index into `owned` of the warp that issued last.
-    last: usize,
+    /// Slot of the warp that issued last (63 before any issue: start from the lowest slot).
+    last: u8,
+}
+
+impl Default for Lrr {
+    fn default() -> Self {
+        Lrr { last: 63 }
+    }
 }
 
 impl Lrr {
-    pub fn new(owned: Vec<u8>) -> Self {
-        let last = owned.len().saturating_sub(1);
-        Lrr { owned, last }
-    }
-
-    pub fn order(&self, active: u64, out: &mut Order) {
-        let n = self.owned.len();
-        for k in 1..=n {
-            let slot = self.owned[(self.last + k) % n];
-            if active >> slot & 1 == 1 {
-                out.push(slot);
+    /// `candidates` holds only this scheduler's warps, so circular slot order over it is
+    /// circular order over the scheduler's own warps.
+    pub fn order(&self, candidates: u64, out: &mut Order) {
+        let after = if self.last >= 63 {
+            0
+        } else {
+            u64::MAX << (self.last + 1)
+        };
+        for part in [candidates & after, candidates & !after] {
+            let mut m = part;
+            while m != 0 {
+                out.push(m.trailing_zeros() as u8);
+                m &= m - 1;
             }
         }
     }
 
     pub fn issued(&mut self, slot: u8) {
-        if let Some(i) = self.owned.iter().position(|&s| s == slot) {
-            self.last = i;
-        }
+        self.last = slot;
     }
 }
 
@@ -40,7 +44,7 @@ mod tests {
 
     #[test]
     fn starts_after_last_issuer_and_moves_only_on_issue() {
-        let mut p = Lrr::new(vec![0, 2, 4, 6]);
+        let mut p = Lrr::default();
         let mut o = Order::default();
         p.order(0b1010101, &mut o);
         assert_eq!(o.as_slice(), &[0, 2, 4, 6]);
@@ -48,9 +52,13 @@ mod tests {
         o.clear();
         p.order(0b1010101, &mut o);
         assert_eq!(o.as_slice(), &[4, 6, 0, 2]);
-        // Inactive warps are skipped but keep their place in the circle.
+        // Warps that cannot issue are skipped but keep their place in the circle.
         o.clear();
         p.order(0b1000101, &mut o);
         assert_eq!(o.as_slice(), &[6, 0, 2]);
+        p.issued(63);
+        o.clear();
+        p.order(1 << 63 | 1, &mut o);
+        assert_eq!(o.as_slice(), &[0, 63]);
     }
 }

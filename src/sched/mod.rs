@@ -98,23 +98,20 @@ pub enum Policy {
 impl Policy {
     /// A policy for scheduler `id` of `schedulers`, on an SM with `warps` slots.
     pub fn new(kind: SchedulerKind, id: usize, schedulers: usize, warps: usize) -> Policy {
-        let owned: Vec<u8> = (0..warps)
-            .filter(|w| w % schedulers == id)
-            .map(|w| w as u8)
-            .collect();
+        let owned = (0..warps).filter(|w| w % schedulers == id).count();
         match kind {
-            SchedulerKind::Lrr => Policy::Lrr(Lrr::new(owned)),
-            SchedulerKind::Gto => Policy::Gto(Gto::new(owned.len())),
+            SchedulerKind::Lrr => Policy::Lrr(Lrr::default()),
+            SchedulerKind::Gto => Policy::Gto(Gto::new(owned)),
         }
     }
 
-    /// Writes this cycle's candidate order into `out`. `active` has bit w set for every
-    /// resident, unfinished warp slot.
-    pub fn order(&self, active: u64, out: &mut Order) {
+    /// Writes this cycle's candidate order into `out`. `candidates` has bit w set for every
+    /// warp slot of this scheduler that holds an instruction it could consider.
+    pub fn order(&self, candidates: u64, out: &mut Order) {
         out.clear();
         match self {
-            Policy::Lrr(p) => p.order(active, out),
-            Policy::Gto(p) => p.order(active, out),
+            Policy::Lrr(p) => p.order(candidates, out),
+            Policy::Gto(p) => p.order(candidates, out),
         }
     }
 

@@ -178,7 +178,114 @@ pub fn mix64(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
+/// The part of `rand` that is the same for every lane of a warp: the loop counters.
+fn loops_hash(loops: &[u32; MAX_LOOP_DEPTH]) -> u64 {
+    loops.iter().fold(0x5EED, |h, &l| mix64(h ^ l as u64))
+}
+
+/// `rand(seed, n)` for one thread: a value in `0 .. n` (n > 0).
+fn rand_value(seed: i64, n: i64, loops: u64, gtid: u64) -> i64 {
+    let h = mix64(mix64(seed as u64 ^ loops) ^ gtid);
+    (h % n as u64) as i64
+}
+
+/// Deepest evaluation stack an address expression may need.
+pub const MAX_EXPR_STACK: usize = 16;
+/// Lanes per warp.
+pub const WARP_LANES: usize = 32;
+
+/// Scratch space for [`AddrExpr::eval_lanes`]: one stack slot holds a value per lane.
+pub type LaneStack = [[i64; WARP_LANES]; MAX_EXPR_STACK];
+
 impl AddrExpr {
+    /// Evaluates the expression for lanes `0..lanes` of a warp whose lane 0 is thread
+    /// `env.tid`, all at once (one pass over the bytecode, a tight loop per node), writing
+    /// `out[lane]`. Gives the same values as [`eval`](Self::eval) lane by lane.
+    pub fn eval_lanes(
+        &self,
+        env: &LaneEnv,
+        lanes: usize,
+        stack: &mut LaneStack,
+        out: &mut [u64; WARP_LANES],
+    ) {
+        let lanes = lanes.min(WARP_LANES);
+        let gtid0 = env.cta * env.block + env.tid;
+        let mut sp = 0usize;
+        for node in &self.nodes {
+            match *node {
+                ExprNode::Const(c) => {
+                    stack[sp][..lanes].fill(c);
+                    sp += 1;
+                }
+                ExprNode::Var(v) => {
+                    let slot = &mut stack[sp][..lanes];
+                    match v {
+                        Var::Tid => slot
+                            .iter_mut()
+                            .enumerate()
+                            .for_each(|(l, x)| *x = env.tid + l as i64),
+                        Var::Lane => slot
+                            .iter_mut()
+                            .enumerate()
+                            .for_each(|(l, x)| *x = (env.tid + l as i64) & 31),
+                        Var::Warp => slot
+                            .iter_mut()
+                            .enumerate()
+                            .for_each(|(l, x)| *x = (env.tid + l as i64) >> 5),
+                        Var::Gtid => slot
+                            .iter_mut()
+                            .enumerate()
+                            .for_each(|(l, x)| *x = gtid0 + l as i64),
+                        Var::Gwarp => slot
+                            .iter_mut()
+                            .enumerate()
+                            .for_each(|(l, x)| *x = (gtid0 + l as i64) >> 5),
+                        Var::Cta => slot.fill(env.cta),
+                        Var::Block => slot.fill(env.block),
+                        Var::Grid => slot.fill(env.grid),
+                        Var::Gthreads => slot.fill(env.grid * env.block),
+                        Var::Loop(d) => slot.fill(env.loops[d as usize] as i64),
+                    }
+                    sp += 1;
+                }
+                op => {
+                    sp -= 1;
+                    let (lo, hi) = stack.split_at_mut(sp);
+                    let a = &mut lo[sp - 1][..lanes];
+                    let b = &hi[0][..lanes];
+                    match op {
+                        ExprNode::Add => a.iter_mut().zip(b).for_each(|(x, &y)| *x = x.wrapping_add(y)),
+                        ExprNode::Sub => a.iter_mut().zip(b).for_each(|(x, &y)| *x = x.wrapping_sub(y)),
+                        ExprNode::Mul => a.iter_mut().zip(b).for_each(|(x, &y)| *x = x.wrapping_mul(y)),
+                        ExprNode::Div => a
+                            .iter_mut()
+                            .zip(b)
+                            .for_each(|(x, &y)| *x = x.checked_div(y).unwrap_or(0)),
+                        ExprNode::Rem => a
+                            .iter_mut()
+                            .zip(b)
+                            .for_each(|(x, &y)| *x = x.checked_rem_euclid(y).unwrap_or(0)),
+                        ExprNode::Xor => a.iter_mut().zip(b).for_each(|(x, &y)| *x ^= y),
+                        ExprNode::Rand => {
+                            let lh = loops_hash(&env.loops);
+                            for (l, (x, &n)) in a.iter_mut().zip(b).enumerate() {
+                                *x = if n <= 0 {
+                                    0
+                                } else {
+                                    rand_value(*x, n, lh, (gtid0 + l as i64) as u64)
+                                };
+                            }
+                        }
+                        _ => unreachable!("operands handled above"),
+                    }
+                }
+            }
+        }
+        for (o, &v) in out.iter_mut().zip(&stack[0][..lanes]) {
+            *o = self.base.wrapping_add(v as u64);
+        }
+    }
+
     /// Evaluates the expression for one lane. Arithmetic wraps; the result is an address.
     pub fn eval(&self, env: &LaneEnv) -> u64 {
         let mut stack = [0i64; MAX_EXPR_NODES];
@@ -214,12 +321,8 @@ impl AddrExpr {
                             if b <= 0 {
                                 0
                             } else {
-                                let mut h = mix64(a as u64 ^ 0x5EED);
-                                h = mix64(h ^ (env.cta * env.block + env.tid) as u64);
-                                for l in env.loops {
-                                    h = mix64(h ^ l as u64);
-                                }
-                                (h % b as u64) as i64
+                                let gtid = (env.cta * env.block + env.tid) as u64;
+                                rand_value(a, b, loops_hash(&env.loops), gtid)
                             }
                         }
                         _ => unreachable!("operands handled above"),
@@ -247,6 +350,11 @@ impl AddrExpr {
             };
             if depth < 1 {
                 return Err("malformed address expression".into());
+            }
+            if depth as usize > MAX_EXPR_STACK {
+                return Err(format!(
+                    "address expression needs more than {MAX_EXPR_STACK} stack slots"
+                ));
             }
         }
         if depth != 1 {
@@ -355,5 +463,60 @@ impl Kernel {
             e.validate()?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lane_evaluation_matches_scalar_evaluation() {
+        use ExprNode::*;
+        // (4*tid + rand(7, 1000) * 128) % 4096 + 3 * (gwarp ^ loop0) / 2 - cta
+        let e = AddrExpr {
+            base: 0x1000,
+            nodes: vec![
+                Const(4),
+                Var(super::Var::Tid),
+                Mul,
+                Const(7),
+                Const(1000),
+                Rand,
+                Const(128),
+                Mul,
+                Add,
+                Const(4096),
+                Rem,
+                Const(3),
+                Var(super::Var::Gwarp),
+                Var(super::Var::Loop(0)),
+                Xor,
+                Mul,
+                Const(2),
+                Div,
+                Add,
+                Var(super::Var::Cta),
+                Sub,
+            ],
+        };
+        e.validate().unwrap();
+        let env = LaneEnv {
+            tid: 64,
+            cta: 3,
+            block: 256,
+            grid: 10,
+            loops: [5, 1, 0, 0],
+        };
+        let mut stack = Box::new([[0; WARP_LANES]; MAX_EXPR_STACK]);
+        let mut out = [0u64; WARP_LANES];
+        e.eval_lanes(&env, 32, &mut stack, &mut out);
+        for (lane, &v) in out.iter().enumerate() {
+            let scalar = e.eval(&LaneEnv {
+                tid: env.tid + lane as i64,
+                ..env
+            });
+            assert_eq!(v, scalar, "lane {lane}");
+        }
     }
 }

@@ -165,6 +165,7 @@ impl TagArray {
 /// waiters (the first miss and the requests merged into it).
 #[derive(Clone, Debug)]
 pub struct MshrTable<W: Copy + Default> {
+    /// Line of each entry, `FREE` when unused (a flat array the lookup scans quickly).
     lines: Vec<u64>,
     opened_at: Vec<u64>,
     counts: Vec<u8>,
@@ -173,10 +174,13 @@ pub struct MshrTable<W: Copy + Default> {
     used: usize,
 }
 
+/// Marks an unused MSHR entry (no real line address is this large).
+const FREE: u64 = u64::MAX;
+
 impl<W: Copy + Default> MshrTable<W> {
     pub fn new(entries: u32, merge: u32) -> Self {
         MshrTable {
-            lines: vec![0; entries as usize],
+            lines: vec![FREE; entries as usize],
             opened_at: vec![0; entries as usize],
             counts: vec![0; entries as usize],
             waiters: vec![W::default(); (entries * merge) as usize],
@@ -194,7 +198,7 @@ impl<W: Copy + Default> MshrTable<W> {
         self.used == self.lines.len()
     }
     fn find(&self, line: u64) -> Option<usize> {
-        (0..self.lines.len()).find(|&i| self.counts[i] != 0 && self.lines[i] == line)
+        self.lines.iter().position(|&l| l == line)
     }
     pub fn contains(&self, line: u64) -> bool {
         self.find(line).is_some()
@@ -206,9 +210,8 @@ impl<W: Copy + Default> MshrTable<W> {
     }
     /// Opens an entry for `line`. The caller checks it is absent and the table not full.
     pub fn open(&mut self, line: u64, waiter: W, now: u64) {
-        let i = (0..self.lines.len())
-            .find(|&i| self.counts[i] == 0)
-            .expect("caller checked is_full");
+        debug_assert!(line != FREE && !self.contains(line));
+        let i = self.find(FREE).expect("caller checked is_full");
         self.lines[i] = line;
         self.opened_at[i] = now;
         self.counts[i] = 1;
@@ -231,6 +234,7 @@ impl<W: Copy + Default> MshrTable<W> {
             f(self.waiters[i * self.merge + k]);
         }
         self.counts[i] = 0;
+        self.lines[i] = FREE;
         self.used -= 1;
         Some(self.opened_at[i])
     }

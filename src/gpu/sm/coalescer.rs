@@ -1,7 +1,7 @@
 //! The coalescer: turns a warp's per-lane addresses into line requests (128 B on Fermi for
 //! L1-cached global accesses), in order of first touch, with the bytes each line carries.
 
-use crate::workload::program::{AddrExpr, LaneEnv};
+use crate::workload::program::{AddrExpr, LaneEnv, LaneStack, MAX_EXPR_STACK, WARP_LANES};
 
 /// Up to two lines per lane (an unaligned access can straddle a line boundary).
 pub const MAX_LINE_REQUESTS: usize = 64;
@@ -17,6 +17,9 @@ pub struct LineRequest {
 pub struct Coalesced {
     pub lines: [LineRequest; MAX_LINE_REQUESTS],
     pub len: usize,
+    /// Scratch for evaluating an address expression over all lanes at once.
+    stack: Box<LaneStack>,
+    addrs: [u64; WARP_LANES],
 }
 
 impl Default for Coalesced {
@@ -24,6 +27,8 @@ impl Default for Coalesced {
         Coalesced {
             lines: [LineRequest::default(); MAX_LINE_REQUESTS],
             len: 0,
+            stack: Box::new([[0; WARP_LANES]; MAX_EXPR_STACK]),
+            addrs: [0; WARP_LANES],
         }
     }
 }
@@ -34,7 +39,10 @@ impl Coalesced {
     }
 
     fn add(&mut self, line: u64, bytes: u16) {
-        if let Some(r) = self.lines[..self.len].iter_mut().find(|r| r.line == line) {
+        // Lanes usually walk addresses in order: the last line is the likely match.
+        if self.len > 0 && self.lines[self.len - 1].line == line {
+            self.lines[self.len - 1].bytes = self.lines[self.len - 1].bytes.saturating_add(bytes);
+        } else if let Some(r) = self.lines[..self.len].iter_mut().find(|r| r.line == line) {
             r.bytes = r.bytes.saturating_add(bytes);
         } else {
             self.lines[self.len] = LineRequest { line, bytes };
@@ -47,10 +55,10 @@ impl Coalesced {
     pub fn build(&mut self, expr: &AddrExpr, env: LaneEnv, lanes: u32, width: u32, line_bytes: u32) {
         self.len = 0;
         let shift = line_bytes.trailing_zeros();
-        let mut lane_env = env;
-        for lane in 0..lanes as i64 {
-            lane_env.tid = env.tid + lane;
-            let addr = expr.eval(&lane_env);
+        let lanes = (lanes as usize).min(WARP_LANES);
+        expr.eval_lanes(&env, lanes, &mut self.stack, &mut self.addrs);
+        for lane in 0..lanes {
+            let addr = self.addrs[lane];
             let first = addr >> shift;
             let last = addr.wrapping_add(width as u64 - 1) >> shift;
             if first == last {

@@ -104,6 +104,14 @@ pub struct Sm {
     active: u64,
     /// Bit w: warp slot w has an empty I-buffer and more to fetch.
     need_fetch: u64,
+    /// Bit w: warp w has an instruction at its I-buffer head and is not at a barrier.
+    issuable: u64,
+    /// Bit w: warp w's head instruction is clear of the scoreboard.
+    sb_ready: u64,
+    /// Bit w: warp w's head instruction goes to the LD/ST unit.
+    mem_head: u64,
+    /// Per scheduler: the warp slots it owns.
+    sched_mask: Vec<u64>,
     fetch_ptr: u32,
     ctas: Vec<CtaSlot>,
     next_dyn_id: u64,
@@ -115,6 +123,9 @@ pub struct Sm {
     /// Whether anything changed since the schedulers last failed to issue; while false a
     /// failed cycle repeats exactly (same stall) and is counted without re-evaluation.
     dirty: bool,
+    /// Earliest cycle a busy pipeline that blocked a candidate frees itself (SFU initiation,
+    /// SP width); the issue stage re-evaluates then even without an event.
+    wake_at: u64,
     last_stall: Vec<Option<Stall>>,
     sfu_free_at: Vec<u64>,
     wheel: EventWheel,
@@ -159,6 +170,16 @@ impl Sm {
             warps: vec![Warp::default(); warps],
             active: 0,
             need_fetch: 0,
+            issuable: 0,
+            sb_ready: 0,
+            mem_head: 0,
+            sched_mask: (0..nsched)
+                .map(|s| {
+                    (0..warps)
+                        .filter(|w| w % nsched == s)
+                        .fold(0u64, |m, w| m | 1 << w)
+                })
+                .collect(),
             fetch_ptr: 0,
             ctas: vec![CtaSlot::default(); cfg.ctas_per_sm as usize],
             next_dyn_id: 0,
@@ -170,6 +191,7 @@ impl Sm {
                 .collect(),
             order: Order::default(),
             dirty: true,
+            wake_at: u64::MAX,
             last_stall: vec![None; nsched],
             sfu_free_at: vec![0; cfg.sfu_units as usize],
             wheel: EventWheel::new(max_latency),
@@ -291,6 +313,7 @@ impl Sm {
                     if reg != NO_REG {
                         w.pending.remove(reg);
                     }
+                    self.refresh(warp as usize);
                     self.try_finish(warp as usize);
                 }
                 Event::LoadLine { load } => self.load_line_done(load),
@@ -312,6 +335,7 @@ impl Sm {
                 w.pending.remove(dst);
                 w.pending_global.remove(dst);
             }
+            self.refresh(warp);
             self.try_finish(warp);
         }
     }
@@ -380,7 +404,7 @@ impl Sm {
     fn issue(&mut self, now: u64, k: &Kernel) {
         let mut sp_used = 0;
         let nsched = self.policies.len();
-        if !self.dirty {
+        if !self.dirty && now < self.wake_at {
             for s in 0..nsched {
                 match self.last_stall[s] {
                     Some(stall) => self.count_stall(stall),
@@ -390,26 +414,39 @@ impl Sm {
             return;
         }
         self.dirty = false;
+        self.wake_at = u64::MAX;
         for s in 0..nsched {
+            let mine = self.issuable & self.sched_mask[s];
+            let mut candidates = mine & self.sb_ready;
+            // Memory warps cannot issue while the LD/ST unit is busy; its release marks the
+            // SM dirty, so they need not be looked at until then.
+            if !self.unit_free(OpKind::StoreGlobal, sp_used, now) {
+                candidates &= !self.mem_head;
+            }
+            let blocked_unit = mine & self.sb_ready & !candidates != 0;
+            let mut stall = if blocked_unit {
+                Stall::Pipeline
+            } else if mine != 0 {
+                Stall::Scoreboard
+            } else {
+                Stall::Idle
+            };
+            if candidates == 0 {
+                self.count_stall(stall);
+                self.last_stall[s] = Some(stall);
+                continue;
+            }
             let mut order = std::mem::take(&mut self.order);
-            self.policies[s].order(self.active, &mut order);
-            let mut stall = Stall::Idle;
+            self.policies[s].order(candidates, &mut order);
             let mut issued = None;
             for &slot in order.as_slice() {
-                let w = &self.warps[slot as usize];
-                let Some(entry) = w.head() else { continue };
-                if w.at_barrier {
+                let Some(entry) = self.warps[slot as usize].head() else {
                     continue;
-                }
+                };
                 let inst = entry.inst;
-                if w.blocked_by_scoreboard(&inst) {
-                    if stall == Stall::Idle {
-                        stall = Stall::Scoreboard;
-                    }
-                    continue;
-                }
                 if !self.unit_free(inst.op, sp_used, now) {
                     stall = Stall::Pipeline;
+                    self.wake_at = self.wake_at.min(self.unit_free_at(inst.op, now));
                     continue;
                 }
                 if inst.op.pipe() == crate::workload::program::Pipe::Sp && inst.op != OpKind::Barrier {
@@ -437,10 +474,6 @@ impl Sm {
                     self.dirty = true;
                 }
                 None => {
-                    // A busy pipeline frees itself with time, not through an event.
-                    if stall == Stall::Pipeline {
-                        self.dirty = true;
-                    }
                     self.count_stall(stall);
                     self.last_stall[s] = Some(stall);
                 }
@@ -453,6 +486,16 @@ impl Sm {
             Stall::Idle => self.stats.sched.idle_cycles += 1,
             Stall::Scoreboard => self.stats.sched.scoreboard_stall_cycles += 1,
             Stall::Pipeline => self.stats.sched.pipeline_stall_cycles += 1,
+        }
+    }
+
+    /// When a busy unit frees itself with time alone; units freed by events (the LD/ST unit,
+    /// the in-flight load table) mark the SM dirty instead.
+    fn unit_free_at(&self, op: OpKind, now: u64) -> u64 {
+        match op {
+            OpKind::Alu(_) => now + 1,
+            OpKind::Sfu => self.sfu_free_at.iter().copied().min().unwrap_or(now + 1),
+            _ => u64::MAX,
         }
     }
 
@@ -560,6 +603,7 @@ impl Sm {
                 self.check_barrier(cta);
             }
         }
+        self.refresh(w);
         if self.warps[w].ibuf_empty() {
             if self.warps[w].fetch_done {
                 self.try_finish(w);
@@ -567,6 +611,26 @@ impl Sm {
                 self.need_fetch |= 1 << w;
             }
         }
+    }
+
+    /// Recomputes warp `w`'s bits in the issue masks after its I-buffer, scoreboard, barrier
+    /// or residency changed.
+    fn refresh(&mut self, w: usize) {
+        let bit = 1u64 << w;
+        let warp = &self.warps[w];
+        let head = if warp.active && !warp.at_barrier {
+            warp.head()
+        } else {
+            None
+        };
+        let (issuable, ready, mem) = match head {
+            Some(e) => (true, !warp.blocked_by_scoreboard(e), e.inst.op.is_memory()),
+            None => (false, false, false),
+        };
+        let set = |m: &mut u64, on: bool| if on { *m |= bit } else { *m &= !bit };
+        set(&mut self.issuable, issuable);
+        set(&mut self.sb_ready, ready);
+        set(&mut self.mem_head, mem);
     }
 
     /// Releases a CTA's barrier once every live warp of it has arrived.
@@ -579,6 +643,7 @@ impl Sm {
                 let w = m.trailing_zeros() as usize;
                 m &= m - 1;
                 self.warps[w].at_barrier = false;
+                self.refresh(w);
             }
             self.dirty = true;
         }
@@ -592,6 +657,7 @@ impl Sm {
         }
         self.warps[w].active = false;
         self.active &= !(1 << w);
+        self.refresh(w);
         let nsched = self.policies.len();
         self.policies[w % nsched].warp_exited(w as u8);
         let cta = self.warps[w].cta_slot as usize;
@@ -626,7 +692,9 @@ impl Sm {
         self.need_fetch &= !(1 << w);
         let warp = &mut self.warps[w as usize];
         warp.fetch(&k.program, self.cfg.ibuffer_entries as usize);
-        if warp.ibuf_empty() {
+        let empty = warp.ibuf_empty();
+        self.refresh(w as usize);
+        if empty {
             // The program had nothing left (e.g. trailing empty loops).
             self.try_finish(w as usize);
         }
@@ -661,7 +729,7 @@ impl Sm {
             let why = if w.at_barrier {
                 "barrier".to_string()
             } else if let Some(e) = w.head() {
-                if w.blocked_by_scoreboard(&e.inst) {
+                if w.blocked_by_scoreboard(e) {
                     let regs: Vec<String> = w.pending.iter().map(|r| format!("r{r}")).collect();
                     format!(
                         "scoreboard ({} pending{})",

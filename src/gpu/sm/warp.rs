@@ -20,6 +20,9 @@ impl RegSet {
     pub fn is_empty(&self) -> bool {
         self.0 == [0; 4]
     }
+    pub fn intersects(&self, o: &RegSet) -> bool {
+        (self.0[0] & o.0[0]) | (self.0[1] & o.0[1]) | (self.0[2] & o.0[2]) | (self.0[3] & o.0[3]) != 0
+    }
     /// Registers set, lowest first (for diagnostics).
     pub fn iter(&self) -> impl Iterator<Item = Reg> + '_ {
         (0..=254u8).filter(|&r| self.contains(r))
@@ -32,6 +35,8 @@ impl RegSet {
 pub struct IbufEntry {
     pub inst: Inst,
     pub loops: [u32; MAX_LOOP_DEPTH],
+    /// The instruction's registers (destination and sources), for one-step scoreboard checks.
+    pub regs: RegSet,
 }
 
 /// Maximum I-buffer depth the model supports.
@@ -146,9 +151,14 @@ impl Warp {
             };
             match *item {
                 Item::Inst(inst) => {
+                    let mut regs = RegSet::default();
+                    for r in inst.src.into_iter().chain([inst.dst]).filter(|&r| r != NO_REG) {
+                        regs.insert(r);
+                    }
                     self.ibuf[self.ib_len as usize] = Some(IbufEntry {
                         inst,
                         loops: self.iter,
+                        regs,
                     });
                     self.ib_len += 1;
                     self.pc += 1;
@@ -182,14 +192,14 @@ impl Warp {
         }
     }
 
-    /// Whether `inst` must wait on the scoreboard (RAW on a source, WAW on the destination).
-    pub fn blocked_by_scoreboard(&self, inst: &Inst) -> bool {
-        self.pending.contains(inst.dst) || inst.src.iter().any(|&r| self.pending.contains(r))
+    /// Whether `e` must wait on the scoreboard (RAW on a source, WAW on the destination).
+    pub fn blocked_by_scoreboard(&self, e: &IbufEntry) -> bool {
+        self.pending.intersects(&e.regs)
     }
 
-    /// Whether `inst` waits on a global load this warp already issued (MAS's hand-over test).
-    pub fn depends_on_pending_load(&self, inst: &Inst) -> bool {
-        self.pending_global.contains(inst.dst) || inst.src.iter().any(|&r| self.pending_global.contains(r))
+    /// Whether `e` waits on a global load this warp already issued (MAS's hand-over test).
+    pub fn depends_on_pending_load(&self, e: &IbufEntry) -> bool {
+        self.pending_global.intersects(&e.regs)
     }
 
     /// Issued everything and nothing of it is still outstanding.
