@@ -225,3 +225,24 @@ fn every_request_is_answered_and_every_instruction_runs() {
         assert_eq!(s.l2.accesses, s.l2.outcomes(), "{}", b.name);
     }
 }
+
+#[test]
+fn watchdog_stops_a_run_without_progress_and_names_the_waiting_warps() {
+    // A DRAM slower than the watchdog: nothing issues or returns for longer than it allows.
+    let cfg = Config {
+        dram_latency: 20_000,
+        watchdog_cycles: 8192,
+        ..one_sm()
+    };
+    let k = kernel("kernel slow\ngrid 1\nblock 64\nbuffer A 1M\nld.global r1, A[4*tid]\nalu r2, r1\n");
+    match simulate(&cfg, &k, None) {
+        Err(SimError::Watchdog { warps, .. }) => {
+            assert_eq!(warps.lines().count(), 2, "{warps}");
+            assert!(
+                warps.contains("SM 0 warp 0") && warps.contains("scoreboard (r1 pending"),
+                "{warps}"
+            );
+        }
+        other => panic!("expected the watchdog, got {other:?}"),
+    }
+}
