@@ -171,6 +171,34 @@ pub struct DramStats {
     pub busy_cycles: u64,
 }
 
+/// MAS counters (zero when MAS is off), summed over SMs.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MasStats {
+    /// SM-cycles spent in Memory Priority mode.
+    pub mp_cycles: u64,
+    /// Transitions EP → MP.
+    pub mp_entries: u64,
+    /// Times the owner warp changed to another warp (hand-overs and first assignments).
+    pub owner_changes: u64,
+    /// Warp-cycles a warp's memory instruction was held back by the stall bit.
+    pub stalled_warp_cycles: u64,
+}
+
+/// CAR counters (zero when CAR is off), summed over SMs.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CarStats {
+    /// Instructions moved from the LD/ST head into the re-execution queue.
+    pub enqueued: u64,
+    /// L1 accesses made from the re-execution queue.
+    pub reexecutions: u64,
+    /// Hits served while at least one request waited in the queue (hit-under-miss).
+    pub hits_under_miss: u64,
+    /// SM-cycles the queue was full.
+    pub queue_full_cycles: u64,
+    /// Highest occupancy seen on any SM.
+    pub peak_occupancy: u64,
+}
+
 /// Everything a run reports. Field names are stable (they are the JSON keys).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct RunStats {
@@ -196,4 +224,8 @@ pub struct RunStats {
     pub dram: DramStats,
     pub icnt_request_flits: u64,
     pub icnt_reply_flits: u64,
+    /// Fraction of SM-cycles in Memory Priority mode (MAS runs).
+    pub mp_fraction: f64,
+    pub mas: MasStats,
+    pub car: CarStats,
 }
