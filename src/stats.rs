@@ -144,6 +144,8 @@ pub struct SmStats {
     /// Most CTAs resident at once on one SM.
     pub peak_resident_ctas: u64,
     pub sched: SchedStats,
+    pub mas: MasStats,
+    pub car: CarStats,
 }
 
 impl SmStats {
@@ -160,6 +162,15 @@ impl SmStats {
         self.ctas_completed += o.ctas_completed;
         self.peak_resident_ctas = self.peak_resident_ctas.max(o.peak_resident_ctas);
         self.sched.add(&o.sched);
+        self.mas.mp_cycles += o.mas.mp_cycles;
+        self.mas.mp_entries += o.mas.mp_entries;
+        self.mas.owner_changes += o.mas.owner_changes;
+        self.mas.stalled_warp_cycles += o.mas.stalled_warp_cycles;
+        self.car.enqueued += o.car.enqueued;
+        self.car.reexecutions += o.car.reexecutions;
+        self.car.hits_under_miss += o.car.hits_under_miss;
+        self.car.queue_full_cycles += o.car.queue_full_cycles;
+        self.car.peak_occupancy = self.car.peak_occupancy.max(o.car.peak_occupancy);
     }
 }
 

@@ -228,6 +228,9 @@ impl Gpu {
             dram,
             icnt_request_flits: self.requests.flits_sent,
             icnt_reply_flits: self.replies.flits_sent,
+            mp_fraction: sm.mas.mp_cycles as f64 / sm_cycles,
+            mas: sm.mas.clone(),
+            car: sm.car.clone(),
         }
     }
 }
