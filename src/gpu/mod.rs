@@ -209,6 +209,8 @@ impl Gpu {
         let c = &self.cfg;
         let cycles_f = cycles.max(1) as f64;
         let sm_cycles = cycles_f * c.sms as f64;
+        let mp_fraction = sm.mas.mp_cycles as f64 / sm_cycles;
+        let (mas, car) = (sm.mas.clone(), sm.car.clone());
         RunStats {
             kernel: k.name.clone(),
             scheduler: c.scheduler.to_string(),
@@ -228,9 +230,9 @@ impl Gpu {
             dram,
             icnt_request_flits: self.requests.flits_sent,
             icnt_reply_flits: self.replies.flits_sent,
-            mp_fraction: sm.mas.mp_cycles as f64 / sm_cycles,
-            mas: sm.mas.clone(),
-            car: sm.car.clone(),
+            mp_fraction,
+            mas,
+            car,
         }
     }
 }
