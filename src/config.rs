@@ -119,6 +119,30 @@ pub struct Config {
     /// Core cycles per 128 B line a partition's DRAM transfers (bandwidth) [design].
     pub dram_cycles_per_line: u32,
 
+    // ---- MAS (spec §4) ----
+    /// Saturation: MSHRs used ≥ l1_mshrs − margin, or miss queue used ≥ l1_miss_queue −
+    /// margin [design].
+    pub mas_sat_margin: u32,
+    /// Extra cycles MP mode lasts after saturation ends [design].
+    pub mas_mp_exit_hold: u32,
+    /// Base order inside Mem_Q and Comp_Q: `gto` or `lrr` [design].
+    pub mas_base_order: SchedulerKind,
+
+    // ---- CAR (spec §5) ----
+    /// Re-execution queue entries [design; 32 per the public reproduction].
+    pub car_queue_depth: u32,
+
+    // ---- OWL and CCWS (spec §3) ----
+    /// OWL: SM i prefers CTA groups whose CTA id has parity i mod 2 (BLP awareness).
+    pub owl_blp_parity: bool,
+    /// CCWS: victim tag array entries per warp, and their associativity.
+    pub ccws_vta_entries: u32,
+    pub ccws_vta_ways: u32,
+    /// CCWS: base lost-locality score; scores decay by 1 per cycle toward it.
+    pub ccws_base_score: u32,
+    /// CCWS: K_THROTTLE in LLDS = VTA hits × K_THROTTLE × cutoff / instructions.
+    pub ccws_k_throttle: u32,
+
     // ---- run control ----
     /// Stop with an error after this many cycles without any progress (0 = off).
     pub watchdog_cycles: u64,
@@ -171,6 +195,15 @@ impl Default for Config {
             dram_queue: 32,
             dram_latency: 238,
             dram_cycles_per_line: 3,
+            mas_sat_margin: 1,
+            mas_mp_exit_hold: 0,
+            mas_base_order: SchedulerKind::Gto,
+            car_queue_depth: 32,
+            owl_blp_parity: true,
+            ccws_vta_entries: 16,
+            ccws_vta_ways: 8,
+            ccws_base_score: 100,
+            ccws_k_throttle: 8,
             watchdog_cycles: 200_000,
             max_cycles: 0,
         }
@@ -261,6 +294,25 @@ impl Config {
         at_least("l1_miss_queue", self.l1_miss_queue as u64, 2)?;
         at_most("l1_ways", self.l1_ways as u64, 64)?;
         at_most("l2_ways", self.l2_ways as u64, 64)?;
+        if !matches!(self.mas_base_order, SchedulerKind::Gto | SchedulerKind::Lrr) {
+            return Err(ConfigError::new("mas_base_order", "must be `gto` or `lrr`"));
+        }
+        at_least("car_queue_depth", self.car_queue_depth as u64, 1)?;
+        at_most("car_queue_depth", self.car_queue_depth as u64, 64)?;
+        at_least("ccws_vta_ways", self.ccws_vta_ways as u64, 1)?;
+        at_least(
+            "ccws_vta_entries",
+            self.ccws_vta_entries as u64,
+            self.ccws_vta_ways as u64,
+        )?;
+        at_most("ccws_vta_entries", self.ccws_vta_entries as u64, 256)?;
+        if self.ccws_vta_entries % self.ccws_vta_ways != 0 {
+            return Err(ConfigError::new(
+                "ccws_vta_entries",
+                "must be a multiple of ccws_vta_ways",
+            ));
+        }
+        at_least("ccws_base_score", self.ccws_base_score as u64, 1)?;
         for (key, v) in [("l1_sets", self.l1_sets), ("l2_sets", self.l2_sets)] {
             if !v.is_power_of_two() {
                 return Err(ConfigError::new(key, format!("must be a power of two, got {v}")));

@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod gpu;
+pub mod mascar;
 pub mod report;
 pub mod sched;
 pub mod stats;

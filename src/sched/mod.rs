@@ -6,8 +6,10 @@
 //! changes only through these notifications, so a cycle in which nothing could issue leaves
 //! it untouched (the issue stage relies on that to skip repeated idle cycles).
 
+pub mod ccws;
 pub mod gto;
 pub mod lrr;
+pub mod owl;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -15,6 +17,7 @@ use std::str::FromStr;
 
 pub use gto::Gto;
 pub use lrr::Lrr;
+pub use owl::Owl;
 
 /// Scheduler names accepted by `--scheduler` and the `scheduler` config key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -24,15 +27,46 @@ pub enum SchedulerKind {
     Lrr,
     /// Greedy-then-oldest (GPGPU-Sim `gto`).
     Gto,
+    /// CTA-aware two-level scheduling with BLP awareness (Jog et al., ASPLOS 2013).
+    Owl,
+    /// Cache-conscious wavefront scheduling (Rogers et al., MICRO 2012): GTO + load throttling.
+    Ccws,
+    /// Memory-aware scheduling alone (Mascar's scheduler half).
+    Mas,
+    /// Cache-access re-execution alone, on GTO (Mascar's LSU half).
+    Car,
+    /// MAS + CAR.
+    Mascar,
 }
 
 impl SchedulerKind {
-    pub const ALL: &'static [SchedulerKind] = &[SchedulerKind::Lrr, SchedulerKind::Gto];
+    pub const ALL: &'static [SchedulerKind] = &[
+        SchedulerKind::Lrr,
+        SchedulerKind::Gto,
+        SchedulerKind::Owl,
+        SchedulerKind::Ccws,
+        SchedulerKind::Mas,
+        SchedulerKind::Car,
+        SchedulerKind::Mascar,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             SchedulerKind::Lrr => "lrr",
             SchedulerKind::Gto => "gto",
+            SchedulerKind::Owl => "owl",
+            SchedulerKind::Ccws => "ccws",
+            SchedulerKind::Mas => "mas",
+            SchedulerKind::Car => "car",
+            SchedulerKind::Mascar => "mascar",
         }
+    }
+    /// Whether the SM runs the MAS blocks (warp status table, readiness checker, modes).
+    pub fn uses_mas(self) -> bool {
+        matches!(self, SchedulerKind::Mas | SchedulerKind::Mascar)
+    }
+    /// Whether the LD/ST unit has the CAR re-execution queue.
+    pub fn uses_car(self) -> bool {
+        matches!(self, SchedulerKind::Car | SchedulerKind::Mascar)
     }
 }
 
@@ -88,52 +122,98 @@ impl Order {
     }
 }
 
-/// One scheduler's policy state (enum dispatch: no virtual calls on the hot path).
+/// What the issue stage hands the policy each cycle.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OrderInput {
+    /// Warps of this scheduler that hold an instruction the stage will consider.
+    pub candidates: u64,
+    /// MAS: warps whose next instruction is a global memory instruction (the WST op type).
+    pub mem: u64,
+    /// MAS: Memory Priority mode.
+    pub mp: bool,
+}
+
+/// The base warp order a scheduler uses (enum dispatch: no virtual calls on the hot path).
 #[derive(Clone, Debug)]
-pub enum Policy {
+enum Base {
     Lrr(Lrr),
     Gto(Gto),
+    Owl(Owl),
+}
+
+/// One scheduler's policy: a base order, optionally split into Mem_Q and Comp_Q (MAS).
+#[derive(Clone, Debug)]
+pub struct Policy {
+    base: Base,
+    mas_split: bool,
+    scratch: Order,
 }
 
 impl Policy {
-    /// A policy for scheduler `id` of `schedulers`, on an SM with `warps` slots.
-    pub fn new(kind: SchedulerKind, id: usize, schedulers: usize, warps: usize) -> Policy {
-        let owned = (0..warps).filter(|w| w % schedulers == id).count();
-        match kind {
-            SchedulerKind::Lrr => Policy::Lrr(Lrr::default()),
-            SchedulerKind::Gto => Policy::Gto(Gto::new(owned)),
+    /// The policy of scheduler `id` of `schedulers`, on SM `sm` with `warps` slots.
+    pub fn new(cfg: &crate::config::Config, id: usize, sm: usize) -> Policy {
+        let schedulers = cfg.schedulers_per_sm as usize;
+        let owned = (0..cfg.warps_per_sm as usize)
+            .filter(|w| w % schedulers == id)
+            .count();
+        let kind = cfg.scheduler;
+        let base_kind = if kind.uses_mas() { cfg.mas_base_order } else { kind };
+        let base = match base_kind {
+            SchedulerKind::Lrr => Base::Lrr(Lrr::default()),
+            SchedulerKind::Owl => Base::Owl(Owl::new(cfg.owl_blp_parity.then_some(sm as u32 % 2))),
+            // CCWS and CAR issue in GTO order (CCWS adds throttling, CAR changes the LSU).
+            _ => Base::Gto(Gto::new(owned)),
+        };
+        Policy {
+            base,
+            mas_split: kind.uses_mas(),
+            scratch: Order::default(),
         }
     }
 
-    /// Writes this cycle's candidate order into `out`. `candidates` has bit w set for every
-    /// warp slot of this scheduler that holds an instruction it could consider.
-    pub fn order(&self, candidates: u64, out: &mut Order) {
-        out.clear();
-        match self {
-            Policy::Lrr(p) => p.order(candidates, out),
-            Policy::Gto(p) => p.order(candidates, out),
+    /// Writes this cycle's candidate order into `out`.
+    pub fn order(&mut self, input: &OrderInput, out: &mut Order) {
+        let target = if self.mas_split {
+            &mut self.scratch
+        } else {
+            &mut *out
+        };
+        target.clear();
+        match &self.base {
+            Base::Lrr(p) => p.order(input.candidates, target),
+            Base::Gto(p) => p.order(input.candidates, target),
+            Base::Owl(p) => p.order(input.candidates, target),
+        }
+        if self.mas_split {
+            crate::mascar::scheduler::MasScheduler::split(&self.scratch, input.mem, input.mp, out);
         }
     }
 
     /// The warp in `slot` issued this cycle.
     pub fn issued(&mut self, slot: u8) {
-        match self {
-            Policy::Lrr(p) => p.issued(slot),
-            Policy::Gto(p) => p.issued(slot),
+        match &mut self.base {
+            Base::Lrr(p) => p.issued(slot),
+            Base::Gto(p) => p.issued(slot),
+            Base::Owl(p) => p.issued(slot),
         }
     }
 
-    /// A new warp was launched into `slot` (dynamic ids grow with launch order).
-    pub fn warp_launched(&mut self, slot: u8) {
-        if let Policy::Gto(p) = self {
-            p.launched(slot)
+    /// A new warp was launched into `slot`, as part of CTA `cta` (the `seq`-th CTA launched
+    /// on this SM).
+    pub fn warp_launched(&mut self, slot: u8, cta: u32, seq: u64) {
+        match &mut self.base {
+            Base::Lrr(_) => {}
+            Base::Gto(p) => p.launched(slot),
+            Base::Owl(p) => p.launched(slot, cta, seq),
         }
     }
 
     /// The warp in `slot` finished.
     pub fn warp_exited(&mut self, slot: u8) {
-        if let Policy::Gto(p) = self {
-            p.exited(slot)
+        match &mut self.base {
+            Base::Lrr(_) => {}
+            Base::Gto(p) => p.exited(slot),
+            Base::Owl(p) => p.exited(slot),
         }
     }
 }

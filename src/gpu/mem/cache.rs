@@ -17,6 +17,8 @@ struct Way {
     state: LineState,
     dirty: bool,
     last_use: u64,
+    /// Warp slot that allocated the line (CCWS's lost-locality detector reads it).
+    owner: u8,
 }
 
 /// Result of looking a line up.
@@ -33,6 +35,7 @@ pub enum Probe {
 pub struct Eviction {
     pub line: u64,
     pub dirty: bool,
+    pub owner: u8,
 }
 
 #[derive(Clone, Debug)]
@@ -51,6 +54,7 @@ impl TagArray {
             state: LineState::Invalid,
             dirty: false,
             last_use: 0,
+            owner: 0,
         };
         TagArray {
             sets: sets as u64,
@@ -106,6 +110,7 @@ impl TagArray {
         (w.state == LineState::Valid).then_some(Eviction {
             line: w.line,
             dirty: w.dirty,
+            owner: w.owner,
         })
     }
 
@@ -122,6 +127,18 @@ impl TagArray {
     /// allocation). Returns the evicted valid line, if any. The caller checks
     /// [`can_allocate`](Self::can_allocate) first.
     pub fn allocate(&mut self, line: u64, state: LineState, dirty: bool, now: u64) -> Option<Eviction> {
+        self.allocate_for(line, state, dirty, now, 0)
+    }
+
+    /// [`allocate`](Self::allocate), recording the warp slot that allocated the line.
+    pub fn allocate_for(
+        &mut self,
+        line: u64,
+        state: LineState,
+        dirty: bool,
+        now: u64,
+        owner: u8,
+    ) -> Option<Eviction> {
         let i = self.victim_index(line).expect("caller checked can_allocate");
         let old = self.lines[i];
         self.lines[i] = Way {
@@ -129,10 +146,12 @@ impl TagArray {
             state,
             dirty,
             last_use: now,
+            owner,
         };
         (old.state == LineState::Valid).then_some(Eviction {
             line: old.line,
             dirty: old.dirty,
+            owner: old.owner,
         })
     }
 
@@ -254,7 +273,8 @@ mod tests {
             t.allocate(12, LineState::Reserved, false, 4),
             Some(Eviction {
                 line: 11,
-                dirty: false
+                dirty: false,
+                owner: 0
             })
         );
         assert_eq!(t.probe(12), Probe::Reserved);
@@ -263,7 +283,8 @@ mod tests {
             t.victim(13),
             Some(Eviction {
                 line: 10,
-                dirty: false
+                dirty: false,
+                owner: 0
             })
         );
         t.allocate(13, LineState::Reserved, false, 5);

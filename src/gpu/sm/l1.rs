@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 
 use crate::config::Config;
-use crate::gpu::mem::cache::{LineState, MshrTable, Probe, TagArray};
+use crate::gpu::mem::cache::{Eviction, LineState, MshrTable, Probe, TagArray};
 use crate::gpu::mem::MemRequest;
 use crate::stats::CacheStats;
 
@@ -47,6 +47,8 @@ pub struct L1 {
     pub miss_queue: VecDeque<MemRequest>,
     miss_queue_size: usize,
     pub stats: CacheStats,
+    /// The valid line the last allocating miss evicted (CCWS reads it).
+    pub last_eviction: Option<Eviction>,
 }
 
 impl L1 {
@@ -57,6 +59,7 @@ impl L1 {
             miss_queue: VecDeque::with_capacity(c.l1_miss_queue as usize),
             miss_queue_size: c.l1_miss_queue as usize,
             stats: CacheStats::default(),
+            last_eviction: None,
         }
     }
 
@@ -84,7 +87,33 @@ impl L1 {
 
     /// A global load of `line` for in-flight load `load`. On `Miss` the request built by
     /// `request` enters the miss queue.
-    pub fn load(&mut self, line: u64, load: u16, now: u64, request: impl FnOnce() -> MemRequest) -> Outcome {
+    /// Whether a load (or store) of `line` would be accepted now, without doing it.
+    pub fn would_accept(&self, line: u64, store: bool) -> bool {
+        if store {
+            return !self.miss_queue_full();
+        }
+        match self.tags.probe(line) {
+            Probe::Hit => true,
+            Probe::Reserved => self.mshrs.can_merge(line),
+            Probe::Miss => !self.miss_queue_full() && !self.mshrs.is_full() && self.tags.can_allocate(line),
+        }
+    }
+
+    /// Whether a load of `line` would hit now.
+    pub fn would_hit(&self, line: u64) -> bool {
+        self.tags.probe(line) == Probe::Hit
+    }
+
+    /// A global load of `line` by warp `warp` for in-flight load `load`. On `Miss` the
+    /// request built by `request` enters the miss queue.
+    pub fn load(
+        &mut self,
+        line: u64,
+        warp: u8,
+        load: u16,
+        now: u64,
+        request: impl FnOnce() -> MemRequest,
+    ) -> Outcome {
         self.stats.accesses += 1;
         match self.tags.probe(line) {
             Probe::Hit => {
@@ -109,7 +138,9 @@ impl L1 {
                 } else if !self.tags.can_allocate(line) {
                     self.fail(FailCause::LineAlloc)
                 } else {
-                    self.tags.allocate(line, LineState::Reserved, false, now);
+                    self.last_eviction = self
+                        .tags
+                        .allocate_for(line, LineState::Reserved, false, now, warp);
                     self.mshrs.open(line, load, now);
                     self.miss_queue.push_back(request());
                     self.stats.misses += 1;
@@ -184,13 +215,16 @@ mod tests {
             ..Config::default()
         };
         let mut l1 = L1::new(&c);
-        assert_eq!(l1.load(7, 1, 0, || req(7)), Outcome::Miss);
-        assert_eq!(l1.load(7, 2, 1, || req(7)), Outcome::HitReserved);
-        assert_eq!(l1.load(7, 3, 2, || req(7)), Outcome::Fail(FailCause::MergeLimit));
+        assert_eq!(l1.load(7, 0, 1, 0, || req(7)), Outcome::Miss);
+        assert_eq!(l1.load(7, 0, 2, 1, || req(7)), Outcome::HitReserved);
+        assert_eq!(
+            l1.load(7, 0, 3, 2, || req(7)),
+            Outcome::Fail(FailCause::MergeLimit)
+        );
         let mut woken = vec![];
         l1.fill(7, 3, |l| woken.push(l));
         assert_eq!(woken, vec![1, 2]);
-        assert_eq!(l1.load(7, 4, 4, || req(7)), Outcome::Hit);
+        assert_eq!(l1.load(7, 0, 4, 4, || req(7)), Outcome::Hit);
         let s = &l1.stats;
         assert_eq!(
             s.accesses,
@@ -206,19 +240,19 @@ mod tests {
             ..Config::default()
         };
         let mut l1 = L1::new(&c);
-        assert_eq!(l1.load(1, 0, 0, || req(1)), Outcome::Miss);
-        assert_eq!(l1.load(2, 0, 0, || req(2)), Outcome::Miss);
-        assert_eq!(l1.load(3, 0, 0, || req(3)), Outcome::Fail(FailCause::MshrFull));
+        assert_eq!(l1.load(1, 0, 0, 0, || req(1)), Outcome::Miss);
+        assert_eq!(l1.load(2, 0, 0, 0, || req(2)), Outcome::Miss);
+        assert_eq!(l1.load(3, 0, 0, 0, || req(3)), Outcome::Fail(FailCause::MshrFull));
         let c = Config {
             l1_miss_queue: 3,
             ..Config::default()
         };
         let mut l1 = L1::new(&c);
-        assert_eq!(l1.load(1, 0, 0, || req(1)), Outcome::Miss);
-        assert_eq!(l1.load(2, 0, 0, || req(2)), Outcome::Miss);
+        assert_eq!(l1.load(1, 0, 0, 0, || req(1)), Outcome::Miss);
+        assert_eq!(l1.load(2, 0, 0, 0, || req(2)), Outcome::Miss);
         // size - 1 = 2 entries used: full.
         assert_eq!(
-            l1.load(3, 0, 0, || req(3)),
+            l1.load(3, 0, 0, 0, || req(3)),
             Outcome::Fail(FailCause::MissQueueFull)
         );
         assert_eq!(l1.store(3, || req(3)), Outcome::Fail(FailCause::MissQueueFull));
@@ -232,20 +266,23 @@ mod tests {
             ..Config::default()
         };
         let mut l1 = L1::new(&c);
-        l1.load(1, 0, 0, || req(1));
-        l1.load(2, 0, 0, || req(2));
-        assert_eq!(l1.load(3, 0, 0, || req(3)), Outcome::Fail(FailCause::LineAlloc));
+        l1.load(1, 0, 0, 0, || req(1));
+        l1.load(2, 0, 0, 0, || req(2));
+        assert_eq!(
+            l1.load(3, 0, 0, 0, || req(3)),
+            Outcome::Fail(FailCause::LineAlloc)
+        );
     }
 
     #[test]
     fn store_hit_evicts_fermi_style() {
         let mut l1 = L1::new(&Config::default());
-        l1.load(9, 0, 0, || req(9));
+        l1.load(9, 0, 0, 0, || req(9));
         l1.fill(9, 1, |_| {});
-        assert_eq!(l1.load(9, 0, 2, || req(9)), Outcome::Hit);
+        assert_eq!(l1.load(9, 0, 0, 2, || req(9)), Outcome::Hit);
         l1.store(9, || req(9));
         assert_eq!(
-            l1.load(9, 0, 3, || req(9)),
+            l1.load(9, 0, 0, 3, || req(9)),
             Outcome::Miss,
             "the store evicted the line"
         );

@@ -11,11 +11,18 @@ pub mod warp;
 use crate::config::Config;
 use crate::gpu::mem::icnt::Network;
 use crate::gpu::mem::{MemReply, MemRequest};
-use crate::sched::{Order, Policy};
+use crate::mascar::reexec_queue::ReexecQueue;
+use crate::mascar::saturation::Saturation;
+use crate::mascar::scheduler::MasScheduler;
+use crate::mascar::wrc::Wrc;
+use crate::mascar::wst::Wst;
+use crate::mascar::{MasIn, MasOut, SaturationIn, WarpSignals, WrcIn, WstOut};
+use crate::sched::ccws::Ccws;
+use crate::sched::{Order, OrderInput, Policy};
 use crate::stats::{CacheStats, SmStats};
 use crate::workload::program::{AluKind, LaneEnv, OpKind, Reg, NO_REG};
 use crate::workload::Kernel;
-use coalescer::Coalesced;
+use coalescer::{Coalesced, LineRequest};
 use l1::{Outcome, L1};
 use warp::Warp;
 
@@ -88,6 +95,57 @@ struct CtaSlot {
     shared: u32,
 }
 
+/// The MAS blocks of one SM, stepped together each cycle through their ports.
+struct MasBlocks {
+    saturation: Saturation,
+    wrc: Wrc,
+    wst: Wst,
+    sched: MasScheduler,
+    /// Last cycle's (mode, owner, stall bits), to notice changes.
+    last: (bool, Option<u8>, u64),
+}
+
+impl MasBlocks {
+    fn new(cfg: &Config) -> Self {
+        MasBlocks {
+            saturation: Saturation::new(cfg.l1_mshrs, cfg.l1_miss_queue, cfg.mas_sat_margin),
+            wrc: Wrc,
+            wst: Wst::default(),
+            sched: MasScheduler::new(cfg.warps_per_sm as usize, cfg.mas_mp_exit_hold),
+            last: (false, None, 0),
+        }
+    }
+
+    /// Saturation → WRC (owner release, candidates) → mode and owner update → WRC stall
+    /// bits for the mode and owner now in force → WST.
+    fn step(&mut self, sat_in: &SaturationIn, warps: WarpSignals) -> (WstOut, MasOut) {
+        let sat = self.saturation.step(sat_in);
+        let cur = self.sched.current();
+        let check = self.wrc.step(&WrcIn {
+            warps,
+            mp: cur.mp,
+            owner: cur.owner,
+        });
+        let out = self.sched.step(&MasIn {
+            saturated: sat.saturated,
+            release_owner: check.release_owner,
+            owner_candidates: check.owner_candidates,
+        });
+        let write = if (out.mp, out.owner) == (cur.mp, cur.owner) {
+            check.wst
+        } else {
+            self.wrc
+                .step(&WrcIn {
+                    warps,
+                    mp: out.mp,
+                    owner: out.owner,
+                })
+                .wst
+        };
+        (self.wst.step(&write), out)
+    }
+}
+
 /// Why a scheduler did not issue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stall {
@@ -110,6 +168,24 @@ pub struct Sm {
     sb_ready: u64,
     /// Bit w: warp w's head instruction goes to the LD/ST unit.
     mem_head: u64,
+    /// Bit w: warp w's head instruction is a global memory instruction (the WST op type).
+    gmem_head: u64,
+    /// Bit w: warp w's head instruction is a global load.
+    load_head: u64,
+    /// Bit w: warp w's head instruction depends on a global load it issued.
+    dep_load: u64,
+    /// Bit w: warp w waits at a barrier.
+    barrier: u64,
+    /// MAS blocks, when the scheduler uses them.
+    mas: Option<MasBlocks>,
+    /// CAR's re-execution queue, when the LD/ST unit has one.
+    car: Option<ReexecQueue>,
+    /// CCWS's lost-locality detector and throttle, for the `ccws` scheduler.
+    ccws: Option<Ccws>,
+    ccws_throttled: u64,
+    ccws_seen_instructions: u64,
+    /// CTAs launched on this SM so far (OWL's CTA age).
+    cta_seq: u64,
     /// Per scheduler: the warp slots it owns.
     sched_mask: Vec<u64>,
     fetch_ptr: u32,
@@ -173,6 +249,19 @@ impl Sm {
             issuable: 0,
             sb_ready: 0,
             mem_head: 0,
+            gmem_head: 0,
+            load_head: 0,
+            dep_load: 0,
+            barrier: 0,
+            mas: cfg.scheduler.uses_mas().then(|| MasBlocks::new(cfg)),
+            car: cfg
+                .scheduler
+                .uses_car()
+                .then(|| ReexecQueue::new(cfg.car_queue_depth)),
+            ccws: (cfg.scheduler == crate::sched::SchedulerKind::Ccws).then(|| Ccws::new(cfg)),
+            ccws_throttled: 0,
+            ccws_seen_instructions: 0,
+            cta_seq: 0,
             sched_mask: (0..nsched)
                 .map(|s| {
                     (0..warps)
@@ -186,9 +275,7 @@ impl Sm {
             used_threads: 0,
             used_regs: 0,
             used_shared: 0,
-            policies: (0..nsched)
-                .map(|s| Policy::new(cfg.scheduler, s, nsched, warps))
-                .collect(),
+            policies: (0..nsched).map(|s| Policy::new(cfg, s, id)).collect(),
             order: Order::default(),
             dirty: true,
             wake_at: u64::MAX,
@@ -237,7 +324,13 @@ impl Sm {
             self.need_fetch |= 1 << free;
             warps |= 1 << free;
             let nsched = self.policies.len();
-            self.policies[free % nsched].warp_launched(free as u8);
+            self.policies[free % nsched].warp_launched(free as u8, cta, self.cta_seq);
+            if let Some(m) = &mut self.mas {
+                m.sched.launched(free as u8);
+            }
+            if let Some(c) = &mut self.ccws {
+                c.warp_launched(free as u8);
+            }
         }
         self.ctas[slot] = CtaSlot {
             active: true,
@@ -251,6 +344,7 @@ impl Sm {
         self.used_threads += k.block;
         self.used_regs += cta_regs(k);
         self.used_shared += k.shared_bytes;
+        self.cta_seq += 1;
         let resident = self.ctas.iter().filter(|c| c.active).count() as u64;
         self.stats.peak_resident_ctas = self.stats.peak_resident_ctas.max(resident);
         self.dirty = true;
@@ -258,7 +352,11 @@ impl Sm {
 
     /// No CTA resident and nothing in flight.
     pub fn is_idle(&self) -> bool {
-        self.active == 0 && self.l1.is_quiet() && !self.lsu.busy && self.wheel.pending == 0
+        self.active == 0
+            && self.l1.is_quiet()
+            && !self.lsu.busy
+            && self.wheel.pending == 0
+            && self.car.as_ref().is_none_or(|q| q.is_empty())
     }
 
     // ---------------------------------------------------------------- the cycle
@@ -340,16 +438,79 @@ impl Sm {
         }
     }
 
-    /// The LD/ST unit presents its head line request to the L1 (one access per cycle). A
-    /// refused access stays at the head and blocks everything behind it.
+    /// The LD/ST unit: one L1 access per cycle. Without CAR the head line request goes to the
+    /// L1, and a refused access stays at the head, blocking everything behind it. With CAR the
+    /// oldest re-execution-queue entry that can make progress goes first; otherwise the head
+    /// tries, and a refused head instruction moves into the queue (if it has room and the
+    /// warp holds no entry), freeing the LD/ST unit for the next instruction.
     fn ldst(&mut self, now: u64, _k: &Kernel) {
+        let (mp, owner) = self.mas.as_ref().map_or((false, None), |m| {
+            let o = m.sched.current();
+            (o.mp, o.owner)
+        });
+        if let Some(q) = &self.car {
+            let l1 = &self.l1;
+            let pick = q.select(|e| {
+                let line = e.next_line().line;
+                if mp && Some(e.warp) != owner {
+                    // Hit-only service: a non-owner never sends a request below L1 in MP.
+                    !e.store && l1.would_hit(line)
+                } else {
+                    l1.would_accept(line, e.store)
+                }
+            });
+            if let Some(slot) = pick {
+                let e = self.car.as_ref().expect("checked").entry(slot);
+                let (warp, store, load, req) = (e.warp, e.store, e.load, e.next_line());
+                let outcome = self.access_line(warp, store, load, req, now);
+                debug_assert!(outcome.accepted(), "selected entries can make progress");
+                self.stats.car.reexecutions += 1;
+                let q = self.car.as_mut().expect("checked");
+                if let Some((warp, store, _)) = q.advance(slot) {
+                    self.mem_instruction_sent(warp, store);
+                }
+                self.dirty = true;
+                return;
+            }
+        }
         if !self.lsu.busy {
             return;
         }
         let req = self.lsu.lines.lines[self.lsu.next];
-        let warp = self.lsu.warp;
+        let (warp, store, load) = (self.lsu.warp, self.lsu.store, self.lsu.load);
+        let hit_only = self.car.is_some() && mp && Some(warp) != owner;
+        let outcome = if hit_only && (store || !self.l1.would_hit(req.line)) {
+            None
+        } else {
+            Some(self.access_line(warp, store, load, req, now))
+        };
+        if !outcome.is_some_and(Outcome::accepted) {
+            if let Some(q) = &mut self.car {
+                if !q.is_full() && !q.holds(warp) {
+                    q.push(warp, store, load, &self.lsu.lines, self.lsu.next);
+                    self.stats.car.enqueued += 1;
+                    self.stats.car.peak_occupancy = self.stats.car.peak_occupancy.max(q.occupancy() as u64);
+                    self.lsu.busy = false;
+                    self.dirty = true;
+                    return;
+                }
+            }
+            self.stats.lsu_stall_cycles += 1;
+            return;
+        }
+        self.lsu.next += 1;
+        if self.lsu.next == self.lsu.lines.len {
+            self.lsu.busy = false;
+            self.mem_instruction_sent(warp, store);
+            self.dirty = true;
+        }
+    }
+
+    /// Presents one line request of warp `warp` to the L1 and books its outcome: a miss sent
+    /// below, a hit answered after the hit latency, a merge into an open MSHR.
+    fn access_line(&mut self, warp: u8, store: bool, load: u16, req: LineRequest, now: u64) -> Outcome {
         let (sm, id) = (self.id as u16, self.next_request_id);
-        let outcome = if self.lsu.store {
+        let outcome = if store {
             self.l1.store(req.line, || MemRequest {
                 id,
                 line: req.line,
@@ -359,7 +520,7 @@ impl Sm {
                 bytes: req.bytes,
             })
         } else {
-            self.l1.load(req.line, self.lsu.load, now, || MemRequest {
+            self.l1.load(req.line, warp, load, now, || MemRequest {
                 id,
                 line: req.line,
                 sm,
@@ -369,34 +530,36 @@ impl Sm {
             })
         };
         match outcome {
-            Outcome::Fail(_) => {
-                self.stats.lsu_stall_cycles += 1;
-                return;
-            }
+            Outcome::Fail(_) => {}
             Outcome::Miss => {
                 self.next_request_id = self.next_request_id.wrapping_add(1);
                 self.stats.requests_sent += 1;
-                if self.lsu.store {
+                if store {
                     self.warps[warp as usize].stores_in_flight += 1;
+                } else if let Some(c) = &mut self.ccws {
+                    if let Some(ev) = self.l1.last_eviction.take() {
+                        c.evicted(ev.owner, ev.line);
+                    }
+                    c.load_missed(warp, req.line, self.active.count_ones());
                 }
             }
             Outcome::Hit => {
-                self.wheel.schedule(
-                    now + self.cfg.l1_hit_latency as u64,
-                    Event::LoadLine { load: self.lsu.load },
-                );
+                if self.car.as_ref().is_some_and(|q| !q.is_empty()) {
+                    self.stats.car.hits_under_miss += 1;
+                }
+                self.wheel
+                    .schedule(now + self.cfg.l1_hit_latency as u64, Event::LoadLine { load });
             }
             Outcome::HitReserved => {}
         }
-        self.lsu.next += 1;
-        if self.lsu.next == self.lsu.lines.len {
-            self.lsu.busy = false;
-            if self.lsu.store {
-                let w = &mut self.warps[warp as usize];
-                w.in_pipeline -= 1;
-                self.try_finish(warp as usize);
-            }
-            self.dirty = true;
+        outcome
+    }
+
+    /// Every line request of a memory instruction has been accepted by the L1.
+    fn mem_instruction_sent(&mut self, warp: u8, store: bool) {
+        if store {
+            self.warps[warp as usize].in_pipeline -= 1;
+            self.try_finish(warp as usize);
         }
     }
 
@@ -404,6 +567,7 @@ impl Sm {
     fn issue(&mut self, now: u64, k: &Kernel) {
         let mut sp_used = 0;
         let nsched = self.policies.len();
+        let (held_back, mp) = self.mascar_blocks();
         if !self.dirty && now < self.wake_at {
             for s in 0..nsched {
                 match self.last_stall[s] {
@@ -417,7 +581,7 @@ impl Sm {
         self.wake_at = u64::MAX;
         for s in 0..nsched {
             let mine = self.issuable & self.sched_mask[s];
-            let mut candidates = mine & self.sb_ready;
+            let mut candidates = mine & self.sb_ready & !held_back;
             // Memory warps cannot issue while the LD/ST unit is busy; its release marks the
             // SM dirty, so they need not be looked at until then.
             if !self.unit_free(OpKind::StoreGlobal, sp_used, now) {
@@ -437,7 +601,12 @@ impl Sm {
                 continue;
             }
             let mut order = std::mem::take(&mut self.order);
-            self.policies[s].order(candidates, &mut order);
+            let input = OrderInput {
+                candidates,
+                mem: self.gmem_head,
+                mp,
+            };
+            self.policies[s].order(&input, &mut order);
             let mut issued = None;
             for &slot in order.as_slice() {
                 let Some(entry) = self.warps[slot as usize].head() else {
@@ -479,6 +648,67 @@ impl Sm {
                 }
             }
         }
+    }
+
+    /// Steps the blocks that decide which warps are held back this cycle: MAS (saturation,
+    /// WRC, WST, mode and owner), CCWS's load throttle and CAR's per-warp queue occupancy.
+    /// Returns the warps whose head instruction may not issue, and the MAS mode. A change in
+    /// their outputs marks the SM dirty.
+    fn mascar_blocks(&mut self) -> (u64, bool) {
+        let mut held = 0u64;
+        let mut mp = false;
+        if let Some(m) = &mut self.mas {
+            let signals = WarpSignals {
+                active: self.active,
+                has_inst: self.issuable,
+                is_mem: self.gmem_head,
+                sb_ready: self.sb_ready,
+                dep_load: self.dep_load,
+                at_barrier: self.barrier,
+            };
+            let (wst, out) = m.step(
+                &SaturationIn {
+                    mshrs_used: self.l1.mshrs_used() as u32,
+                    miss_queue_used: self.l1.miss_queue_used() as u32,
+                },
+                signals,
+            );
+            let st = &mut self.stats.mas;
+            st.mp_cycles += out.mp as u64;
+            st.owner_changes += out.owner_changed as u64;
+            st.stalled_warp_cycles += (wst.stall & self.issuable & self.sb_ready).count_ones() as u64;
+            if out.mp && !m.last.0 {
+                st.mp_entries += 1;
+            }
+            let now = (out.mp, out.owner, wst.stall);
+            if now != m.last {
+                self.dirty = true;
+                m.last = now;
+            }
+            held |= wst.stall;
+            mp = out.mp;
+        }
+        if let Some(c) = &mut self.ccws {
+            c.cycle(
+                self.active,
+                self.stats.warp_instructions - self.ccws_seen_instructions,
+            );
+            self.ccws_seen_instructions = self.stats.warp_instructions;
+            if c.throttled != self.ccws_throttled {
+                self.ccws_throttled = c.throttled;
+                self.dirty = true;
+            }
+            held |= c.throttled & self.load_head;
+        }
+        if let Some(q) = &self.car {
+            // One entry per warp keeps each warp's memory order; a full queue takes no more.
+            held |= q.warp_mask() & self.gmem_head;
+            if q.is_full() {
+                held |= self.gmem_head;
+                self.stats.car.queue_full_cycles += 1;
+            }
+        }
+        (held, mp)
     }
 
     fn count_stall(&mut self, stall: Stall) {
@@ -623,14 +853,26 @@ impl Sm {
         } else {
             None
         };
-        let (issuable, ready, mem) = match head {
-            Some(e) => (true, !warp.blocked_by_scoreboard(e), e.inst.op.is_memory()),
-            None => (false, false, false),
+        let at_barrier = warp.active && warp.at_barrier;
+        let (issuable, ready, mem, gmem, load, dep) = match head {
+            Some(e) => (
+                true,
+                !warp.blocked_by_scoreboard(e),
+                e.inst.op.is_memory(),
+                e.inst.op.is_global(),
+                e.inst.op == OpKind::LoadGlobal,
+                warp.depends_on_pending_load(e),
+            ),
+            None => (false, false, false, false, false, false),
         };
         let set = |m: &mut u64, on: bool| if on { *m |= bit } else { *m &= !bit };
         set(&mut self.issuable, issuable);
         set(&mut self.sb_ready, ready);
         set(&mut self.mem_head, mem);
+        set(&mut self.gmem_head, gmem);
+        set(&mut self.load_head, load);
+        set(&mut self.dep_load, dep);
+        set(&mut self.barrier, at_barrier);
     }
 
     /// Releases a CTA's barrier once every live warp of it has arrived.
@@ -660,6 +902,9 @@ impl Sm {
         self.refresh(w);
         let nsched = self.policies.len();
         self.policies[w % nsched].warp_exited(w as u8);
+        if let Some(m) = &mut self.mas {
+            m.sched.exited(w as u8);
+        }
         let cta = self.warps[w].cta_slot as usize;
         let c = &mut self.ctas[cta];
         c.live_warps -= 1;

@@ -1,0 +1,98 @@
+//! The warp readiness checker (slide 12): decides each cycle, from the I-buffer op type, the
+//! scoreboard, the owner id and the mode, whether each warp may issue a memory instruction,
+//! and writes the warp status table.
+
+use super::ports::{WrcIn, WrcOut, WstWrite};
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Wrc;
+
+impl Wrc {
+    pub fn step(&self, i: &WrcIn) -> WrcOut {
+        let w = &i.warps;
+        let mem = w.is_mem & w.has_inst & w.active;
+        let owner_bit = i.owner.map_or(0, |o| 1u64 << o);
+        // In MP only the owner's memory instructions may go beyond L1: the others stall.
+        let stall = if i.mp { mem & !owner_bit } else { 0 };
+        let release_owner = match i.owner {
+            Some(o) => {
+                let bit = 1u64 << o;
+                // Its next instruction waits on its own load: hand the memory path over.
+                let waits_on_own_load = w.has_inst & w.dep_load & bit != 0;
+                waits_on_own_load || w.active & bit == 0 || w.at_barrier & bit != 0
+            }
+            None => false,
+        };
+        let owner_candidates = mem & w.sb_ready & !w.dep_load & !owner_bit;
+        WrcOut {
+            wst: WstWrite { mem, stall },
+            release_owner,
+            owner_candidates,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mascar::ports::WarpSignals;
+
+    fn warps() -> WarpSignals {
+        WarpSignals {
+            active: 0b1111,
+            has_inst: 0b1111,
+            is_mem: 0b0111,
+            sb_ready: 0b1111,
+            dep_load: 0,
+            at_barrier: 0,
+        }
+    }
+
+    #[test]
+    fn stall_bits_only_in_mp_and_never_for_the_owner_or_compute_warps() {
+        let ep = Wrc.step(&WrcIn {
+            warps: warps(),
+            mp: false,
+            owner: None,
+        });
+        assert_eq!(
+            ep.wst,
+            WstWrite {
+                mem: 0b0111,
+                stall: 0
+            }
+        );
+        let mp = Wrc.step(&WrcIn {
+            warps: warps(),
+            mp: true,
+            owner: Some(1),
+        });
+        assert_eq!(mp.wst.stall, 0b0101);
+        assert!(!mp.release_owner);
+        assert_eq!(mp.owner_candidates, 0b0101);
+    }
+
+    #[test]
+    fn owner_released_when_its_next_instruction_needs_its_own_load() {
+        let mut w = warps();
+        w.dep_load = 0b0010;
+        let out = Wrc.step(&WrcIn {
+            warps: w,
+            mp: true,
+            owner: Some(1),
+        });
+        assert!(out.release_owner);
+        assert_eq!(out.owner_candidates & 0b0010, 0);
+        w.dep_load = 0;
+        w.active = 0b1101;
+        assert!(
+            Wrc.step(&WrcIn {
+                warps: w,
+                mp: true,
+                owner: Some(1)
+            })
+            .release_owner,
+            "finished owner"
+        );
+    }
+}
