@@ -117,7 +117,7 @@ pub struct Config {
     /// DRAM access latency [design; sets the 440-cycle round trip].
     pub dram_latency: u32,
     /// Core cycles per 128 B line a partition's DRAM transfers (bandwidth) [design].
-    pub dram_cycles_per_line: u32,
+    pub dram_cycles_per_line: f64,
 
     // ---- MAS (spec §4) ----
     /// Saturation: MSHRs used ≥ l1_mshrs − margin, or miss queue used ≥ l1_miss_queue −
@@ -194,7 +194,7 @@ impl Default for Config {
             l2_response_queue: 16,
             dram_queue: 32,
             dram_latency: 238,
-            dram_cycles_per_line: 3,
+            dram_cycles_per_line: 3.0,
             mas_sat_margin: 1,
             mas_mp_exit_hold: 0,
             mas_base_order: SchedulerKind::Gto,
@@ -276,7 +276,6 @@ impl Config {
             ("l2_miss_queue", self.l2_miss_queue),
             ("l2_response_queue", self.l2_response_queue),
             ("dram_queue", self.dram_queue),
-            ("dram_cycles_per_line", self.dram_cycles_per_line),
             ("flit_bytes", self.flit_bytes),
             ("sm_port_flits", self.sm_port_flits),
             ("partition_port_flits", self.partition_port_flits),
@@ -287,12 +286,19 @@ impl Config {
         ] {
             at_least(key, v as u64, 1)?;
         }
+        if !(self.dram_cycles_per_line.is_finite() && self.dram_cycles_per_line >= 0.25) {
+            return Err(ConfigError::new(
+                "dram_cycles_per_line",
+                format!("must be a number ≥ 0.25, got {}", self.dram_cycles_per_line),
+            ));
+        }
         at_most("l1_mshr_merge", self.l1_mshr_merge as u64, 64)?;
         at_most("l1_mshrs", self.l1_mshrs as u64, 4096)?;
         at_most("l2_mshrs", self.l2_mshrs as u64, 4096)?;
         // GPGPU-Sim treats the miss queue as full at size - 1, so it needs two entries.
         at_least("l1_miss_queue", self.l1_miss_queue as u64, 2)?;
-        at_most("l1_ways", self.l1_ways as u64, 64)?;
+        // Up to 1024 ways so that a fully associative L1 (1 set) can be studied.
+        at_most("l1_ways", self.l1_ways as u64, 1024)?;
         at_most("l2_ways", self.l2_ways as u64, 64)?;
         if !matches!(self.mas_base_order, SchedulerKind::Gto | SchedulerKind::Lrr) {
             return Err(ConfigError::new("mas_base_order", "must be `gto` or `lrr`"));
@@ -306,7 +312,7 @@ impl Config {
             self.ccws_vta_ways as u64,
         )?;
         at_most("ccws_vta_entries", self.ccws_vta_entries as u64, 256)?;
-        if self.ccws_vta_entries % self.ccws_vta_ways != 0 {
+        if !self.ccws_vta_entries.is_multiple_of(self.ccws_vta_ways) {
             return Err(ConfigError::new(
                 "ccws_vta_entries",
                 "must be a multiple of ccws_vta_ways",

@@ -82,6 +82,32 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Run built-in kernels under several schedulers in parallel and write the paper's
+    /// comparison: speedup.md/.csv/.svg/.png, stalls.svg, results.json.
+    Compare {
+        /// Kernels to run (default: every built-in).
+        #[arg(long, value_delimiter = ',')]
+        kernels: Vec<String>,
+        /// Schedulers to compare (default: all; lrr is always added as the baseline).
+        #[arg(long, value_delimiter = ',')]
+        schedulers: Vec<String>,
+        /// Output directory.
+        #[arg(long, default_value = "results")]
+        out: PathBuf,
+        /// The "unbuildable" resources study of slide 7 on the memory-intensive kernels
+        /// instead: RR with 4x MSHRs and queues, a fully associative L1, +20% DRAM bandwidth,
+        /// all three, beside Mascar on the normal machine.
+        #[arg(long)]
+        resources: bool,
+        /// Worker threads (default: one per core).
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+        #[command(flatten)]
+        machine: MachineArgs,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Measure simulation speed (use a release build).
     Bench {
         /// Kernels to time (default: a memory-intensive and a compute-intensive built-in).
@@ -153,6 +179,15 @@ fn dispatch(cmd: Command) -> Result<()> {
             }
             Ok(())
         }
+        Command::Compare {
+            kernels,
+            schedulers,
+            out,
+            resources,
+            threads,
+            machine,
+            quiet,
+        } => compare(kernels, schedulers, out, resources, threads, machine, quiet),
         Command::Bench {
             kernels,
             scheduler,
@@ -194,6 +229,88 @@ fn dispatch(cmd: Command) -> Result<()> {
             Ok(())
         }
     }
+}
+
+fn compare(
+    kernels: Vec<String>,
+    schedulers: Vec<String>,
+    out: PathBuf,
+    resources: bool,
+    threads: usize,
+    machine: MachineArgs,
+    quiet: bool,
+) -> Result<()> {
+    use mascar::experiment;
+    use mascar::report::{compare as cmp, plots};
+    let base = machine.config()?;
+    let mut picked = vec![];
+    if kernels.is_empty() {
+        picked.extend(
+            builtin::builtins()
+                .iter()
+                .filter(|b| !resources || b.class.is_memory_intensive()),
+        );
+    } else {
+        for name in &kernels {
+            let b = builtin::find(name)
+                .ok_or_else(|| anyhow::anyhow!("unknown kernel `{name}` (see `mascar kernels`)"))?;
+            picked.push(b);
+        }
+    }
+    let jobs = if resources {
+        experiment::variant_matrix(&picked, &experiment::resource_variants(&base))
+    } else {
+        let mut kinds: Vec<SchedulerKind> = vec![SchedulerKind::Lrr];
+        let names: Vec<String> = if schedulers.is_empty() {
+            SchedulerKind::ALL.iter().map(|k| k.name().to_string()).collect()
+        } else {
+            schedulers
+        };
+        for n in &names {
+            let k: SchedulerKind = n.parse().map_err(anyhow::Error::msg)?;
+            if !kinds.contains(&k) {
+                kinds.push(k);
+            }
+        }
+        experiment::scheduler_matrix(&picked, &kinds, &base)
+    };
+    let bar = if quiet || !std::io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        let b = ProgressBar::new(jobs.len() as u64);
+        let style =
+            ProgressStyle::with_template("[{elapsed_precise}] [{bar:30}] {pos}/{len} runs, eta {eta}");
+        b.set_style(style.expect("valid template"));
+        b
+    };
+    let records = experiment::run_jobs(&jobs, threads, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    let table = cmp::speedup_table(&records, "lrr");
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let stem = if resources { "resources" } else { "speedup" };
+    report::write_atomic(
+        &out.join(format!("{stem}.md")),
+        cmp::to_markdown(&table).as_bytes(),
+    )?;
+    report::write_atomic(&out.join(format!("{stem}.csv")), cmp::to_csv(&table).as_bytes())?;
+    plots::speedup_svg(&table, &out.join(format!("{stem}.svg")))?;
+    plots::speedup_png(&table, &out.join(format!("{stem}.png")))?;
+    if !resources {
+        plots::stalls_svg(&records, &out.join("stalls.svg"))?;
+    }
+    let json = serde_json::to_string_pretty(&records)?;
+    let json_name = if resources {
+        "resources.json"
+    } else {
+        "results.json"
+    };
+    report::write_atomic(&out.join(json_name), json.as_bytes())?;
+    print!("{}", cmp::to_stdout_table(&table));
+    eprintln!(
+        "wrote {stem}.md, .csv, .svg, .png and {json_name} to {}",
+        out.display()
+    );
+    Ok(())
 }
 
 /// A built-in name, or a path to a kernel file.

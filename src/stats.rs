@@ -175,11 +175,12 @@ impl SmStats {
 }
 
 /// DRAM counters summed over partitions.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct DramStats {
     pub reads: u64,
     pub writes: u64,
-    pub busy_cycles: u64,
+    /// Channel-cycles spent transferring, all partitions.
+    pub busy_cycles: f64,
 }
 
 /// MAS counters (zero when MAS is off), summed over SMs.

@@ -222,7 +222,7 @@ impl Gpu {
             l1_hit_rate: l1.hit_rate(),
             l1_reservation_fails: l1.reservation_fails(),
             lsu_stall_fraction: sm.lsu_stall_cycles as f64 / sm_cycles,
-            dram_utilization: dram.busy_cycles as f64 / (cycles_f * c.l2_partitions as f64),
+            dram_utilization: dram.busy_cycles / (cycles_f * c.l2_partitions as f64),
             dram_bytes_per_cycle: (dram.reads + dram.writes) as f64 * c.line_bytes as f64 / cycles_f,
             sm,
             l1,

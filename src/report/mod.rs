@@ -1,5 +1,9 @@
 //! Human-readable summaries and safe output files.
 
+pub mod compare;
+pub mod energy;
+pub mod plots;
+
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;

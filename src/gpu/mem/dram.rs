@@ -15,27 +15,28 @@ pub struct Dram {
     queue: VecDeque<DramRequest>,
     capacity: usize,
     in_service: VecDeque<(u64, DramRequest)>,
-    next_start: u64,
-    cycles_per_line: u64,
+    /// When the channel can start its next transfer (fractional: bandwidth is a real number).
+    next_start: f64,
+    cycles_per_line: f64,
     latency: u64,
     pub reads: u64,
     pub writes: u64,
     /// Cycles the channel spent transferring (bandwidth in use).
-    pub busy_cycles: u64,
+    pub busy_cycles: f64,
 }
 
 impl Dram {
-    pub fn new(capacity: u32, cycles_per_line: u32, latency: u32) -> Self {
+    pub fn new(capacity: u32, cycles_per_line: f64, latency: u32) -> Self {
         Dram {
             queue: VecDeque::with_capacity(capacity as usize),
             capacity: capacity as usize,
             in_service: VecDeque::with_capacity(capacity as usize + latency as usize),
-            next_start: 0,
-            cycles_per_line: cycles_per_line as u64,
+            next_start: 0.0,
+            cycles_per_line,
             latency: latency as u64,
             reads: 0,
             writes: 0,
-            busy_cycles: 0,
+            busy_cycles: 0.0,
         }
     }
 
@@ -54,9 +55,17 @@ impl Dram {
 
     /// Starts the next transfer when the channel is free.
     pub fn cycle(&mut self, now: u64) {
-        if now >= self.next_start {
+        if now as f64 >= self.next_start {
             if let Some(r) = self.queue.pop_front() {
-                self.next_start = now + self.cycles_per_line;
+                // Back to back, the fractional remainder carries over, so 2.5 cycles per
+                // line averages 2.5; after an idle gap the channel starts afresh.
+                let now_f = now as f64;
+                let base = if self.next_start > now_f - 1.0 {
+                    self.next_start
+                } else {
+                    now_f
+                };
+                self.next_start = base + self.cycles_per_line;
                 self.busy_cycles += self.cycles_per_line;
                 if r.write {
                     self.writes += 1;

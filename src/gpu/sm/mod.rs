@@ -214,6 +214,20 @@ pub struct Sm {
     pub stats: SmStats,
     /// When set, every issue is appended here (tests and debugging; off in normal runs).
     pub issue_log: Option<Vec<IssueRecord>>,
+    /// When set, MAS's mode, owner and stall bits are appended every cycle.
+    pub mas_log: Option<Vec<MasRecord>>,
+    /// When set, every request sent below L1 is appended as (cycle, warp, from the CAR queue).
+    pub request_log: Option<Vec<(u64, u8, bool)>>,
+}
+
+/// One cycle of MAS state, as recorded in [`Sm::mas_log`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MasRecord {
+    pub cycle: u64,
+    pub mp: bool,
+    pub owner: Option<u8>,
+    pub stall: u64,
+    pub saturated: bool,
 }
 
 /// One issued instruction, as recorded in [`Sm::issue_log`].
@@ -290,6 +304,8 @@ impl Sm {
             next_request_id: 0,
             stats: SmStats::default(),
             issue_log: None,
+            mas_log: None,
+            request_log: None,
         }
     }
 
@@ -462,7 +478,7 @@ impl Sm {
             if let Some(slot) = pick {
                 let e = self.car.as_ref().expect("checked").entry(slot);
                 let (warp, store, load, req) = (e.warp, e.store, e.load, e.next_line());
-                let outcome = self.access_line(warp, store, load, req, now);
+                let outcome = self.access_line(warp, store, load, req, now, true);
                 debug_assert!(outcome.accepted(), "selected entries can make progress");
                 self.stats.car.reexecutions += 1;
                 let q = self.car.as_mut().expect("checked");
@@ -482,7 +498,7 @@ impl Sm {
         let outcome = if hit_only && (store || !self.l1.would_hit(req.line)) {
             None
         } else {
-            Some(self.access_line(warp, store, load, req, now))
+            Some(self.access_line(warp, store, load, req, now, false))
         };
         if !outcome.is_some_and(Outcome::accepted) {
             if let Some(q) = &mut self.car {
@@ -508,7 +524,15 @@ impl Sm {
 
     /// Presents one line request of warp `warp` to the L1 and books its outcome: a miss sent
     /// below, a hit answered after the hit latency, a merge into an open MSHR.
-    fn access_line(&mut self, warp: u8, store: bool, load: u16, req: LineRequest, now: u64) -> Outcome {
+    fn access_line(
+        &mut self,
+        warp: u8,
+        store: bool,
+        load: u16,
+        req: LineRequest,
+        now: u64,
+        from_queue: bool,
+    ) -> Outcome {
         let (sm, id) = (self.id as u16, self.next_request_id);
         let outcome = if store {
             self.l1.store(req.line, || MemRequest {
@@ -534,6 +558,9 @@ impl Sm {
             Outcome::Miss => {
                 self.next_request_id = self.next_request_id.wrapping_add(1);
                 self.stats.requests_sent += 1;
+                if let Some(log) = &mut self.request_log {
+                    log.push((now, warp, from_queue));
+                }
                 if store {
                     self.warps[warp as usize].stores_in_flight += 1;
                 } else if let Some(c) = &mut self.ccws {
@@ -567,7 +594,7 @@ impl Sm {
     fn issue(&mut self, now: u64, k: &Kernel) {
         let mut sp_used = 0;
         let nsched = self.policies.len();
-        let (held_back, mp) = self.mascar_blocks();
+        let (held_back, mp) = self.mascar_blocks(now);
         if !self.dirty && now < self.wake_at {
             for s in 0..nsched {
                 match self.last_stall[s] {
@@ -654,7 +681,7 @@ impl Sm {
     /// WRC, WST, mode and owner), CCWS's load throttle and CAR's per-warp queue occupancy.
     /// Returns the warps whose head instruction may not issue, and the MAS mode. A change in
     /// their outputs marks the SM dirty.
-    fn mascar_blocks(&mut self) -> (u64, bool) {
+    fn mascar_blocks(&mut self, now: u64) -> (u64, bool) {
         let mut held = 0u64;
         let mut mp = false;
         if let Some(m) = &mut self.mas {
@@ -666,13 +693,21 @@ impl Sm {
                 dep_load: self.dep_load,
                 at_barrier: self.barrier,
             };
-            let (wst, out) = m.step(
-                &SaturationIn {
-                    mshrs_used: self.l1.mshrs_used() as u32,
-                    miss_queue_used: self.l1.miss_queue_used() as u32,
-                },
-                signals,
-            );
+            let sat_in = SaturationIn {
+                mshrs_used: self.l1.mshrs_used() as u32,
+                miss_queue_used: self.l1.miss_queue_used() as u32,
+            };
+            let (wst, out) = m.step(&sat_in, signals);
+            if let Some(log) = &mut self.mas_log {
+                let saturated = m.saturation.step(&sat_in).saturated;
+                log.push(MasRecord {
+                    cycle: now,
+                    mp: out.mp,
+                    owner: out.owner,
+                    stall: wst.stall,
+                    saturated,
+                });
+            }
             let st = &mut self.stats.mas;
             st.mp_cycles += out.mp as u64;
             st.owner_changes += out.owner_changed as u64;

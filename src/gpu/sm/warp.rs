@@ -129,6 +129,7 @@ impl Warp {
         let e = self.ibuf[self.ib_head as usize]
             .take()
             .expect("pop_head on an empty I-buffer");
+        self.last_issued = e.inst.op;
         self.ib_head += 1;
         self.ib_len -= 1;
         e

@@ -1,0 +1,141 @@
+//! Experiment matrices: many independent runs (kernel × machine variant), executed in
+//! parallel across cores. Each run is itself deterministic and single-threaded, and results
+//! come back in job order, so the output does not depend on the thread count.
+
+use rayon::prelude::*;
+
+use crate::config::Config;
+use crate::gpu::{simulate, SimError};
+use crate::report::compare::RunRecord;
+use crate::report::energy::{energy, EnergyModel};
+use crate::sched::SchedulerKind;
+use crate::workload::builtin::{Builtin, KernelClass};
+use crate::workload::Kernel;
+
+/// One run of the matrix.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub kernel: Kernel,
+    pub class: KernelClass,
+    /// The name the report shows for this machine variant (a scheduler name, or e.g.
+    /// `lrr-full-assoc` in the resource study).
+    pub label: String,
+    pub cfg: Config,
+}
+
+/// Every kernel under every scheduler, on the machine `base`.
+pub fn scheduler_matrix(kernels: &[&Builtin], schedulers: &[SchedulerKind], base: &Config) -> Vec<Job> {
+    let mut jobs = vec![];
+    for b in kernels {
+        let kernel = b.kernel();
+        for &s in schedulers {
+            jobs.push(Job {
+                kernel: kernel.clone(),
+                class: b.class,
+                label: s.name().to_string(),
+                cfg: Config {
+                    scheduler: s,
+                    ..base.clone()
+                },
+            });
+        }
+    }
+    jobs
+}
+
+/// The "unbuildable" machines of slide 7 under the RR baseline, beside Mascar on the normal
+/// machine: large MSHRs and queues, a fully associative L1, +20 % DRAM bandwidth, all three.
+pub fn resource_variants(base: &Config) -> Vec<(String, Config)> {
+    let rr = Config {
+        scheduler: SchedulerKind::Lrr,
+        ..base.clone()
+    };
+    let big_mshr = |c: Config| Config {
+        l1_mshrs: c.l1_mshrs * 4,
+        l1_miss_queue: c.l1_miss_queue * 4,
+        l2_mshrs: c.l2_mshrs * 2,
+        l2_miss_queue: c.l2_miss_queue * 4,
+        ..c
+    };
+    let full_assoc = |c: Config| Config {
+        l1_ways: c.l1_sets * c.l1_ways,
+        l1_sets: 1,
+        ..c
+    };
+    let faster_dram = |c: Config| Config {
+        dram_cycles_per_line: c.dram_cycles_per_line / 1.2,
+        ..c
+    };
+    vec![
+        ("lrr".into(), rr.clone()),
+        ("lrr-big-mshr".into(), big_mshr(rr.clone())),
+        ("lrr-full-assoc".into(), full_assoc(rr.clone())),
+        ("lrr-dram+20%".into(), faster_dram(rr.clone())),
+        ("lrr-all-three".into(), faster_dram(full_assoc(big_mshr(rr)))),
+        (
+            "mascar".into(),
+            Config {
+                scheduler: SchedulerKind::Mascar,
+                ..base.clone()
+            },
+        ),
+    ]
+}
+
+/// Every kernel on every (label, machine) variant.
+pub fn variant_matrix(kernels: &[&Builtin], variants: &[(String, Config)]) -> Vec<Job> {
+    let mut jobs = vec![];
+    for b in kernels {
+        let kernel = b.kernel();
+        for (label, cfg) in variants {
+            jobs.push(Job {
+                kernel: kernel.clone(),
+                class: b.class,
+                label: label.clone(),
+                cfg: cfg.clone(),
+            });
+        }
+    }
+    jobs
+}
+
+/// A run of the matrix failed.
+#[derive(Debug, thiserror::Error)]
+#[error("{kernel} under {label}: {source}")]
+pub struct JobError {
+    pub kernel: String,
+    pub label: String,
+    #[source]
+    pub source: SimError,
+}
+
+/// Runs `jobs` on `threads` threads (0 = one per core), calling `done` after each run.
+pub fn run_jobs(jobs: &[Job], threads: usize, done: &(dyn Fn() + Sync)) -> Result<Vec<RunRecord>, JobError> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("thread pool");
+    let model = EnergyModel::default();
+    pool.install(|| {
+        jobs.par_iter()
+            .map(|j| {
+                let stats = simulate(&j.cfg, &j.kernel, None).map_err(|source| JobError {
+                    kernel: j.kernel.name.clone(),
+                    label: j.label.clone(),
+                    source,
+                })?;
+                done();
+                let mut stats = stats;
+                stats.scheduler = j.label.clone();
+                let energy = energy(&stats, j.cfg.sms, j.cfg.l2_partitions, &model);
+                Ok(RunRecord {
+                    kernel: j.kernel.name.clone(),
+                    class: j.class,
+                    scheduler: j.label.clone(),
+                    stats,
+                    energy,
+                })
+            })
+            .collect()
+    })
+}
