@@ -119,7 +119,7 @@ fn impossible_configs_are_refused_with_the_key() {
 
 #[test]
 fn every_subcommand_has_help() {
-    for sub in ["kernels", "run", "bench", "config"] {
+    for sub in ["kernels", "run", "bench", "config", "compare"] {
         let out = mascar(&[sub, "--help"]);
         assert!(out.status.success(), "{sub}");
         assert!(String::from_utf8_lossy(&out.stdout).contains("Usage"), "{sub}");
@@ -135,4 +135,50 @@ fn config_dump_round_trips_through_config_file() {
     let again = mascar(&["config", "--dump", "--config", path.to_str().unwrap()]);
     assert_eq!(again.stdout, out.stdout);
     assert!(String::from_utf8_lossy(&out.stdout).contains("l1_mshrs = 32"));
+}
+
+#[test]
+fn compare_writes_every_report_file() {
+    let out = scratch("cmp");
+    let status = mascar(&[
+        "compare",
+        "--kernels",
+        "histo-1",
+        "--schedulers",
+        "gto,mascar",
+        "--sms",
+        "1",
+        "--set",
+        "max_cycles=2000000",
+        "--out",
+        out.to_str().unwrap(),
+        "--threads",
+        "2",
+    ]);
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    for f in [
+        "speedup.md",
+        "speedup.csv",
+        "speedup.svg",
+        "speedup.png",
+        "stalls.svg",
+        "results.json",
+    ] {
+        let meta = std::fs::metadata(out.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert!(meta.len() > 100, "{f} too small");
+    }
+    let md = std::fs::read_to_string(out.join("speedup.md")).unwrap();
+    assert!(
+        md.contains("1.34") && md.contains("mascar"),
+        "paper's figure beside ours"
+    );
+    let runs: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 3, "lrr is added as the baseline");
+    let stdout = String::from_utf8_lossy(&status.stdout);
+    assert!(stdout.contains("speedup over lrr"), "{stdout}");
 }

@@ -16,6 +16,9 @@ pub struct WarpSignals {
     pub dep_load: u64,
     /// The warp waits at a CTA barrier.
     pub at_barrier: u64,
+    /// The warp has a memory instruction whose requests have not all been sent yet (at the
+    /// LD/ST head or in the re-execution queue).
+    pub mem_in_flight: u64,
 }
 
 /// Input of the saturation detector.
@@ -56,7 +59,8 @@ pub struct WstWrite {
 pub struct WrcOut {
     pub wst: WstWrite,
     /// The owner must give up the memory path: its next instruction depends on a load it
-    /// issued, it waits at a barrier, or it has finished.
+    /// issued and all its requests have left (none waits at the LD/ST head or in the
+    /// re-execution queue), or it waits at a barrier, or it has finished.
     pub release_owner: bool,
     /// Warps that could take ownership now: next instruction is a ready global memory
     /// instruction (and the warp is not the releasing owner).

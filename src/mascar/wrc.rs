@@ -18,7 +18,9 @@ impl Wrc {
             Some(o) => {
                 let bit = 1u64 << o;
                 // Its next instruction waits on its own load: hand the memory path over.
-                let waits_on_own_load = w.has_inst & w.dep_load & bit != 0;
+                // [design] Not before its own requests have all left: the owner is there to
+                // get *all* of its requests out so it can start computing early.
+                let waits_on_own_load = w.has_inst & w.dep_load & !w.mem_in_flight & bit != 0;
                 waits_on_own_load || w.active & bit == 0 || w.at_barrier & bit != 0
             }
             None => false,
@@ -45,6 +47,7 @@ mod tests {
             sb_ready: 0b1111,
             dep_load: 0,
             at_barrier: 0,
+            mem_in_flight: 0,
         }
     }
 
@@ -83,6 +86,14 @@ mod tests {
         });
         assert!(out.release_owner);
         assert_eq!(out.owner_candidates & 0b0010, 0);
+        w.mem_in_flight = 0b0010;
+        let out = Wrc.step(&WrcIn {
+            warps: w,
+            mp: true,
+            owner: Some(1),
+        });
+        assert!(!out.release_owner, "its own requests are still waiting to leave");
+        w.mem_in_flight = 0;
         w.dep_load = 0;
         w.active = 0b1101;
         assert!(

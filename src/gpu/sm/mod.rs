@@ -692,6 +692,8 @@ impl Sm {
                 sb_ready: self.sb_ready,
                 dep_load: self.dep_load,
                 at_barrier: self.barrier,
+                mem_in_flight: self.car.as_ref().map_or(0, |q| q.warp_mask())
+                    | if self.lsu.busy { 1u64 << self.lsu.warp } else { 0 },
             };
             let sat_in = SaturationIn {
                 mshrs_used: self.l1.mshrs_used() as u32,
