@@ -563,27 +563,29 @@ pub fn to_csv(t: &SpeedupTable) -> String {
 /// per-kernel speedups.
 pub fn to_stdout_table(t: &SpeedupTable) -> String {
     let compared: Vec<&str> = t.compared().collect();
+    // Each column as wide as its name (at least 8), so long variant names stay apart.
+    let widths: Vec<usize> = compared.iter().map(|s| (s.len() + 2).max(8)).collect();
     let mut out = String::new();
     let _ = write!(out, "{:<28}", format!("speedup over {}", t.baseline));
-    for s in &compared {
-        let _ = write!(out, "{s:>8}");
+    for (s, w) in compared.iter().zip(&widths) {
+        let _ = write!(out, "{s:>w$}");
     }
     out.push('\n');
     for row in &t.classes {
         let _ = write!(out, "{:<28}", format!("{} ({})", row.label, row.kernels));
-        for s in &compared {
-            let _ = write!(out, "{:>8}", fmt_opt(row.cell(s).map(|c| c.speedup), 3));
+        for (s, w) in compared.iter().zip(&widths) {
+            let _ = write!(out, "{:>w$}", fmt_opt(row.cell(s).map(|c| c.speedup), 3));
         }
         out.push('\n');
         if compared.iter().any(|s| has_paper(s)) {
             let _ = write!(out, "{:<28}", "  paper");
-            for s in &compared {
+            for (s, w) in compared.iter().zip(&widths) {
                 let text = if has_paper(s) {
                     paper_text(row.group, s)
                 } else {
                     String::new()
                 };
-                let _ = write!(out, "{text:>8}");
+                let _ = write!(out, "{text:>w$}");
             }
             out.push('\n');
         }
@@ -591,8 +593,8 @@ pub fn to_stdout_table(t: &SpeedupTable) -> String {
     out.push('\n');
     for k in &t.kernels {
         let _ = write!(out, "{:<12}{:<16}", k.kernel, k.class.label());
-        for s in &compared {
-            let _ = write!(out, "{:>8}", fmt_opt(k.run(s).map(|r| r.speedup), 3));
+        for (s, w) in compared.iter().zip(&widths) {
+            let _ = write!(out, "{:>w$}", fmt_opt(k.run(s).map(|r| r.speedup), 3));
         }
         out.push('\n');
     }
