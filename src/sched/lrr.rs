@@ -19,18 +19,7 @@ impl Lrr {
     /// `candidates` holds only this scheduler's warps, so circular slot order over it is
     /// circular order over the scheduler's own warps.
     pub fn order(&self, candidates: u64, out: &mut Order) {
-        let after = if self.last >= 63 {
-            0
-        } else {
-            u64::MAX << (self.last + 1)
-        };
-        for part in [candidates & after, candidates & !after] {
-            let mut m = part;
-            while m != 0 {
-                out.push(m.trailing_zeros() as u8);
-                m &= m - 1;
-            }
-        }
+        out.push_round_robin(candidates, self.last);
     }
 
     pub fn issued(&mut self, slot: u8) {

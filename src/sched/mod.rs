@@ -120,6 +120,19 @@ impl Order {
     pub fn as_slice(&self) -> &[u8] {
         &self.slots[..self.len]
     }
+
+    /// Appends the slots of `mask` in circular order, starting one past `last` (63 or more:
+    /// from the lowest slot) — round robin over a bit mask.
+    pub fn push_round_robin(&mut self, mask: u64, last: u8) {
+        let after = if last >= 63 { 0 } else { u64::MAX << (last + 1) };
+        for part in [mask & after, mask & !after] {
+            let mut m = part;
+            while m != 0 {
+                self.push(m.trailing_zeros() as u8);
+                m &= m - 1;
+            }
+        }
+    }
 }
 
 /// What the issue stage hands the policy each cycle.

@@ -68,14 +68,7 @@ impl Owl {
             if m == 0 {
                 continue;
             }
-            let after = if g.last >= 63 { 0 } else { u64::MAX << (g.last + 1) };
-            for part in [m & after, m & !after] {
-                let mut p = part;
-                while p != 0 {
-                    out.push(p.trailing_zeros() as u8);
-                    p &= p - 1;
-                }
-            }
+            out.push_round_robin(m, g.last);
         }
     }
 

@@ -135,17 +135,7 @@ impl Partition {
                     self.stats.fail_line_alloc += 1;
                     return false;
                 }
-                if let Some(v) = self.tags.allocate(line, LineState::Valid, true, now) {
-                    if v.dirty {
-                        self.miss_pipe.push_back((
-                            now + self.latency,
-                            DramRequest {
-                                line: v.line,
-                                write: true,
-                            },
-                        ));
-                    }
-                }
+                self.allocate(line, LineState::Valid, true, now);
                 self.stats.write_misses += 1;
             } else {
                 self.tags.mark_dirty(line);
@@ -190,23 +180,28 @@ impl Partition {
                     self.stats.fail_line_alloc += 1;
                     false
                 } else {
-                    if let Some(v) = self.tags.allocate(line, LineState::Reserved, false, now) {
-                        if v.dirty {
-                            self.miss_pipe.push_back((
-                                now + self.latency,
-                                DramRequest {
-                                    line: v.line,
-                                    write: true,
-                                },
-                            ));
-                        }
-                    }
+                    self.allocate(line, LineState::Reserved, false, now);
                     self.mshrs.open(line, waiter, now);
                     self.miss_pipe
                         .push_back((now + self.latency, DramRequest { line, write: false }));
                     self.stats.misses += 1;
                     true
                 }
+            }
+        }
+    }
+
+    /// Allocates `line`, queueing a DRAM write for a dirty victim.
+    fn allocate(&mut self, line: u64, state: LineState, dirty: bool, now: u64) {
+        if let Some(v) = self.tags.allocate(line, state, dirty, now) {
+            if v.dirty {
+                self.miss_pipe.push_back((
+                    now + self.latency,
+                    DramRequest {
+                        line: v.line,
+                        write: true,
+                    },
+                ));
             }
         }
     }
