@@ -381,7 +381,7 @@ impl Sm {
     pub fn cycle(&mut self, now: u64, k: &Kernel, replies: &mut Network<MemReply>) {
         self.receive(now, replies);
         self.writebacks(now);
-        self.ldst(now, k);
+        self.ldst(now);
         self.issue(now, k);
         self.fetch(k);
         self.l1.sample();
@@ -459,7 +459,7 @@ impl Sm {
     /// oldest re-execution-queue entry that can make progress goes first; otherwise the head
     /// tries, and a refused head instruction moves into the queue (if it has room and the
     /// warp holds no entry), freeing the LD/ST unit for the next instruction.
-    fn ldst(&mut self, now: u64, _k: &Kernel) {
+    fn ldst(&mut self, now: u64) {
         let (mp, owner) = self.mas.as_ref().map_or((false, None), |m| {
             let o = m.sched.current();
             (o.mp, o.owner)
@@ -996,7 +996,7 @@ impl Sm {
         }
     }
 
-    /// Occupancy probes for the Mascar saturation signal and the statistics.
+    /// The L1 counters.
     pub fn l1_stats(&self) -> &CacheStats {
         &self.l1.stats
     }
