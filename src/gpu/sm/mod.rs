@@ -717,10 +717,10 @@ impl Sm {
             if out.mp && !m.last.0 {
                 st.mp_entries += 1;
             }
-            let now = (out.mp, out.owner, wst.stall);
-            if now != m.last {
+            let state = (out.mp, out.owner, wst.stall);
+            if state != m.last {
                 self.dirty = true;
-                m.last = now;
+                m.last = state;
             }
             held |= wst.stall;
             mp = out.mp;
