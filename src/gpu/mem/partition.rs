@@ -68,6 +68,18 @@ impl Partition {
     /// One cycle, in reverse pipeline order: DRAM fills, DRAM issue, finished hits, then one
     /// new request from `input` (the network whose destination `self.index` is this partition).
     pub fn cycle(&mut self, now: u64, input: &mut Network<MemRequest>) {
+        // Nothing inside and nothing waiting at the input: the cycle changes no state.
+        if self.dram.is_idle()
+            && self.miss_pipe.is_empty()
+            && self.miss_queue.is_empty()
+            && self.pipe.is_empty()
+            && input.pending(self.index) == 0
+        {
+            if self.mshrs.is_full() {
+                self.stats.cycles_mshr_full += 1;
+            }
+            return;
+        }
         // DRAM completions: a read fills the line and answers everyone merged into its MSHR.
         while let Some(done) = self.dram.pop_done(now) {
             if !done.write {
