@@ -230,22 +230,23 @@ impl Config {
                 Ok(())
             }
         };
-        at_least("sms", self.sms as u64, 1)?;
-        at_most("sms", self.sms as u64, 1024)?;
-        at_least("warps_per_sm", self.warps_per_sm as u64, 1)?;
-        at_most("warps_per_sm", self.warps_per_sm as u64, 64)?;
+        // Both bounds, with the same messages as the two checks above.
+        let in_range = |key: &str, v: u64, min: u64, max: u64| -> Result<(), ConfigError> {
+            at_least(key, v, min)?;
+            at_most(key, v, max)
+        };
+        in_range("sms", self.sms as u64, 1, 1024)?;
+        in_range("warps_per_sm", self.warps_per_sm as u64, 1, 64)?;
         at_least("threads_per_sm", self.threads_per_sm as u64, 1)?;
-        at_least("ctas_per_sm", self.ctas_per_sm as u64, 1)?;
-        at_most("ctas_per_sm", self.ctas_per_sm as u64, 64)?;
+        in_range("ctas_per_sm", self.ctas_per_sm as u64, 1, 64)?;
         at_least("regs_per_sm", self.regs_per_sm as u64, 1)?;
-        at_least("schedulers_per_sm", self.schedulers_per_sm as u64, 1)?;
-        at_most(
+        in_range(
             "schedulers_per_sm",
             self.schedulers_per_sm as u64,
+            1,
             self.warps_per_sm as u64,
         )?;
-        at_least("ibuffer_entries", self.ibuffer_entries as u64, 1)?;
-        at_most("ibuffer_entries", self.ibuffer_entries as u64, 8)?;
+        in_range("ibuffer_entries", self.ibuffer_entries as u64, 1, 8)?;
         at_least("sp_units", self.sp_units as u64, 1)?;
         at_least("sfu_units", self.sfu_units as u64, 1)?;
         at_least("sfu_initiation", self.sfu_initiation as u64, 1)?;
@@ -260,8 +261,7 @@ impl Config {
             at_least(key, v as u64, 1)?;
             at_most(key, v as u64, MAX_PIPE_LATENCY as u64)?;
         }
-        at_least("max_inflight_loads", self.max_inflight_loads as u64, 1)?;
-        at_most("max_inflight_loads", self.max_inflight_loads as u64, 65535)?;
+        in_range("max_inflight_loads", self.max_inflight_loads as u64, 1, 65535)?;
         for (key, v) in [
             ("l1_sets", self.l1_sets),
             ("l1_ways", self.l1_ways),
@@ -303,15 +303,14 @@ impl Config {
         if !matches!(self.mas_base_order, SchedulerKind::Gto | SchedulerKind::Lrr) {
             return Err(ConfigError::new("mas_base_order", "must be `gto` or `lrr`"));
         }
-        at_least("car_queue_depth", self.car_queue_depth as u64, 1)?;
-        at_most("car_queue_depth", self.car_queue_depth as u64, 64)?;
+        in_range("car_queue_depth", self.car_queue_depth as u64, 1, 64)?;
         at_least("ccws_vta_ways", self.ccws_vta_ways as u64, 1)?;
-        at_least(
+        in_range(
             "ccws_vta_entries",
             self.ccws_vta_entries as u64,
             self.ccws_vta_ways as u64,
+            256,
         )?;
-        at_most("ccws_vta_entries", self.ccws_vta_entries as u64, 256)?;
         if !self.ccws_vta_entries.is_multiple_of(self.ccws_vta_ways) {
             return Err(ConfigError::new(
                 "ccws_vta_entries",
