@@ -244,7 +244,7 @@ impl Config {
             "schedulers_per_sm",
             self.schedulers_per_sm as u64,
             1,
-            self.warps_per_sm as u64,
+            (self.warps_per_sm as u64).min(crate::mascar::ports::MAX_SCHEDULERS as u64),
         )?;
         in_range("ibuffer_entries", self.ibuffer_entries as u64, 1, 8)?;
         at_least("sp_units", self.sp_units as u64, 1)?;

@@ -6,6 +6,7 @@ pub mod experiment;
 pub mod gpu;
 pub mod mascar;
 pub mod report;
+pub mod rtl;
 pub mod sched;
 pub mod stats;
 pub mod workload;

@@ -6,6 +6,7 @@
 //! ([`ports`]); the SM drives them only through those ports, so an RTL twin that implements
 //! the same contract can stand in for any of them.
 
+pub mod blocks;
 pub mod ports;
 pub mod reexec_queue;
 pub mod saturation;

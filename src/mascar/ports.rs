@@ -1,7 +1,14 @@
 //! Per-cycle inputs and outputs of the Mascar blocks: the contract both twins implement.
-//! Masks have bit `w` for warp slot `w` of the SM.
+//!
+//! Every block is synchronous with one clock per core cycle. Per cycle the harness sets the
+//! block's input struct, the block settles and gives its output struct (a function of its
+//! registers and the inputs), then the clock edge updates the registers. The behavioural
+//! twins (`crate::mascar::*`) and the rust-hdl twins (`crate::rtl::*`) take and give these
+//! same structs, which is what lockstep compares.
+//!
+//! Masks have bit `w` for warp slot `w` of the SM; entry masks bit `e` for queue entry `e`.
 
-/// What the SM's issue stage knows about each warp this cycle.
+/// What the SM's issue stage knows about each warp this cycle (input of the WRC).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WarpSignals {
     /// The slot holds a resident, unfinished warp.
@@ -21,7 +28,7 @@ pub struct WarpSignals {
     pub mem_in_flight: u64,
 }
 
-/// Input of the saturation detector.
+/// Input of the saturation detector (a comparator on the L1's counters).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SaturationIn {
     pub mshrs_used: u32,
@@ -35,19 +42,22 @@ pub struct SaturationOut {
     pub saturated: bool,
 }
 
-/// Input of the warp readiness checker.
+/// Input of the warp readiness checker (combinational, no state).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WrcIn {
     pub warps: WarpSignals,
-    /// Mode register of the scheduler this cycle (true = Memory Priority).
+    /// Mode register in force this cycle (true = Memory Priority), from the scheduler.
     pub mp: bool,
-    /// Owner register of the scheduler this cycle.
+    /// Owner register in force this cycle, from the scheduler.
     pub owner: Option<u8>,
 }
 
 /// One cycle's write into the warp status table.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WstWrite {
+    /// Write enable per warp: the entries rewritten this cycle (warps with a head
+    /// instruction); the others keep their last status.
+    pub we: u64,
     /// Op type per warp: the next instruction is a global memory instruction.
     pub mem: u64,
     /// Stall bit per warp: the scheduler must not pick this warp's next instruction.
@@ -62,29 +72,126 @@ pub struct WrcOut {
     /// issued and all its requests have left (none waits at the LD/ST head or in the
     /// re-execution queue), or it waits at a barrier, or it has finished.
     pub release_owner: bool,
-    /// Warps that could take ownership now: next instruction is a ready global memory
-    /// instruction (and the warp is not the releasing owner).
+    /// Warps that could take ownership: next instruction is a ready global memory
+    /// instruction that does not wait on the warp's own load, and the warp is not the owner.
     pub owner_candidates: u64,
 }
 
-/// Contents of the warp status table after this cycle's write (it is write-through: the
-/// scheduler reads in the same cycle what the WRC wrote).
-pub type WstOut = WstWrite;
-
-/// Input of the MAS scheduler's state (mode FSM and owner register).
+/// What the scheduler reads from the warp status table this cycle (write-through: an entry
+/// written this cycle reads as its new value).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MasIn {
+pub struct WstOut {
+    pub mem: u64,
+    pub stall: u64,
+}
+
+/// The warp order the scheduler block uses under the policy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BaseOrder {
+    /// Loose round robin: circular slot order from one past the last issuer.
+    #[default]
+    Lrr,
+    /// Greedy-then-oldest: the last issuer, then by age (launch order).
+    Gto,
+    /// OWL's CTA groups (behavioural twin only; the RTL block has no OWL order).
+    Owl,
+}
+
+/// Run-time constants of the scheduler block (fixed for a run, set from the config).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedParams {
+    pub base: BaseOrder,
+    /// MAS on: split the order into Mem_Q / Comp_Q and run the EP/MP mode machine.
+    pub mas: bool,
+    /// Cycles MP lasts after saturation ends.
+    pub mp_exit_hold: u32,
+}
+
+/// Most warp schedulers per SM (the RTL block has two, the paper's machine).
+pub const MAX_SCHEDULERS: usize = 4;
+
+/// Input of the scheduler block: all of the SM's schedulers (scheduler `s` of `n` owns the
+/// warps `w` with `w mod n == s`; scheduler 0 decides first, the next gets the units left).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedIn {
+    /// Warps whose head instruction may issue if its unit is free: active, head present,
+    /// scoreboard clear, not held back by the LD/ST side (CAR occupancy, CCWS throttle).
+    pub ready: u64,
+    /// Head instruction class: uses an SP lane.
+    pub alu: u64,
+    /// Head instruction class: uses an SFU.
+    pub sfu: u64,
+    /// Head instruction goes to the LD/ST unit (needs it free).
+    pub ldst: u64,
+    /// Head instruction is global: it occupies the LD/ST unit once issued.
+    pub ldst_take: u64,
+    /// Head instruction is a global load: it needs a free in-flight load slot.
+    pub gload: u64,
+    /// The warp status table as read this cycle.
+    pub wst: WstOut,
+    /// SP lanes free this cycle.
+    pub sp_free: u8,
+    /// SFUs free this cycle.
+    pub sfu_free: u8,
+    pub lsu_free: bool,
+    pub load_slot_free: bool,
+    /// L1 saturation flag (MAS mode machine).
     pub saturated: bool,
+    /// From the WRC: the owner gives up ownership.
     pub release_owner: bool,
+    /// From the WRC: warps that may become owner.
     pub owner_candidates: u64,
+    /// Warps launched since the last cycle (one CTA: the block stamps them with its age).
+    pub launched: u64,
+    /// Warps that finished since the last cycle.
+    pub exited: u64,
 }
 
-/// Mode and owner after this cycle's update.
+/// Output of the scheduler block.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MasOut {
-    /// Memory Priority mode.
+pub struct SchedOut {
+    /// The warp each scheduler issues this cycle.
+    pub issue: [Option<u8>; MAX_SCHEDULERS],
+    /// Mode register (true = Memory Priority), in force this cycle.
+    pub mp: bool,
+    /// Owner register, in force this cycle.
+    pub owner: Option<u8>,
+}
+
+/// Input of the re-execution queue's control (the entries' line requests live beside it,
+/// indexed by entry).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueIn {
+    /// Per entry: the L1 would accept the entry's next line request now.
+    pub accept: u64,
+    /// Per entry: the entry's next line request would hit in the L1 now.
+    pub hit: u64,
+    /// Per entry: the entry is a store (stores are never served hit-only).
+    pub store: u64,
+    /// Mode and owner in force (from the scheduler).
     pub mp: bool,
     pub owner: Option<u8>,
-    /// The owner changed this cycle (to another warp or to a first owner).
-    pub owner_changed: bool,
+    /// The selected entry sent its last line this cycle: free it at the edge.
+    pub free: Option<u8>,
+    /// A refused LD/ST-head instruction of this warp enters the queue (stored at `alloc`).
+    pub push: Option<u8>,
+}
+
+/// Output of the re-execution queue's control.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueOut {
+    /// The oldest entry that can make progress: its next line would be accepted and, if it
+    /// is a non-owner entry in MP, it would hit (hit-only service).
+    pub select: Option<u8>,
+    /// The free entry a push goes to (lowest index); `None` when full.
+    pub alloc: Option<u8>,
+    /// Per entry: marked hit-only this cycle.
+    pub hit_only: u64,
+    /// Per warp: holds an entry (registered).
+    pub warps: u64,
+    /// Entries in use (registered).
+    pub occupancy: u8,
+    pub full: bool,
+    /// One entry left.
+    pub almost_full: bool,
 }

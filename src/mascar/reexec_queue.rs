@@ -1,14 +1,125 @@
-//! CAR's re-execution queue (slides 13–14, spec §5): memory instructions the L1 could not
-//! accept leave the LD/ST head and wait here with their generated line requests, so later
-//! requests reach the cache. At most one entry per warp (keeps each warp's memory order);
-//! entries are retried oldest first; with MAS in MP a non-owner entry gets hit-only service.
+//! CAR's re-execution queue (slides 13–14, spec §5), behavioural twin of its control: memory
+//! instructions the L1 could not accept leave the LD/ST head and wait here, so later requests
+//! reach the cache. At most one entry per warp (keeps each warp's memory order); entries are
+//! retried oldest first; with MAS in MP a non-owner entry gets hit-only service.
+//!
+//! The control holds valid bits, each entry's warp and arrival stamp; the entries' line
+//! requests live beside it in [`Parked`], indexed by entry, where the LD/ST unit reads them.
 
+use super::ports::{QueueIn, QueueOut};
 use crate::gpu::sm::coalescer::{Coalesced, LineRequest};
 
-/// A parked memory instruction.
+#[derive(Clone, Debug)]
+pub struct ReexecQueue {
+    depth: usize,
+    valid: u64,
+    warp: [u8; 64],
+    /// Arrival order (smaller = older); distinct for valid entries.
+    stamp: [u32; 64],
+    next_stamp: u32,
+}
+
+impl ReexecQueue {
+    pub fn new(depth: u32) -> Self {
+        ReexecQueue {
+            depth: depth as usize,
+            valid: 0,
+            warp: [0; 64],
+            stamp: [0; 64],
+            next_stamp: 0,
+        }
+    }
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+    /// Valid entries.
+    pub fn valid(&self) -> u64 {
+        self.valid
+    }
+    pub fn warp_of(&self, entry: usize) -> u8 {
+        self.warp[entry]
+    }
+    pub fn occupancy(&self) -> usize {
+        self.valid.count_ones() as usize
+    }
+    pub fn is_empty(&self) -> bool {
+        self.valid == 0
+    }
+    pub fn is_full(&self) -> bool {
+        self.occupancy() == self.depth
+    }
+    /// Warps holding an entry.
+    pub fn warp_mask(&self) -> u64 {
+        let mut m = self.valid;
+        let mut warps = 0;
+        while m != 0 {
+            warps |= 1u64 << self.warp[m.trailing_zeros() as usize];
+            m &= m - 1;
+        }
+        warps
+    }
+
+    /// Settles: hit-only marking, the oldest entry that can progress, the slot a push takes.
+    pub fn eval(&self, i: &QueueIn) -> QueueOut {
+        let mut hit_only = 0u64;
+        let mut select: Option<u8> = None;
+        let mut m = self.valid;
+        while m != 0 {
+            let e = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let bit = 1u64 << e;
+            let restricted = i.mp && i.owner != Some(self.warp[e]);
+            if restricted {
+                hit_only |= bit;
+            }
+            let can = if restricted {
+                i.hit & !i.store & bit != 0
+            } else {
+                i.accept & bit != 0
+            };
+            if can && select.is_none_or(|s| self.stamp[e] < self.stamp[s as usize]) {
+                select = Some(e as u8);
+            }
+        }
+        let free = !self.valid & low_mask(self.depth);
+        let occupancy = self.occupancy();
+        QueueOut {
+            select,
+            alloc: (free != 0).then(|| free.trailing_zeros() as u8),
+            hit_only,
+            warps: self.warp_mask(),
+            occupancy: occupancy as u8,
+            full: occupancy == self.depth,
+            almost_full: occupancy + 1 >= self.depth,
+        }
+    }
+
+    /// Clock edge: free the finished entry, take the pushed one.
+    pub fn clock(&mut self, i: &QueueIn) {
+        let alloc = self.eval(i).alloc;
+        if let Some(e) = i.free {
+            self.valid &= !(1u64 << e);
+        }
+        if let (Some(w), Some(e)) = (i.push, alloc) {
+            self.valid |= 1u64 << e;
+            self.warp[e as usize] = w;
+            self.stamp[e as usize] = self.next_stamp;
+            self.next_stamp = self.next_stamp.wrapping_add(1);
+        }
+    }
+}
+
+fn low_mask(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
+/// A parked memory instruction's data, beside the queue's control.
 #[derive(Clone, Debug, Default)]
-pub struct Entry {
-    pub valid: bool,
+pub struct Parked {
     pub warp: u8,
     pub store: bool,
     /// In-flight load id (loads).
@@ -16,102 +127,11 @@ pub struct Entry {
     /// Its line requests and the next one to send.
     pub lines: Coalesced,
     pub next: usize,
-    /// Arrival order, for oldest-first retry.
-    pub seq: u64,
 }
 
-impl Entry {
+impl Parked {
     pub fn next_line(&self) -> LineRequest {
         self.lines.lines[self.next]
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct ReexecQueue {
-    entries: Vec<Entry>,
-    /// Bit w: warp w has an entry.
-    warps: u64,
-    used: usize,
-    next_seq: u64,
-}
-
-impl ReexecQueue {
-    pub fn new(depth: u32) -> Self {
-        ReexecQueue {
-            entries: vec![Entry::default(); depth as usize],
-            warps: 0,
-            used: 0,
-            next_seq: 0,
-        }
-    }
-    pub fn depth(&self) -> usize {
-        self.entries.len()
-    }
-    pub fn occupancy(&self) -> usize {
-        self.used
-    }
-    pub fn is_full(&self) -> bool {
-        self.used == self.entries.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.used == 0
-    }
-    /// Warps holding an entry.
-    pub fn warp_mask(&self) -> u64 {
-        self.warps
-    }
-    pub fn holds(&self, warp: u8) -> bool {
-        self.warps >> warp & 1 == 1
-    }
-
-    /// Parks an instruction: `lines[next..]` are still to be sent. The caller checks there
-    /// is room and the warp holds no entry.
-    pub fn push(&mut self, warp: u8, store: bool, load: u16, lines: &Coalesced, next: usize) {
-        debug_assert!(!self.is_full() && !self.holds(warp));
-        let slot = self
-            .entries
-            .iter()
-            .position(|e| !e.valid)
-            .expect("caller checked is_full");
-        let e = &mut self.entries[slot];
-        e.valid = true;
-        e.warp = warp;
-        e.store = store;
-        e.load = load;
-        e.lines.clone_from(lines);
-        e.next = next;
-        e.seq = self.next_seq;
-        self.next_seq += 1;
-        self.warps |= 1 << warp;
-        self.used += 1;
-    }
-
-    /// The oldest entry for which `can_progress` holds, if any.
-    pub fn select(&self, mut can_progress: impl FnMut(&Entry) -> bool) -> Option<usize> {
-        self.entries
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| e.valid && can_progress(e))
-            .min_by_key(|(_, e)| e.seq)
-            .map(|(i, _)| i)
-    }
-
-    pub fn entry(&self, slot: usize) -> &Entry {
-        &self.entries[slot]
-    }
-
-    /// One line of entry `slot` was accepted. Returns the entry when it has sent its last
-    /// line (and frees it).
-    pub fn advance(&mut self, slot: usize) -> Option<(u8, bool, u16)> {
-        let e = &mut self.entries[slot];
-        e.next += 1;
-        if e.next < e.lines.len {
-            return None;
-        }
-        e.valid = false;
-        self.warps &= !(1 << e.warp);
-        self.used -= 1;
-        Some((e.warp, e.store, e.load))
     }
 }
 
@@ -119,33 +139,52 @@ impl ReexecQueue {
 mod tests {
     use super::*;
 
-    fn lines(n: usize) -> Coalesced {
-        let mut c = Coalesced::default();
-        for i in 0..n {
-            c.lines[i] = LineRequest {
-                line: i as u64,
-                bytes: 4,
-            };
-        }
-        c.len = n;
-        c
+    fn push(q: &mut ReexecQueue, warp: u8) -> u8 {
+        let i = QueueIn {
+            push: Some(warp),
+            ..QueueIn::default()
+        };
+        let e = q.eval(&i).alloc.expect("room");
+        q.clock(&i);
+        e
     }
 
     #[test]
-    fn one_entry_per_warp_oldest_first_and_frees_when_done() {
-        let mut q = ReexecQueue::new(2);
-        q.push(5, false, 1, &lines(2), 1);
-        q.push(3, false, 2, &lines(3), 0);
-        assert!(q.is_full() && q.holds(5) && q.holds(3));
-        assert_eq!(q.select(|_| true), Some(0), "warp 5 arrived first");
-        assert_eq!(q.select(|e| e.warp == 3), Some(1));
+    fn oldest_first_lowest_free_slot_and_hit_only_for_non_owners_in_mp() {
+        let mut q = ReexecQueue::new(3);
+        assert_eq!(push(&mut q, 5), 0);
+        assert_eq!(push(&mut q, 3), 1);
+        let all = QueueIn {
+            accept: 0b111,
+            ..QueueIn::default()
+        };
+        assert_eq!(q.eval(&all).select, Some(0), "warp 5 arrived first");
+        q.clock(&QueueIn { free: Some(0), ..all });
+        assert_eq!(push(&mut q, 7), 0, "the freed slot is reused");
+        let out = q.eval(&all);
         assert_eq!(
-            q.advance(0),
-            Some((5, false, 1)),
-            "its one remaining line was sent"
+            (out.select, out.warps, out.full),
+            (Some(1), 1 << 3 | 1 << 7, false)
         );
-        assert!(!q.holds(5) && q.occupancy() == 1);
-        assert_eq!(q.advance(1), None);
-        assert_eq!(q.entry(1).next_line().line, 1);
+        let mp = QueueIn {
+            accept: 0b011,
+            hit: 0b001,
+            mp: true,
+            owner: Some(3),
+            ..QueueIn::default()
+        };
+        let out = q.eval(&mp);
+        assert_eq!(out.hit_only, 0b001, "warp 7's entry is not the owner's");
+        assert_eq!(out.select, Some(1), "the owner's entry is older and accepted");
+        let mp_miss = QueueIn { accept: 0b001, ..mp };
+        assert_eq!(q.eval(&mp_miss).select, Some(0), "non-owner hit");
+        let mp_store = QueueIn {
+            store: 0b001,
+            ..mp_miss
+        };
+        assert_eq!(q.eval(&mp_store).select, None, "stores never hit-only");
+        push(&mut q, 9);
+        let out = q.eval(&QueueIn::default());
+        assert!(out.full && out.alloc.is_none() && out.almost_full);
     }
 }

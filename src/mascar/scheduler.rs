@@ -1,167 +1,344 @@
-//! The MAS scheduler's state and ordering (slides 11–12): the EP/MP mode state machine and
-//! the owner register shared by the SM's schedulers, and the split of the ordered warps into
-//! Mem_Q and Comp_Q.
+//! The scheduler block (slides 11–12), behavioural twin: the SM's warp schedulers with their
+//! base order (LRR, GTO or OWL), MAS's split of that order into Mem_Q and Comp_Q, the EP/MP
+//! mode state machine and the owner register shared by the schedulers.
+//!
+//! Moore outputs: the mode and owner in force in a cycle are the registers' values; the
+//! saturation flag and the WRC's release/candidates of cycle *t* decide them for *t + 1*.
+//! Ages are launch stamps (one per CTA launch; ties broken by the lower slot, which is the
+//! order a CTA's warps take their slots), exactly what the RTL twin stores.
 
-use super::ports::{MasIn, MasOut};
-use crate::sched::Order;
+use super::ports::{BaseOrder, SchedIn, SchedOut, SchedParams, MAX_SCHEDULERS};
+use crate::sched::{Order, Owl};
 
 #[derive(Clone, Debug)]
-pub struct MasScheduler {
+pub struct Scheduler {
+    p: SchedParams,
+    schedulers: usize,
+    /// Per scheduler: the warp slots it owns.
+    owned: [u64; MAX_SCHEDULERS],
     mp: bool,
     /// Cycles MP still lasts after saturation ended.
     hold_left: u32,
-    exit_hold: u32,
     owner: Option<u8>,
-    /// Resident warps in launch order (oldest first): the order a new owner is chosen in.
-    by_age: Vec<u8>,
+    /// Launch stamp per warp slot (smaller = older).
+    stamp: [u32; 64],
+    next_stamp: u32,
+    /// LRR: slot that issued last per scheduler (63 before any issue).
+    last: [u8; MAX_SCHEDULERS],
+    /// GTO: the greedy warp per scheduler.
+    greedy: [Option<u8>; MAX_SCHEDULERS],
+    /// OWL's CTA groups per scheduler (behavioural only).
+    owl: Vec<Owl>,
+    scratch: Order,
 }
 
-impl MasScheduler {
-    pub fn new(warps: usize, exit_hold: u32) -> Self {
-        MasScheduler {
+impl Scheduler {
+    pub fn new(p: SchedParams, warps: usize, schedulers: usize, owl_parity: Option<u32>) -> Self {
+        let mut owned = [0u64; MAX_SCHEDULERS];
+        for w in 0..warps {
+            owned[w % schedulers] |= 1 << w;
+        }
+        Scheduler {
+            p,
+            schedulers,
+            owned,
             mp: false,
             hold_left: 0,
-            exit_hold,
             owner: None,
-            by_age: Vec::with_capacity(warps),
+            stamp: [0; 64],
+            next_stamp: 0,
+            last: [63; MAX_SCHEDULERS],
+            greedy: [None; MAX_SCHEDULERS],
+            owl: match p.base {
+                BaseOrder::Owl => (0..schedulers).map(|_| Owl::new(owl_parity)).collect(),
+                _ => Vec::new(),
+            },
+            scratch: Order::default(),
         }
     }
 
-    pub fn launched(&mut self, slot: u8) {
-        self.by_age.push(slot);
-    }
-    pub fn exited(&mut self, slot: u8) {
-        self.by_age.retain(|&s| s != slot);
+    pub fn params(&self) -> SchedParams {
+        self.p
     }
 
-    /// Mode and owner as they stand (the registers' outputs before this cycle's update).
-    pub fn current(&self) -> MasOut {
-        MasOut {
+    /// OWL groups warps by CTA, which the ports do not carry: the SM tells it directly.
+    pub fn owl_launched(&mut self, slot: u8, cta: u32, seq: u64) {
+        if let Some(o) = self.owl.get_mut(slot as usize % self.schedulers) {
+            o.launched(slot, cta, seq);
+        }
+    }
+
+    /// The mode and owner registers.
+    pub fn registers(&self) -> (bool, Option<u8>) {
+        (self.mp, self.owner)
+    }
+
+    /// Whether slot `a` is older than slot `b`.
+    fn older(&self, a: u8, b: u8) -> bool {
+        (self.stamp[a as usize], a) < (self.stamp[b as usize], b)
+    }
+
+    fn oldest(&self, mask: u64) -> Option<u8> {
+        let mut best: Option<u8> = None;
+        let mut m = mask;
+        while m != 0 {
+            let w = m.trailing_zeros() as u8;
+            m &= m - 1;
+            if best.is_none_or(|b| self.older(w, b)) {
+                best = Some(w);
+            }
+        }
+        best
+    }
+
+    /// The first warp of `mask` in scheduler `s`'s base order.
+    fn first_in_order(&mut self, s: usize, mask: u64) -> Option<u8> {
+        if mask == 0 {
+            return None;
+        }
+        match self.p.base {
+            BaseOrder::Lrr => {
+                let last = self.last[s];
+                let after = if last >= 63 { 0 } else { u64::MAX << (last + 1) };
+                let m = if mask & after != 0 { mask & after } else { mask };
+                Some(m.trailing_zeros() as u8)
+            }
+            BaseOrder::Gto => match self.greedy[s] {
+                Some(g) if mask >> g & 1 == 1 => Some(g),
+                _ => self.oldest(mask),
+            },
+            BaseOrder::Owl => {
+                self.scratch.clear();
+                self.owl[s].order(mask, &mut self.scratch);
+                self.scratch.as_slice().first().copied()
+            }
+        }
+    }
+
+    /// Settles: each scheduler in turn picks the first warp of its order that is ready, not
+    /// stalled by the WST and whose unit is still free.
+    pub fn eval(&mut self, i: &SchedIn) -> SchedOut {
+        let mut out = SchedOut {
+            issue: [None; MAX_SCHEDULERS],
             mp: self.mp,
             owner: self.owner,
-            owner_changed: false,
+        };
+        let (mut sp, mut sfu, mut lsu) = (i.sp_free, i.sfu_free, i.lsu_free);
+        let base = i.ready & !i.wst.stall;
+        if base == 0 {
+            return out;
         }
-    }
-
-    /// One cycle: update the mode from the saturation flag, then the owner.
-    pub fn step(&mut self, i: &MasIn) -> MasOut {
-        if i.saturated {
-            self.mp = true;
-            self.hold_left = self.exit_hold;
+        // Mem_Q first in EP (requests leave early), Comp_Q first in MP.
+        let preferred = if !self.p.mas {
+            u64::MAX
         } else if self.mp {
-            if self.hold_left == 0 {
-                self.mp = false;
-            } else {
-                self.hold_left -= 1;
-            }
-        }
-        let before = self.owner;
-        if !self.mp {
-            // Leaving MP clears the owner.
-            self.owner = None;
+            !i.wst.mem
         } else {
-            if i.release_owner {
-                self.owner = None;
+            i.wst.mem
+        };
+        for s in 0..self.schedulers {
+            let mut busy = 0;
+            if sp == 0 {
+                busy |= i.alu;
             }
-            if self.owner.is_none() {
-                // The first ready warp of Mem_Q (oldest first) becomes the owner.
-                self.owner = self
-                    .by_age
-                    .iter()
-                    .copied()
-                    .find(|&w| i.owner_candidates >> w & 1 == 1);
+            if sfu == 0 {
+                busy |= i.sfu;
             }
+            if !lsu {
+                busy |= i.ldst;
+            }
+            if !i.load_slot_free {
+                busy |= i.gload;
+            }
+            let eligible = base & self.owned[s] & !busy;
+            let pick = match self.first_in_order(s, eligible & preferred) {
+                Some(w) => Some(w),
+                None => self.first_in_order(s, eligible & !preferred),
+            };
+            if let Some(w) = pick {
+                let bit = 1u64 << w;
+                sp -= (i.alu & bit != 0) as u8;
+                sfu -= (i.sfu & bit != 0) as u8;
+                lsu &= i.ldst_take & bit == 0;
+            }
+            out.issue[s] = pick;
         }
-        let owner_changed = self.owner.is_some() && self.owner != before;
-        MasOut {
-            mp: self.mp,
-            owner: self.owner,
-            owner_changed,
-        }
+        out
     }
 
-    /// Splits a base order into Mem_Q and Comp_Q: in EP memory warps go first (their
-    /// requests leave early), in MP compute warps go first, then the owner's memory
-    /// instruction.
-    pub fn split(base: &Order, mem: u64, mp: bool, out: &mut Order) {
-        out.clear();
-        let first_mem = !mp;
-        for pass in [first_mem, !first_mem] {
-            for &slot in base.as_slice() {
-                if (mem >> slot & 1 == 1) == pass {
-                    out.push(slot);
+    /// Clock edge: order state from this cycle's issues, exits and launches; mode and owner
+    /// from the saturation flag and the WRC's outputs.
+    pub fn clock(&mut self, i: &SchedIn, out: &SchedOut) {
+        for s in 0..self.schedulers {
+            match out.issue[s] {
+                Some(w) => {
+                    self.last[s] = w;
+                    self.greedy[s] = Some(w);
+                    if let Some(o) = self.owl.get_mut(s) {
+                        o.issued(w);
+                    }
+                }
+                None => {
+                    if self.greedy[s].is_some_and(|g| i.exited >> g & 1 == 1) {
+                        self.greedy[s] = None;
+                    }
                 }
             }
         }
+        if !self.owl.is_empty() {
+            let mut m = i.exited;
+            while m != 0 {
+                let w = m.trailing_zeros() as u8;
+                m &= m - 1;
+                self.owl[w as usize % self.schedulers].exited(w);
+            }
+        }
+        if i.launched != 0 {
+            let mut m = i.launched;
+            while m != 0 {
+                self.stamp[m.trailing_zeros() as usize] = self.next_stamp;
+                m &= m - 1;
+            }
+            self.next_stamp = self.next_stamp.wrapping_add(1);
+        }
+        if !self.p.mas {
+            return;
+        }
+        let mp = if i.saturated {
+            self.hold_left = self.p.mp_exit_hold;
+            true
+        } else if self.mp && self.hold_left > 0 {
+            self.hold_left -= 1;
+            true
+        } else {
+            false
+        };
+        let kept = if mp && !i.release_owner { self.owner } else { None };
+        // The oldest ready warp of Mem_Q becomes the owner.
+        self.owner = match kept {
+            Some(o) => Some(o),
+            None if mp => self.oldest(i.owner_candidates),
+            None => None,
+        };
+        self.mp = mp;
+    }
+
+    /// One cycle: settle, then the clock edge.
+    pub fn step(&mut self, i: &SchedIn) -> SchedOut {
+        let out = self.eval(i);
+        self.clock(i, &out);
+        out
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mascar::ports::WstOut;
 
-    #[test]
-    fn mode_follows_saturation_and_owner_is_oldest_ready_memory_warp() {
-        let mut s = MasScheduler::new(8, 0);
-        for w in [3, 1, 2] {
-            s.launched(w);
+    fn sched(base: BaseOrder, mas: bool) -> Scheduler {
+        Scheduler::new(
+            SchedParams {
+                base,
+                mas,
+                mp_exit_hold: 0,
+            },
+            8,
+            2,
+            None,
+        )
+    }
+
+    fn alu_ready(ready: u64) -> SchedIn {
+        SchedIn {
+            ready,
+            alu: ready,
+            sp_free: 2,
+            sfu_free: 1,
+            lsu_free: true,
+            load_slot_free: true,
+            ..SchedIn::default()
         }
-        let out = s.step(&MasIn {
-            saturated: false,
-            release_owner: false,
-            owner_candidates: 0b110,
-        });
-        assert_eq!((out.mp, out.owner), (false, None));
-        let out = s.step(&MasIn {
-            saturated: true,
-            release_owner: false,
-            owner_candidates: 0b110,
-        });
-        assert_eq!(
-            (out.mp, out.owner, out.owner_changed),
-            (true, Some(1), true),
-            "1 is older than 2"
-        );
-        let out = s.step(&MasIn {
-            saturated: true,
-            release_owner: true,
-            owner_candidates: 0b100,
-        });
-        assert_eq!(
-            (out.owner, out.owner_changed),
-            (Some(2), true),
-            "hand-over to the next"
-        );
-        let out = s.step(&MasIn {
-            saturated: false,
-            release_owner: false,
-            owner_candidates: 0,
-        });
-        assert_eq!((out.mp, out.owner), (false, None), "leaving MP clears the owner");
     }
 
     #[test]
-    fn exit_hold_keeps_mp_for_extra_cycles() {
-        let mut s = MasScheduler::new(8, 2);
-        s.step(&MasIn {
-            saturated: true,
-            ..MasIn::default()
-        });
-        assert!(s.step(&MasIn::default()).mp);
-        assert!(s.step(&MasIn::default()).mp);
-        assert!(!s.step(&MasIn::default()).mp);
+    fn lrr_rotates_per_scheduler_and_moves_only_on_issue() {
+        let mut s = sched(BaseOrder::Lrr, false);
+        let out = s.step(&alu_ready(0b1111_1111));
+        assert_eq!(&out.issue[..2], &[Some(0), Some(1)]);
+        let out = s.step(&alu_ready(0b1111_1111));
+        assert_eq!(&out.issue[..2], &[Some(2), Some(3)]);
+        s.step(&alu_ready(0));
+        let out = s.step(&alu_ready(0b0000_0011));
+        assert_eq!(&out.issue[..2], &[Some(0), Some(1)], "wraps around");
     }
 
     #[test]
-    fn queues_split_by_mode() {
-        let mut base = Order::default();
-        for w in [0, 1, 2, 3] {
-            base.push(w);
-        }
-        let mut out = Order::default();
-        MasScheduler::split(&base, 0b1010, false, &mut out);
-        assert_eq!(out.as_slice(), &[1, 3, 0, 2]);
-        MasScheduler::split(&base, 0b1010, true, &mut out);
-        assert_eq!(out.as_slice(), &[0, 2, 1, 3]);
+    fn units_left_by_scheduler_zero_bound_scheduler_one() {
+        let mut s = sched(BaseOrder::Lrr, false);
+        let mut i = alu_ready(0);
+        i.ready = 0b11;
+        i.alu = 0;
+        i.sfu = 0b11;
+        let out = s.step(&i);
+        assert_eq!(&out.issue[..2], &[Some(0), None], "one SFU");
+        i.sfu = 0;
+        i.ldst = 0b11;
+        i.ldst_take = 0b11;
+        let out = s.step(&i);
+        assert_eq!(&out.issue[..2], &[Some(0), None], "one LD/ST unit");
+    }
+
+    #[test]
+    fn gto_keeps_the_greedy_warp_then_oldest() {
+        let mut s = sched(BaseOrder::Gto, false);
+        let mut i = alu_ready(0);
+        i.launched = 0b1100;
+        s.step(&i);
+        i.launched = 0b0011;
+        s.step(&i);
+        let out = s.step(&alu_ready(0b1111));
+        assert_eq!(&out.issue[..2], &[Some(2), Some(3)], "older CTA first");
+        let out = s.step(&alu_ready(0b0101));
+        assert_eq!(out.issue[0], Some(2), "greedy");
+        let mut i = alu_ready(0b0001);
+        i.exited = 0b0100;
+        assert_eq!(s.step(&i).issue[0], Some(0));
+    }
+
+    #[test]
+    fn mas_mode_owner_and_queue_split() {
+        let mut s = sched(BaseOrder::Lrr, true);
+        let mut i = alu_ready(0b1111);
+        i.alu = 0b1100;
+        i.ldst = 0b0011;
+        i.ldst_take = 0b0011;
+        i.wst = WstOut {
+            mem: 0b0011,
+            stall: 0,
+        };
+        let out = s.step(&i);
+        assert_eq!(
+            (out.mp, &out.issue[..2]),
+            (false, &[Some(0), Some(3)][..]),
+            "EP: Mem_Q first; warp 1 finds the LD/ST unit taken"
+        );
+        i.saturated = true;
+        i.owner_candidates = 0b0010;
+        s.step(&i);
+        assert_eq!(
+            s.registers(),
+            (true, Some(1)),
+            "MP from the next cycle, oldest candidate"
+        );
+        let out = s.eval(&i);
+        assert_eq!(&out.issue[..2], &[Some(2), Some(3)], "MP: Comp_Q first");
+        i.release_owner = true;
+        i.owner_candidates = 0b0001;
+        s.step(&i);
+        assert_eq!(s.registers(), (true, Some(0)), "hand-over");
+        i.saturated = false;
+        s.step(&i);
+        assert_eq!(s.registers(), (false, None), "leaving MP clears the owner");
     }
 }

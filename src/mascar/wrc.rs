@@ -27,7 +27,11 @@ impl Wrc {
         };
         let owner_candidates = mem & w.sb_ready & !w.dep_load & !owner_bit;
         WrcOut {
-            wst: WstWrite { mem, stall },
+            wst: WstWrite {
+                we: w.has_inst & w.active,
+                mem,
+                stall,
+            },
             release_owner,
             owner_candidates,
         }
@@ -61,6 +65,7 @@ mod tests {
         assert_eq!(
             ep.wst,
             WstWrite {
+                we: 0b1111,
                 mem: 0b0111,
                 stall: 0
             }

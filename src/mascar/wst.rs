@@ -1,19 +1,57 @@
 //! The warp status table (slide 12): per warp, the op type of its next instruction and the
-//! stall bit. Written by the WRC, read by the scheduler; write-through within a cycle.
+//! stall bit. Written by the WRC for the warps with a head instruction, read by the
+//! scheduler; write-through, so the scheduler sees this cycle's write.
 
 use super::ports::{WstOut, WstWrite};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Wst {
-    state: WstWrite,
+    mem: u64,
+    stall: u64,
 }
 
 impl Wst {
-    pub fn step(&mut self, write: &WstWrite) -> WstOut {
-        self.state = *write;
-        self.state
+    /// The table as read this cycle (the written entries bypass to the output).
+    pub fn eval(&self, w: &WstWrite) -> WstOut {
+        WstOut {
+            mem: self.mem & !w.we | w.mem & w.we,
+            stall: self.stall & !w.we | w.stall & w.we,
+        }
     }
-    pub fn read(&self) -> WstOut {
-        self.state
+
+    /// Clock edge: the written entries take their new values.
+    pub fn clock(&mut self, w: &WstWrite) {
+        let out = self.eval(w);
+        self.mem = out.mem;
+        self.stall = out.stall;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unwritten_entries_keep_their_status_and_writes_bypass() {
+        let mut t = Wst::default();
+        let w1 = WstWrite {
+            we: 0b11,
+            mem: 0b01,
+            stall: 0b01,
+        };
+        assert_eq!(t.eval(&w1), WstOut { mem: 1, stall: 1 });
+        t.clock(&w1);
+        let w2 = WstWrite {
+            we: 0b10,
+            mem: 0b10,
+            stall: 0,
+        };
+        assert_eq!(
+            t.eval(&w2),
+            WstOut {
+                mem: 0b11,
+                stall: 0b01
+            }
+        );
     }
 }

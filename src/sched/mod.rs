@@ -1,22 +1,15 @@
-//! Behavioural warp-ordering policies behind one interface.
-//!
-//! Each of an SM's schedulers owns the warp slots `w` with `w % schedulers == id`. Every
-//! cycle the issue stage asks its policy for the candidate order and issues the first warp
-//! that can issue; it then tells the policy which warp issued (if any). A policy's state
-//! changes only through these notifications, so a cycle in which nothing could issue leaves
-//! it untouched (the issue stage relies on that to skip repeated idle cycles).
+//! Scheduler names and the policies beside the scheduler block: LRR and GTO are orders of
+//! the scheduler block itself (`crate::mascar::scheduler`, and its RTL twin); OWL's CTA
+//! groups are a behavioural order it delegates to; CCWS's lost-locality detector throttles
+//! loads in front of it.
 
 pub mod ccws;
-pub mod gto;
-pub mod lrr;
 pub mod owl;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-pub use gto::Gto;
-pub use lrr::Lrr;
 pub use owl::Owl;
 
 /// Scheduler names accepted by `--scheduler` and the `scheduler` config key.
@@ -131,102 +124,6 @@ impl Order {
                 self.push(m.trailing_zeros() as u8);
                 m &= m - 1;
             }
-        }
-    }
-}
-
-/// What the issue stage hands the policy each cycle.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct OrderInput {
-    /// Warps of this scheduler that hold an instruction the stage will consider.
-    pub candidates: u64,
-    /// MAS: warps whose next instruction is a global memory instruction (the WST op type).
-    pub mem: u64,
-    /// MAS: Memory Priority mode.
-    pub mp: bool,
-}
-
-/// The base warp order a scheduler uses (enum dispatch: no virtual calls on the hot path).
-#[derive(Clone, Debug)]
-enum Base {
-    Lrr(Lrr),
-    Gto(Gto),
-    Owl(Owl),
-}
-
-/// One scheduler's policy: a base order, optionally split into Mem_Q and Comp_Q (MAS).
-#[derive(Clone, Debug)]
-pub struct Policy {
-    base: Base,
-    mas_split: bool,
-    scratch: Order,
-}
-
-impl Policy {
-    /// The policy of scheduler `id` of `schedulers`, on SM `sm` with `warps` slots.
-    pub fn new(cfg: &crate::config::Config, id: usize, sm: usize) -> Policy {
-        let schedulers = cfg.schedulers_per_sm as usize;
-        let owned = (0..cfg.warps_per_sm as usize)
-            .filter(|w| w % schedulers == id)
-            .count();
-        let kind = cfg.scheduler;
-        let base_kind = if kind.uses_mas() { cfg.mas_base_order } else { kind };
-        let base = match base_kind {
-            SchedulerKind::Lrr => Base::Lrr(Lrr::default()),
-            SchedulerKind::Owl => Base::Owl(Owl::new(cfg.owl_blp_parity.then_some(sm as u32 % 2))),
-            // CCWS and CAR issue in GTO order (CCWS adds throttling, CAR changes the LSU).
-            _ => Base::Gto(Gto::new(owned)),
-        };
-        Policy {
-            base,
-            mas_split: kind.uses_mas(),
-            scratch: Order::default(),
-        }
-    }
-
-    /// Writes this cycle's candidate order into `out`.
-    pub fn order(&mut self, input: &OrderInput, out: &mut Order) {
-        let target = if self.mas_split {
-            &mut self.scratch
-        } else {
-            &mut *out
-        };
-        target.clear();
-        match &self.base {
-            Base::Lrr(p) => p.order(input.candidates, target),
-            Base::Gto(p) => p.order(input.candidates, target),
-            Base::Owl(p) => p.order(input.candidates, target),
-        }
-        if self.mas_split {
-            crate::mascar::scheduler::MasScheduler::split(&self.scratch, input.mem, input.mp, out);
-        }
-    }
-
-    /// The warp in `slot` issued this cycle.
-    pub fn issued(&mut self, slot: u8) {
-        match &mut self.base {
-            Base::Lrr(p) => p.issued(slot),
-            Base::Gto(p) => p.issued(slot),
-            Base::Owl(p) => p.issued(slot),
-        }
-    }
-
-    /// A new warp was launched into `slot`, as part of CTA `cta` (the `seq`-th CTA launched
-    /// on this SM).
-    pub fn warp_launched(&mut self, slot: u8, cta: u32, seq: u64) {
-        match &mut self.base {
-            Base::Lrr(_) => {}
-            Base::Gto(p) => p.launched(slot),
-            Base::Owl(p) => p.launched(slot, cta, seq),
-        }
-    }
-
-    /// The warp in `slot` finished.
-    pub fn warp_exited(&mut self, slot: u8) {
-        match &mut self.base {
-            Base::Lrr(_) => {}
-            Base::Gto(p) => p.exited(slot),
-            Base::Owl(p) => p.exited(slot),
         }
     }
 }

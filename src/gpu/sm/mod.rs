@@ -11,14 +11,12 @@ pub mod warp;
 use crate::config::Config;
 use crate::gpu::mem::icnt::Network;
 use crate::gpu::mem::{MemReply, MemRequest};
-use crate::mascar::reexec_queue::ReexecQueue;
+use crate::mascar::blocks::{IssueIn, MascarBlocks, RefBlocks};
+use crate::mascar::reexec_queue::{Parked, ReexecQueue};
 use crate::mascar::saturation::Saturation;
-use crate::mascar::scheduler::MasScheduler;
-use crate::mascar::wrc::Wrc;
-use crate::mascar::wst::Wst;
-use crate::mascar::{MasIn, MasOut, SaturationIn, WarpSignals, WrcIn, WstOut};
+use crate::mascar::scheduler::Scheduler;
+use crate::mascar::{BaseOrder, QueueIn, SaturationIn, SchedIn, SchedParams, WarpSignals};
 use crate::sched::ccws::Ccws;
-use crate::sched::{Order, OrderInput, Policy};
 use crate::stats::{CacheStats, SmStats};
 use crate::workload::program::{AluKind, LaneEnv, OpKind, Reg, NO_REG};
 use crate::workload::Kernel;
@@ -95,57 +93,6 @@ struct CtaSlot {
     shared: u32,
 }
 
-/// The MAS blocks of one SM, stepped together each cycle through their ports.
-struct MasBlocks {
-    saturation: Saturation,
-    wrc: Wrc,
-    wst: Wst,
-    sched: MasScheduler,
-    /// Last cycle's (mode, owner, stall bits), to notice changes.
-    last: (bool, Option<u8>, u64),
-}
-
-impl MasBlocks {
-    fn new(cfg: &Config) -> Self {
-        MasBlocks {
-            saturation: Saturation::new(cfg.l1_mshrs, cfg.l1_miss_queue, cfg.mas_sat_margin),
-            wrc: Wrc,
-            wst: Wst::default(),
-            sched: MasScheduler::new(cfg.warps_per_sm as usize, cfg.mas_mp_exit_hold),
-            last: (false, None, 0),
-        }
-    }
-
-    /// Saturation → WRC (owner release, candidates) → mode and owner update → WRC stall
-    /// bits for the mode and owner now in force → WST.
-    fn step(&mut self, sat_in: &SaturationIn, warps: WarpSignals) -> (WstOut, MasOut) {
-        let sat = self.saturation.step(sat_in);
-        let cur = self.sched.current();
-        let check = self.wrc.step(&WrcIn {
-            warps,
-            mp: cur.mp,
-            owner: cur.owner,
-        });
-        let out = self.sched.step(&MasIn {
-            saturated: sat.saturated,
-            release_owner: check.release_owner,
-            owner_candidates: check.owner_candidates,
-        });
-        let write = if (out.mp, out.owner) == (cur.mp, cur.owner) {
-            check.wst
-        } else {
-            self.wrc
-                .step(&WrcIn {
-                    warps,
-                    mp: out.mp,
-                    owner: out.owner,
-                })
-                .wst
-        };
-        (self.wst.step(&write), out)
-    }
-}
-
 /// Why a scheduler did not issue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stall {
@@ -176,13 +123,24 @@ pub struct Sm {
     dep_load: u64,
     /// Bit w: warp w waits at a barrier.
     barrier: u64,
-    /// MAS blocks, when the scheduler uses them.
-    mas: Option<MasBlocks>,
-    /// CAR's re-execution queue, when the LD/ST unit has one.
-    car: Option<ReexecQueue>,
+    /// Bit w: warp w's head instruction uses an SP lane.
+    alu_head: u64,
+    /// Bit w: warp w's head instruction uses an SFU.
+    sfu_head: u64,
+    /// The scheduler, WRC, WST and re-execution queue (behavioural, RTL or both).
+    pub blocks: Box<dyn MascarBlocks + Send>,
+    /// MAS is on (its statistics and log are kept).
+    mas: bool,
+    saturation: Saturation,
+    /// Last cycle's (mode, owner), to count changes.
+    mas_last: (bool, Option<u8>),
+    /// CAR is on: the data of the queue's entries, indexed by entry.
+    car: Option<Vec<Parked>>,
+    /// Warps launched / finished since the blocks were last clocked.
+    launched: u64,
+    exited: u64,
     /// CCWS's lost-locality detector and throttle, for the `ccws` scheduler.
     ccws: Option<Ccws>,
-    ccws_throttled: u64,
     ccws_seen_instructions: u64,
     /// CTAs launched on this SM so far (OWL's CTA age).
     cta_seq: u64,
@@ -194,15 +152,6 @@ pub struct Sm {
     used_threads: u32,
     used_regs: u32,
     used_shared: u32,
-    policies: Vec<Policy>,
-    order: Order,
-    /// Whether anything changed since the schedulers last failed to issue; while false a
-    /// failed cycle repeats exactly (same stall) and is counted without re-evaluation.
-    dirty: bool,
-    /// Earliest cycle a busy pipeline that blocked a candidate frees itself (SFU initiation,
-    /// SP width); the issue stage re-evaluates then even without an event.
-    wake_at: u64,
-    last_stall: Vec<Option<Stall>>,
     sfu_free_at: Vec<u64>,
     wheel: EventWheel,
     due: Vec<Event>,
@@ -267,13 +216,19 @@ impl Sm {
             load_head: 0,
             dep_load: 0,
             barrier: 0,
-            mas: cfg.scheduler.uses_mas().then(|| MasBlocks::new(cfg)),
+            alu_head: 0,
+            sfu_head: 0,
+            blocks: Box::new(reference_blocks(cfg, id)),
+            mas: cfg.scheduler.uses_mas(),
+            saturation: Saturation::new(cfg.l1_mshrs, cfg.l1_miss_queue, cfg.mas_sat_margin),
+            mas_last: (false, None),
             car: cfg
                 .scheduler
                 .uses_car()
-                .then(|| ReexecQueue::new(cfg.car_queue_depth)),
+                .then(|| vec![Parked::default(); cfg.car_queue_depth as usize]),
+            launched: 0,
+            exited: 0,
             ccws: (cfg.scheduler == crate::sched::SchedulerKind::Ccws).then(|| Ccws::new(cfg)),
-            ccws_throttled: 0,
             ccws_seen_instructions: 0,
             cta_seq: 0,
             sched_mask: (0..nsched)
@@ -289,11 +244,6 @@ impl Sm {
             used_threads: 0,
             used_regs: 0,
             used_shared: 0,
-            policies: (0..nsched).map(|s| Policy::new(cfg, s, id)).collect(),
-            order: Order::default(),
-            dirty: true,
-            wake_at: u64::MAX,
-            last_stall: vec![None; nsched],
             sfu_free_at: vec![0; cfg.sfu_units as usize],
             wheel: EventWheel::new(max_latency),
             due: Vec::with_capacity(64),
@@ -339,10 +289,8 @@ impl Sm {
             self.active |= 1 << free;
             self.need_fetch |= 1 << free;
             warps |= 1 << free;
-            let nsched = self.policies.len();
-            self.policies[free % nsched].warp_launched(free as u8, cta, self.cta_seq);
-            if let Some(m) = &mut self.mas {
-                m.sched.launched(free as u8);
+            if let Some(r) = self.blocks.reference_scheduler() {
+                r.owl_launched(free as u8, cta, self.cta_seq);
             }
             if let Some(c) = &mut self.ccws {
                 c.warp_launched(free as u8);
@@ -363,7 +311,7 @@ impl Sm {
         self.cta_seq += 1;
         let resident = self.ctas.iter().filter(|c| c.active).count() as u64;
         self.stats.peak_resident_ctas = self.stats.peak_resident_ctas.max(resident);
-        self.dirty = true;
+        self.launched |= warps;
     }
 
     /// No CTA resident and nothing in flight.
@@ -372,7 +320,7 @@ impl Sm {
             && self.l1.is_quiet()
             && !self.lsu.busy
             && self.wheel.pending == 0
-            && self.car.as_ref().is_none_or(|q| q.is_empty())
+            && self.blocks.queue_state().2 == 0
     }
 
     // ---------------------------------------------------------------- the cycle
@@ -393,7 +341,6 @@ impl Sm {
             return;
         };
         self.stats.replies_received += 1;
-        self.dirty = true;
         if r.write {
             let w = r.warp as usize;
             self.warps[w].stores_in_flight -= 1;
@@ -419,7 +366,6 @@ impl Sm {
         let mut due = std::mem::take(&mut self.due);
         self.wheel.take(now, &mut due);
         for e in due.drain(..) {
-            self.dirty = true;
             match e {
                 Event::Writeback { warp, reg } => {
                     let w = &mut self.warps[warp as usize];
@@ -460,66 +406,100 @@ impl Sm {
     /// tries, and a refused head instruction moves into the queue (if it has room and the
     /// warp holds no entry), freeing the LD/ST unit for the next instruction.
     fn ldst(&mut self, now: u64) {
-        let (mp, owner) = self.mas.as_ref().map_or((false, None), |m| {
-            let o = m.sched.current();
-            (o.mp, o.owner)
-        });
-        if let Some(q) = &self.car {
-            let l1 = &self.l1;
-            let pick = q.select(|e| {
-                let line = e.next_line().line;
-                if mp && Some(e.warp) != owner {
-                    // Hit-only service: a non-owner never sends a request below L1 in MP.
-                    !e.store && l1.would_hit(line)
-                } else {
-                    l1.would_accept(line, e.store)
+        let (mp, owner) = self.blocks.registers();
+        let Some(parked) = &self.car else {
+            self.ldst_head(now, false, None);
+            return;
+        };
+        // What the L1 would do with each entry's next line: the queue's inputs.
+        let mut qin = QueueIn {
+            mp,
+            owner,
+            ..QueueIn::default()
+        };
+        let (_, _, used) = self.blocks.queue_state();
+        if used > 0 {
+            for (e, p) in parked.iter().enumerate() {
+                if p.lines.len == 0 {
+                    continue;
                 }
-            });
-            if let Some(slot) = pick {
-                let e = self.car.as_ref().expect("checked").entry(slot);
-                let (warp, store, load, req) = (e.warp, e.store, e.load, e.next_line());
-                let outcome = self.access_line(warp, store, load, req, now, true);
-                debug_assert!(outcome.accepted(), "selected entries can make progress");
-                self.stats.car.reexecutions += 1;
-                let q = self.car.as_mut().expect("checked");
-                if let Some((warp, store, _)) = q.advance(slot) {
-                    self.mem_instruction_sent(warp, store);
+                let line = p.next_line().line;
+                let bit = 1u64 << e;
+                if self.l1.would_accept(line, p.store) {
+                    qin.accept |= bit;
                 }
-                self.dirty = true;
-                return;
+                if !p.store && self.l1.would_hit(line) {
+                    qin.hit |= bit;
+                }
+                if p.store {
+                    qin.store |= bit;
+                }
             }
         }
+        let q = self.blocks.queue_eval(&qin);
+        if let Some(e) = q.select {
+            let e = e as usize;
+            let p = &self.car.as_ref().expect("CAR")[e];
+            let (warp, store, load, req) = (p.warp, p.store, p.load, p.next_line());
+            let outcome = self.access_line(warp, store, load, req, now, true);
+            debug_assert!(outcome.accepted(), "selected entries can make progress");
+            self.stats.car.reexecutions += 1;
+            let p = &mut self.car.as_mut().expect("CAR")[e];
+            p.next += 1;
+            if p.next == p.lines.len {
+                p.lines.len = 0;
+                qin.free = Some(e as u8);
+                self.mem_instruction_sent(warp, store);
+            }
+        } else if let Some(warp) = self.ldst_head(now, true, mp.then(|| owner.unwrap_or(u8::MAX))) {
+            // Refused: park it when the queue has room and the warp holds no entry.
+            if let Some(e) = q.alloc.filter(|_| q.warps >> warp & 1 == 0) {
+                let p = &mut self.car.as_mut().expect("CAR")[e as usize];
+                p.warp = warp;
+                p.store = self.lsu.store;
+                p.load = self.lsu.load;
+                p.lines.clone_from(&self.lsu.lines);
+                p.next = self.lsu.next;
+                qin.push = Some(warp);
+                self.stats.car.enqueued += 1;
+                self.stats.car.peak_occupancy = self.stats.car.peak_occupancy.max(q.occupancy as u64 + 1);
+                self.lsu.busy = false;
+            } else {
+                self.stats.lsu_stall_cycles += 1;
+            }
+        }
+        self.blocks.queue_clock(now, &qin);
+    }
+
+    /// The LD/ST head sends its next line. `restricted`: in MP with CAR, `Some(owner)` (or
+    /// `Some(u8::MAX)` without one): a non-owner head gets hit-only service. Returns the warp
+    /// when its access was refused and it may move into the queue (`car`); without CAR a
+    /// refusal is counted as an LSU stall here.
+    fn ldst_head(&mut self, now: u64, car: bool, restricted: Option<u8>) -> Option<u8> {
         if !self.lsu.busy {
-            return;
+            return None;
         }
         let req = self.lsu.lines.lines[self.lsu.next];
         let (warp, store, load) = (self.lsu.warp, self.lsu.store, self.lsu.load);
-        let hit_only = self.car.is_some() && mp && Some(warp) != owner;
+        let hit_only = restricted.is_some_and(|o| o != warp);
         let outcome = if hit_only && (store || !self.l1.would_hit(req.line)) {
             None
         } else {
             Some(self.access_line(warp, store, load, req, now, false))
         };
         if !outcome.is_some_and(Outcome::accepted) {
-            if let Some(q) = &mut self.car {
-                if !q.is_full() && !q.holds(warp) {
-                    q.push(warp, store, load, &self.lsu.lines, self.lsu.next);
-                    self.stats.car.enqueued += 1;
-                    self.stats.car.peak_occupancy = self.stats.car.peak_occupancy.max(q.occupancy() as u64);
-                    self.lsu.busy = false;
-                    self.dirty = true;
-                    return;
-                }
+            if car {
+                return Some(warp);
             }
             self.stats.lsu_stall_cycles += 1;
-            return;
+            return None;
         }
         self.lsu.next += 1;
         if self.lsu.next == self.lsu.lines.len {
             self.lsu.busy = false;
             self.mem_instruction_sent(warp, store);
-            self.dirty = true;
         }
+        None
     }
 
     /// Presents one line request of warp `warp` to the L1 and books its outcome: a miss sent
@@ -571,7 +551,7 @@ impl Sm {
                 }
             }
             Outcome::Hit => {
-                if self.car.as_ref().is_some_and(|q| !q.is_empty()) {
+                if self.car.is_some() && self.blocks.queue_state().2 > 0 {
                     self.stats.car.hits_under_miss += 1;
                 }
                 self.wheel
@@ -590,162 +570,116 @@ impl Sm {
         }
     }
 
-    /// Each scheduler, in order, issues the first warp of its policy's order that can issue.
+    /// The issue stage: the blocks pick at most one warp per scheduler (WRC → WST →
+    /// scheduler), then the picked instructions go to their pipelines.
     fn issue(&mut self, now: u64, k: &Kernel) {
-        let mut sp_used = 0;
-        let nsched = self.policies.len();
-        let (held_back, mp) = self.mascar_blocks(now);
-        if !self.dirty && now < self.wake_at {
-            for s in 0..nsched {
-                match self.last_stall[s] {
-                    Some(stall) => self.count_stall(stall),
-                    None => unreachable!("an issue always marks the SM dirty"),
-                }
-            }
-            return;
-        }
-        self.dirty = false;
-        self.wake_at = u64::MAX;
-        for s in 0..nsched {
-            let mine = self.issuable & self.sched_mask[s];
-            let mut candidates = mine & self.sb_ready & !held_back;
-            // Memory warps cannot issue while the LD/ST unit is busy; its release marks the
-            // SM dirty, so they need not be looked at until then.
-            if !self.unit_free(OpKind::StoreGlobal, sp_used, now) {
-                candidates &= !self.mem_head;
-            }
-            let blocked_unit = mine & self.sb_ready & !candidates != 0;
-            let mut stall = if blocked_unit {
-                Stall::Pipeline
-            } else if mine != 0 {
-                Stall::Scoreboard
-            } else {
-                Stall::Idle
-            };
-            if candidates == 0 {
-                self.count_stall(stall);
-                self.last_stall[s] = Some(stall);
-                continue;
-            }
-            let mut order = std::mem::take(&mut self.order);
-            let input = OrderInput {
-                candidates,
-                mem: self.gmem_head,
-                mp,
-            };
-            self.policies[s].order(&input, &mut order);
-            let mut issued = None;
-            for &slot in order.as_slice() {
-                let Some(entry) = self.warps[slot as usize].head() else {
-                    continue;
-                };
-                let inst = entry.inst;
-                if !self.unit_free(inst.op, sp_used, now) {
-                    stall = Stall::Pipeline;
-                    self.wake_at = self.wake_at.min(self.unit_free_at(inst.op, now));
-                    continue;
-                }
-                if inst.op.pipe() == crate::workload::program::Pipe::Sp && inst.op != OpKind::Barrier {
-                    sp_used += 1;
-                }
-                self.execute(slot as usize, now, k);
-                issued = Some(slot);
-                break;
-            }
-            self.order = order;
-            match issued {
-                Some(slot) => {
-                    if let Some(log) = &mut self.issue_log {
-                        let op = self.warps[slot as usize].last_issued;
-                        log.push(IssueRecord {
-                            cycle: now,
-                            scheduler: s as u8,
-                            warp: slot,
-                            op,
-                        });
-                    }
-                    self.policies[s].issued(slot);
-                    self.stats.sched.issue_cycles += 1;
-                    self.last_stall[s] = None;
-                    self.dirty = true;
-                }
-                None => {
-                    self.count_stall(stall);
-                    self.last_stall[s] = Some(stall);
-                }
-            }
-        }
-    }
-
-    /// Steps the blocks that decide which warps are held back this cycle: MAS (saturation,
-    /// WRC, WST, mode and owner), CCWS's load throttle and CAR's per-warp queue occupancy.
-    /// Returns the warps whose head instruction may not issue, and the MAS mode. A change in
-    /// their outputs marks the SM dirty.
-    fn mascar_blocks(&mut self, now: u64) -> (u64, bool) {
-        let mut held = 0u64;
-        let mut mp = false;
-        if let Some(m) = &mut self.mas {
-            let signals = WarpSignals {
+        let held = self.held_back();
+        let (queue_warps, _, _) = self.blocks.queue_state();
+        let lsu_warp = if self.lsu.busy { 1u64 << self.lsu.warp } else { 0 };
+        let sat_in = SaturationIn {
+            mshrs_used: self.l1.mshrs_used() as u32,
+            miss_queue_used: self.l1.miss_queue_used() as u32,
+        };
+        let saturated = self.mas && self.saturation.step(&sat_in).saturated;
+        let input = IssueIn {
+            warps: WarpSignals {
                 active: self.active,
                 has_inst: self.issuable,
                 is_mem: self.gmem_head,
                 sb_ready: self.sb_ready,
                 dep_load: self.dep_load,
                 at_barrier: self.barrier,
-                mem_in_flight: self.car.as_ref().map_or(0, |q| q.warp_mask())
-                    | if self.lsu.busy { 1u64 << self.lsu.warp } else { 0 },
+                mem_in_flight: queue_warps | lsu_warp,
+            },
+            sched: SchedIn {
+                ready: self.issuable & self.sb_ready & !held,
+                alu: self.alu_head,
+                sfu: self.sfu_head,
+                ldst: self.mem_head,
+                ldst_take: self.gmem_head,
+                gload: self.load_head,
+                sp_free: self.cfg.sp_units.min(255) as u8,
+                sfu_free: self.sfu_free_at.iter().filter(|&&t| t <= now).count().min(255) as u8,
+                lsu_free: !self.lsu.busy,
+                load_slot_free: !self.free_loads.is_empty(),
+                saturated,
+                launched: self.launched,
+                exited: self.exited,
+                ..SchedIn::default()
+            },
+        };
+        let view = self.blocks.issue_eval(&input);
+        self.blocks.issue_clock(now, &input);
+        self.launched = 0;
+        self.exited = 0;
+        if self.mas {
+            self.mas_statistics(now, &view, saturated);
+        }
+        for (s, pick) in view.sched.issue[..self.sched_mask.len()].iter().enumerate() {
+            let Some(slot) = *pick else {
+                let mine = self.issuable & self.sched_mask[s];
+                self.count_stall(if mine & self.sb_ready != 0 {
+                    Stall::Pipeline
+                } else if mine != 0 {
+                    Stall::Scoreboard
+                } else {
+                    Stall::Idle
+                });
+                continue;
             };
-            let sat_in = SaturationIn {
-                mshrs_used: self.l1.mshrs_used() as u32,
-                miss_queue_used: self.l1.miss_queue_used() as u32,
-            };
-            let (wst, out) = m.step(&sat_in, signals);
-            if let Some(log) = &mut self.mas_log {
-                let saturated = m.saturation.step(&sat_in).saturated;
-                log.push(MasRecord {
+            self.execute(slot as usize, now, k);
+            if let Some(log) = &mut self.issue_log {
+                log.push(IssueRecord {
                     cycle: now,
-                    mp: out.mp,
-                    owner: out.owner,
-                    stall: wst.stall,
-                    saturated,
+                    scheduler: s as u8,
+                    warp: slot,
+                    op: self.warps[slot as usize].last_issued,
                 });
             }
-            let st = &mut self.stats.mas;
-            st.mp_cycles += out.mp as u64;
-            st.owner_changes += out.owner_changed as u64;
-            st.stalled_warp_cycles += (wst.stall & self.issuable & self.sb_ready).count_ones() as u64;
-            if out.mp && !m.last.0 {
-                st.mp_entries += 1;
-            }
-            let state = (out.mp, out.owner, wst.stall);
-            if state != m.last {
-                self.dirty = true;
-                m.last = state;
-            }
-            held |= wst.stall;
-            mp = out.mp;
+            self.stats.sched.issue_cycles += 1;
         }
+    }
+
+    /// Warps the LD/ST side holds back: CAR keeps one entry per warp (each warp's memory
+    /// order) and takes no more when full; CCWS throttles loads.
+    fn held_back(&mut self) -> u64 {
+        let mut held = 0u64;
         if let Some(c) = &mut self.ccws {
             c.cycle(
                 self.active,
                 self.stats.warp_instructions - self.ccws_seen_instructions,
             );
             self.ccws_seen_instructions = self.stats.warp_instructions;
-            if c.throttled != self.ccws_throttled {
-                self.ccws_throttled = c.throttled;
-                self.dirty = true;
-            }
             held |= c.throttled & self.load_head;
         }
-        if let Some(q) = &self.car {
-            // One entry per warp keeps each warp's memory order; a full queue takes no more.
-            held |= q.warp_mask() & self.gmem_head;
-            if q.is_full() {
+        if self.car.is_some() {
+            let (warps, full, _) = self.blocks.queue_state();
+            held |= warps & self.gmem_head;
+            if full {
                 held |= self.gmem_head;
                 self.stats.car.queue_full_cycles += 1;
             }
         }
-        (held, mp)
+        held
+    }
+
+    fn mas_statistics(&mut self, now: u64, view: &crate::mascar::blocks::IssueView, saturated: bool) {
+        let (mp, owner) = (view.sched.mp, view.sched.owner);
+        let st = &mut self.stats.mas;
+        st.mp_cycles += mp as u64;
+        st.owner_changes += (owner.is_some() && owner != self.mas_last.1) as u64;
+        st.mp_entries += (mp && !self.mas_last.0) as u64;
+        st.stalled_warp_cycles += (view.wst.stall & self.issuable & self.sb_ready).count_ones() as u64;
+        self.mas_last = (mp, owner);
+        if let Some(log) = &mut self.mas_log {
+            log.push(MasRecord {
+                cycle: now,
+                mp,
+                owner,
+                stall: view.wst.stall,
+                saturated,
+            });
+        }
     }
 
     fn count_stall(&mut self, stall: Stall) {
@@ -753,26 +687,6 @@ impl Sm {
             Stall::Idle => self.stats.sched.idle_cycles += 1,
             Stall::Scoreboard => self.stats.sched.scoreboard_stall_cycles += 1,
             Stall::Pipeline => self.stats.sched.pipeline_stall_cycles += 1,
-        }
-    }
-
-    /// When a busy unit frees itself with time alone; units freed by events (the LD/ST unit,
-    /// the in-flight load table) mark the SM dirty instead.
-    fn unit_free_at(&self, op: OpKind, now: u64) -> u64 {
-        match op {
-            OpKind::Alu(_) => now + 1,
-            OpKind::Sfu => self.sfu_free_at.iter().copied().min().unwrap_or(now + 1),
-            _ => u64::MAX,
-        }
-    }
-
-    fn unit_free(&self, op: OpKind, sp_used: u32, now: u64) -> bool {
-        match op {
-            OpKind::Barrier => true,
-            OpKind::Alu(_) => sp_used < self.cfg.sp_units,
-            OpKind::Sfu => self.sfu_free_at.iter().any(|&t| t <= now),
-            OpKind::LoadGlobal => !self.lsu.busy && !self.free_loads.is_empty(),
-            OpKind::StoreGlobal | OpKind::LoadShared | OpKind::StoreShared => !self.lsu.busy,
         }
     }
 
@@ -902,6 +816,9 @@ impl Sm {
             ),
             None => (false, false, false, false, false, false),
         };
+        let op = head.map(|e| e.inst.op);
+        let alu = matches!(op, Some(OpKind::Alu(_)));
+        let sfu = op == Some(OpKind::Sfu);
         let set = |m: &mut u64, on: bool| if on { *m |= bit } else { *m &= !bit };
         set(&mut self.issuable, issuable);
         set(&mut self.sb_ready, ready);
@@ -910,6 +827,8 @@ impl Sm {
         set(&mut self.load_head, load);
         set(&mut self.dep_load, dep);
         set(&mut self.barrier, at_barrier);
+        set(&mut self.alu_head, alu);
+        set(&mut self.sfu_head, sfu);
     }
 
     /// Releases a CTA's barrier once every live warp of it has arrived.
@@ -924,7 +843,6 @@ impl Sm {
                 self.warps[w].at_barrier = false;
                 self.refresh(w);
             }
-            self.dirty = true;
         }
     }
 
@@ -937,16 +855,11 @@ impl Sm {
         self.warps[w].active = false;
         self.active &= !(1 << w);
         self.refresh(w);
-        let nsched = self.policies.len();
-        self.policies[w % nsched].warp_exited(w as u8);
-        if let Some(m) = &mut self.mas {
-            m.sched.exited(w as u8);
-        }
+        self.exited |= 1 << w;
         let cta = self.warps[w].cta_slot as usize;
         let c = &mut self.ctas[cta];
         c.live_warps -= 1;
         c.warps &= !(1 << w);
-        self.dirty = true;
         if c.live_warps == 0 {
             c.active = false;
             self.used_threads -= c.threads;
@@ -980,7 +893,6 @@ impl Sm {
             // The program had nothing left (e.g. trailing empty loops).
             self.try_finish(w as usize);
         }
-        self.dirty = true;
     }
 
     /// Moves the head of the miss queue into the request network when the port and the
@@ -1061,4 +973,37 @@ fn mask(n: u32) -> u64 {
 /// Registers a CTA occupies.
 fn cta_regs(k: &Kernel) -> u32 {
     k.regs.saturating_mul(k.warps_per_cta() * 32)
+}
+
+/// The behavioural twins of SM `sm`'s blocks for `cfg`.
+pub fn reference_blocks(cfg: &Config, sm: usize) -> RefBlocks {
+    use crate::sched::SchedulerKind as K;
+    let base_kind = if cfg.scheduler.uses_mas() {
+        cfg.mas_base_order
+    } else {
+        cfg.scheduler
+    };
+    let base = match base_kind {
+        K::Lrr => BaseOrder::Lrr,
+        K::Owl => BaseOrder::Owl,
+        // CCWS and CAR issue in GTO order (CCWS adds throttling, CAR changes the LSU).
+        _ => BaseOrder::Gto,
+    };
+    let params = SchedParams {
+        base,
+        mas: cfg.scheduler.uses_mas(),
+        mp_exit_hold: cfg.mas_mp_exit_hold,
+    };
+    let sched = Scheduler::new(
+        params,
+        cfg.warps_per_sm as usize,
+        cfg.schedulers_per_sm as usize,
+        cfg.owl_blp_parity.then_some(sm as u32 % 2),
+    );
+    RefBlocks::new(
+        sched,
+        cfg.scheduler
+            .uses_car()
+            .then(|| ReexecQueue::new(cfg.car_queue_depth)),
+    )
 }

@@ -1,0 +1,120 @@
+//! The four blocks of one SM as one interface, so the SM can run the behavioural twins, the
+//! RTL twins, or both in lockstep without knowing which.
+//!
+//! Per cycle the LD/ST stage settles the re-execution queue (`queue_eval`, possibly several
+//! times while it decides) and clocks it with its final inputs (`queue_clock`); later the
+//! issue stage settles WRC → WST → scheduler (`issue_eval`) and clocks them (`issue_clock`).
+
+use super::ports::*;
+use super::reexec_queue::ReexecQueue;
+use super::scheduler::Scheduler;
+use super::wrc::Wrc;
+use super::wst::Wst;
+
+/// What the issue stage's three blocks give in one cycle.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IssueView {
+    pub wrc: WrcOut,
+    pub wst: WstOut,
+    pub sched: SchedOut,
+}
+
+/// The issue-stage inputs from outside the blocks: `sched_in`'s `wst`, `release_owner` and
+/// `owner_candidates` are ignored (the blocks wire them internally).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IssueIn {
+    pub warps: WarpSignals,
+    pub sched: SchedIn,
+}
+
+pub trait MascarBlocks {
+    /// Mode and owner registers (in force this cycle).
+    fn registers(&self) -> (bool, Option<u8>);
+    fn queue_eval(&mut self, i: &QueueIn) -> QueueOut;
+    fn queue_clock(&mut self, cycle: u64, i: &QueueIn);
+    /// Warps holding a queue entry and whether the queue is full (registered outputs).
+    fn queue_state(&self) -> (u64, bool, usize);
+    fn issue_eval(&mut self, i: &IssueIn) -> IssueView;
+    fn issue_clock(&mut self, cycle: u64, i: &IssueIn);
+    /// The first disagreement between twins, when running in lockstep.
+    fn mismatch(&self) -> Option<&crate::rtl::lockstep::Mismatch> {
+        None
+    }
+    /// The behavioural scheduler, for what the ports do not carry (OWL's CTA groups).
+    fn reference_scheduler(&mut self) -> Option<&mut Scheduler> {
+        None
+    }
+}
+
+/// The behavioural twins.
+#[derive(Clone, Debug)]
+pub struct RefBlocks {
+    pub wrc: Wrc,
+    pub wst: Wst,
+    pub sched: Scheduler,
+    pub queue: Option<ReexecQueue>,
+    /// This cycle's settled outputs, for the clock edge.
+    view: IssueView,
+}
+
+impl RefBlocks {
+    pub fn new(sched: Scheduler, queue: Option<ReexecQueue>) -> Self {
+        RefBlocks {
+            wrc: Wrc,
+            wst: Wst::default(),
+            sched,
+            queue,
+            view: IssueView::default(),
+        }
+    }
+
+    /// The full scheduler input: the WRC's and WST's outputs wired in.
+    pub fn wire(i: &IssueIn, wrc: &WrcOut, wst: &WstOut) -> SchedIn {
+        SchedIn {
+            wst: *wst,
+            release_owner: wrc.release_owner,
+            owner_candidates: wrc.owner_candidates,
+            ..i.sched
+        }
+    }
+}
+
+impl MascarBlocks for RefBlocks {
+    fn registers(&self) -> (bool, Option<u8>) {
+        self.sched.registers()
+    }
+    fn queue_eval(&mut self, i: &QueueIn) -> QueueOut {
+        self.queue.as_ref().map_or_else(QueueOut::default, |q| q.eval(i))
+    }
+    fn queue_clock(&mut self, _cycle: u64, i: &QueueIn) {
+        if let Some(q) = &mut self.queue {
+            q.clock(i);
+        }
+    }
+    fn queue_state(&self) -> (u64, bool, usize) {
+        self.queue
+            .as_ref()
+            .map_or((0, false, 0), |q| (q.warp_mask(), q.is_full(), q.occupancy()))
+    }
+    fn issue_eval(&mut self, i: &IssueIn) -> IssueView {
+        let (mp, owner) = self.sched.registers();
+        let wrc = self.wrc.step(&WrcIn {
+            warps: i.warps,
+            mp,
+            owner,
+        });
+        let wst = self.wst.eval(&wrc.wst);
+        let sched = self.sched.eval(&Self::wire(i, &wrc, &wst));
+        self.view = IssueView { wrc, wst, sched };
+        self.view
+    }
+    /// Clocks with the outputs of the last `issue_eval`, which had the same inputs.
+    fn issue_clock(&mut self, _cycle: u64, i: &IssueIn) {
+        let v = self.view;
+        self.wst.clock(&v.wrc.wst);
+        self.sched.clock(&Self::wire(i, &v.wrc, &v.wst), &v.sched);
+    }
+    fn reference_scheduler(&mut self) -> Option<&mut Scheduler> {
+        Some(&mut self.sched)
+    }
+}

@@ -1,0 +1,4 @@
+//! The RTL twins of the Mascar blocks (rust-hdl), the single-threaded harness that runs them
+//! inside the SM, lockstep against the behavioural twins, and Verilog generation.
+
+pub mod lockstep;
