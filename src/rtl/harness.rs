@@ -1,0 +1,242 @@
+//! The single-threaded harness that runs the RTL twins inside the SM: per cycle it sets a
+//! block's inputs from the contract structs, settles the circuit, reads the outputs back
+//! into contract structs, and clocks it (rising edge, settle, falling edge, settle). No
+//! `Simulation` threads.
+
+use super::reexec_queue::ReexecQueueRtl;
+use super::top::IssueTopRtl;
+use crate::config::Config;
+use crate::mascar::blocks::{IssueIn, IssueView, MascarBlocks};
+use crate::mascar::ports::*;
+use rust_hdl::prelude::*;
+
+/// Lanes per scheduler of the RTL engine's blocks (48 warps).
+pub const LANES: usize = 24;
+/// Entries of the RTL engine's re-execution queue.
+pub const ENTRIES: usize = 32;
+
+/// Whether the RTL blocks can stand in for `cfg`'s behavioural ones; the reason if not.
+pub fn supports(cfg: &Config) -> Result<(), String> {
+    use crate::sched::SchedulerKind as K;
+    let base = if cfg.scheduler.uses_mas() {
+        cfg.mas_base_order
+    } else {
+        cfg.scheduler
+    };
+    if cfg.schedulers_per_sm != 2 {
+        return Err(format!(
+            "the RTL scheduler block has 2 schedulers (schedulers_per_sm = {})",
+            cfg.schedulers_per_sm
+        ));
+    }
+    if cfg.warps_per_sm as usize > 2 * LANES {
+        return Err(format!(
+            "the RTL blocks hold {} warps (warps_per_sm = {})",
+            2 * LANES,
+            cfg.warps_per_sm
+        ));
+    }
+    if cfg.scheduler.uses_car() && cfg.car_queue_depth as usize > ENTRIES {
+        return Err(format!(
+            "the RTL re-execution queue has {ENTRIES} entries (car_queue_depth = {})",
+            cfg.car_queue_depth
+        ));
+    }
+    if !matches!(base, K::Lrr | K::Gto | K::Ccws | K::Car) {
+        return Err(format!(
+            "the RTL scheduler block orders warps by LRR or GTO, not {base} (scheduler {})",
+            cfg.scheduler
+        ));
+    }
+    Ok(())
+}
+
+/// Bits of `m` at even / odd positions: scheduler 0's and 1's lanes.
+pub fn split(m: u64) -> [u64; 2] {
+    let mut halves = [0u64; 2];
+    let mut x = m;
+    while x != 0 {
+        let w = x.trailing_zeros();
+        x &= x - 1;
+        halves[(w & 1) as usize] |= 1 << (w >> 1);
+    }
+    halves
+}
+
+/// Inverse of [`split`].
+pub fn join(h: [u64; 2]) -> u64 {
+    let mut m = 0u64;
+    for (s, &half) in h.iter().enumerate() {
+        let mut x = half;
+        while x != 0 {
+            let j = x.trailing_zeros();
+            x &= x - 1;
+            m |= 1 << (2 * j + s as u32);
+        }
+    }
+    m
+}
+
+fn settle<B: Block>(uut: &mut B) {
+    // The blocks are loop-free; a failure to converge is a design bug, not bad input.
+    assert!(simulate(uut, 200), "RTL block did not settle");
+}
+
+fn set2(sig: &mut [Signal<In, Bits<LANES>>; 2], m: u64) {
+    let h = split(m);
+    sig[0].next = h[0].into();
+    sig[1].next = h[1].into();
+}
+
+fn get2(sig: &[Signal<Out, Bits<LANES>>; 2]) -> u64 {
+    join([sig[0].val().to_u64(), sig[1].val().to_u64()])
+}
+
+fn opt(valid: bool, v: Bits<6>) -> Option<u8> {
+    valid.then(|| v.to_u64() as u8)
+}
+
+/// The RTL twins of one SM.
+pub struct RtlBlocks {
+    pub issue: Box<IssueTopRtl<LANES>>,
+    pub queue: Option<Box<ReexecQueueRtl<ENTRIES, LANES>>>,
+}
+
+impl RtlBlocks {
+    pub fn new(cfg: &Config) -> Self {
+        let mut issue = Box::<IssueTopRtl<LANES>>::default();
+        issue.connect_all();
+        let base = crate::gpu::sm::reference_blocks(cfg, 0).sched.params();
+        issue.policy_gto.next = base.base == BaseOrder::Gto;
+        issue.mas_enable.next = base.mas;
+        issue.mp_exit_hold.next = (base.mp_exit_hold.min(u16::MAX as u32) as u64).into();
+        settle(issue.as_mut());
+        let queue = cfg.scheduler.uses_car().then(|| {
+            let mut q = Box::<ReexecQueueRtl<ENTRIES, LANES>>::default();
+            q.connect_all();
+            let depth = cfg.car_queue_depth as u64;
+            q.depth.next = depth.into();
+            q.entries.next = ((1u64 << depth) - 1).into();
+            settle(q.as_mut());
+            q
+        });
+        RtlBlocks { issue, queue }
+    }
+
+    fn set_queue_inputs(q: &mut ReexecQueueRtl<ENTRIES, LANES>, i: &QueueIn) {
+        q.accept.next = i.accept.into();
+        q.hit.next = i.hit.into();
+        q.store.next = i.store.into();
+        q.mp.next = i.mp;
+        q.owner_valid.next = i.owner.is_some();
+        q.owner.next = (i.owner.unwrap_or(0) as u64).into();
+        q.free_valid.next = i.free.is_some();
+        q.free_entry.next = (i.free.unwrap_or(0) as u64).into();
+        q.push_valid.next = i.push.is_some();
+        q.push_warp.next = (i.push.unwrap_or(0) as u64).into();
+    }
+
+    fn set_issue_inputs(t: &mut IssueTopRtl<LANES>, i: &IssueIn) {
+        let w = &i.warps;
+        set2(&mut t.active, w.active);
+        set2(&mut t.has_inst, w.has_inst);
+        set2(&mut t.is_mem, w.is_mem);
+        set2(&mut t.sb_ready, w.sb_ready);
+        set2(&mut t.dep_load, w.dep_load);
+        set2(&mut t.at_barrier, w.at_barrier);
+        set2(&mut t.mem_in_flight, w.mem_in_flight);
+        let s = &i.sched;
+        set2(&mut t.ready, s.ready);
+        set2(&mut t.alu, s.alu);
+        set2(&mut t.sfu, s.sfu);
+        set2(&mut t.ldst, s.ldst);
+        set2(&mut t.ldst_take, s.ldst_take);
+        set2(&mut t.gload, s.gload);
+        set2(&mut t.launched, s.launched);
+        set2(&mut t.exited, s.exited);
+        t.sp_free.next = (s.sp_free as u64).into();
+        t.sfu_free.next = (s.sfu_free as u64).into();
+        t.lsu_free.next = s.lsu_free;
+        t.load_slot_free.next = s.load_slot_free;
+        t.saturated.next = s.saturated;
+    }
+
+    fn clock<B: Block>(uut: &mut B, clock: impl Fn(&mut B, bool)) {
+        clock(uut, true);
+        settle(uut);
+        clock(uut, false);
+        settle(uut);
+    }
+}
+
+impl MascarBlocks for RtlBlocks {
+    fn registers(&self) -> (bool, Option<u8>) {
+        let t = &self.issue.sched;
+        (t.mp.val(), opt(t.owner_valid.val(), t.owner.val()))
+    }
+
+    fn queue_eval(&mut self, i: &QueueIn) -> QueueOut {
+        let Some(q) = &mut self.queue else {
+            return QueueOut::default();
+        };
+        Self::set_queue_inputs(q, i);
+        settle(q.as_mut());
+        QueueOut {
+            select: opt(q.select_valid.val(), q.select.val()),
+            alloc: opt(q.alloc_valid.val(), q.alloc.val()),
+            hit_only: q.hit_only.val().to_u64(),
+            warps: get2(&q.warps),
+            occupancy: q.occupancy.val().to_u64() as u8,
+            full: q.full.val(),
+            almost_full: q.almost_full.val(),
+        }
+    }
+
+    fn queue_clock(&mut self, _cycle: u64, i: &QueueIn) {
+        if let Some(q) = &mut self.queue {
+            Self::set_queue_inputs(q, i);
+            settle(q.as_mut());
+            Self::clock(q.as_mut(), |q, v| q.clock.next = v.into());
+        }
+    }
+
+    fn queue_state(&self) -> (u64, bool, usize) {
+        self.queue.as_ref().map_or((0, false, 0), |q| {
+            (get2(&q.warps), q.full.val(), q.occupancy.val().to_u64() as usize)
+        })
+    }
+
+    fn issue_eval(&mut self, i: &IssueIn) -> IssueView {
+        let t = self.issue.as_mut();
+        Self::set_issue_inputs(t, i);
+        settle(t);
+        let mut issue = [None; MAX_SCHEDULERS];
+        for (s, slot) in issue.iter_mut().enumerate().take(2) {
+            *slot = opt(t.issue_valid[s].val(), t.issue_warp[s].val());
+        }
+        IssueView {
+            wrc: WrcOut {
+                wst: WstWrite {
+                    we: get2(&t.wrc.wst_we),
+                    mem: get2(&t.wrc.wst_mem),
+                    stall: get2(&t.wrc.wst_stall),
+                },
+                release_owner: t.wrc.release_owner.val(),
+                owner_candidates: get2(&t.wrc.owner_candidates),
+            },
+            wst: WstOut {
+                mem: get2(&t.wst.mem),
+                stall: get2(&t.wst.stall),
+            },
+            sched: SchedOut {
+                issue,
+                mp: t.mp.val(),
+                owner: opt(t.owner_valid.val(), t.owner.val()),
+            },
+        }
+    }
+
+    fn issue_clock(&mut self, _cycle: u64, _i: &IssueIn) {
+        Self::clock(self.issue.as_mut(), |t, v| t.clock.next = v.into());
+    }
+}
