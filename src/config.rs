@@ -11,6 +11,19 @@ use std::fmt;
 
 use crate::sched::SchedulerKind;
 
+/// Which twin of the Mascar blocks a run uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// Behavioural blocks.
+    #[default]
+    Ref,
+    /// rust-hdl blocks in the loop.
+    Rtl,
+    /// Both, every output compared every cycle.
+    Lockstep,
+}
+
 /// A configuration error: the offending key and why its value is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("config key `{key}`: {reason}")]
@@ -144,6 +157,9 @@ pub struct Config {
     pub ccws_k_throttle: u32,
 
     // ---- run control ----
+    /// Which twin of the Mascar blocks runs: `ref` (behavioural), `rtl` (rust-hdl blocks in
+    /// the loop) or `lockstep` (both, compared every cycle).
+    pub engine: Engine,
     /// Stop with an error after this many cycles without any progress (0 = off).
     pub watchdog_cycles: u64,
     /// Stop with an error after this many cycles in total (0 = unlimited).
@@ -204,6 +220,7 @@ impl Default for Config {
             ccws_vta_ways: 8,
             ccws_base_score: 100,
             ccws_k_throttle: 8,
+            engine: Engine::Ref,
             watchdog_cycles: 200_000,
             max_cycles: 0,
         }
@@ -304,6 +321,9 @@ impl Config {
             return Err(ConfigError::new("mas_base_order", "must be `gto` or `lrr`"));
         }
         in_range("car_queue_depth", self.car_queue_depth as u64, 1, 64)?;
+        if self.engine != Engine::Ref {
+            crate::rtl::harness::supports(self).map_err(|reason| ConfigError::new("engine", reason))?;
+        }
         at_least("ccws_vta_ways", self.ccws_vta_ways as u64, 1)?;
         in_range(
             "ccws_vta_entries",

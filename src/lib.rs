@@ -9,4 +9,5 @@ pub mod report;
 pub mod rtl;
 pub mod sched;
 pub mod stats;
+pub mod waves;
 pub mod workload;

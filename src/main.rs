@@ -38,6 +38,10 @@ struct MachineArgs {
     /// Override one configuration key, e.g. --set l1_mshrs=32 (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// Which twin of the Mascar blocks runs (shorthand for --set engine=…): behavioural,
+    /// rust-hdl RTL in the loop, or both compared every cycle.
+    #[arg(long, value_enum)]
+    engine: Option<mascar::config::Engine>,
 }
 
 impl MachineArgs {
@@ -56,7 +60,13 @@ impl MachineArgs {
         for s in &self.set {
             c.set(s)?;
         }
+        if let Some(e) = self.engine {
+            c.engine = e;
+        }
+        // The engine's limits depend on the scheduler, which `run` sets later.
+        let engine = std::mem::take(&mut c.engine);
         c.validate()?;
+        c.engine = engine;
         Ok(c)
     }
 }
@@ -126,6 +136,22 @@ enum Command {
         #[command(flatten)]
         machine: MachineArgs,
     },
+    /// The RTL blocks: write their Verilog, or synthesise it and report its size.
+    Rtl {
+        #[command(subcommand)]
+        action: RtlAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum RtlAction {
+    /// Write one Verilog file per block into DIR.
+    Emit {
+        #[arg(long, default_value = "rtl")]
+        out: PathBuf,
+    },
+    /// Synthesise each block with yosys (`synth; stat`) and print its cell count.
+    Area,
 }
 
 fn main() -> ExitCode {
@@ -219,6 +245,7 @@ fn dispatch(cmd: Command) -> Result<()> {
             }
             Ok(())
         }
+        Command::Rtl { action } => rtl(action),
         Command::Config { dump, machine } => {
             let cfg = machine.config()?;
             if dump {
@@ -360,4 +387,27 @@ fn run_with_progress(cfg: &Config, k: &Kernel, quiet: bool) -> Result<RunStats> 
         b.finish_and_clear();
     }
     Ok(result?)
+}
+
+fn rtl(action: RtlAction) -> Result<()> {
+    use mascar::rtl::emit;
+    match action {
+        RtlAction::Emit { out } => {
+            for f in emit::blocks() {
+                let path = out.join(&f.file);
+                report::write_atomic(&path, f.text.as_bytes())
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                println!("wrote {}", path.display());
+            }
+            Ok(())
+        }
+        RtlAction::Area => {
+            println!("{:<22} {:>8} {:>8}", "block", "cells", "flops");
+            for f in emit::blocks() {
+                let (cells, flops) = emit::synth_area(&f).map_err(anyhow::Error::msg)?;
+                println!("{:<22} {:>8} {:>8}", f.module, cells, flops);
+            }
+            Ok(())
+        }
+    }
 }

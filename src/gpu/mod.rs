@@ -25,6 +25,8 @@ pub enum SimError {
     Watchdog { cycle: u64, idle: u64, warps: String },
     #[error("stopped at max_cycles = {0} before the kernel finished")]
     MaxCycles(u64),
+    #[error("{0}")]
+    Lockstep(crate::rtl::lockstep::Mismatch),
 }
 
 /// Called now and then during a run with (cycle, CTAs finished, CTAs in the grid).
@@ -138,6 +140,9 @@ impl Gpu {
             }
             for sm in &mut self.sms {
                 sm.cycle(now, k, &mut self.replies);
+                if let Some(m) = sm.blocks.mismatch() {
+                    return Err(SimError::Lockstep(m.clone()));
+                }
             }
             // CTA dispatch: at most one CTA per SM per cycle.
             if next_cta < k.grid {

@@ -1,6 +1,7 @@
 //! The RTL twins of the Mascar blocks (rust-hdl), the single-threaded harness that runs them
 //! inside the SM, lockstep against the behavioural twins, and Verilog generation.
 
+pub mod emit;
 pub mod harness;
 pub mod lockstep;
 pub mod reexec_queue;

@@ -118,8 +118,9 @@ impl<const D: usize, const H: usize> Logic for ReexecQueueRtl<D, H> {
 
         // Hit-only: in MP every entry but the owner's.
         for e in 0..D {
-            self.owner_entry_bit[e].next =
-                self.owner_valid.val() & (self.warp_r[e].q.val() == self.owner.val());
+            self.owner_entry_bit[e].next = self.owner_valid.val()
+                & self.valid_r.q.val().get_bit(e)
+                & (self.warp_r[e].q.val() == self.owner.val());
         }
         // One entry per warp: the owner has at most one.
         self.owner_entries.next = 0.into();

@@ -218,7 +218,7 @@ impl Sm {
             barrier: 0,
             alu_head: 0,
             sfu_head: 0,
-            blocks: Box::new(reference_blocks(cfg, id)),
+            blocks: engine_blocks(cfg, id),
             mas: cfg.scheduler.uses_mas(),
             saturation: Saturation::new(cfg.l1_mshrs, cfg.l1_miss_queue, cfg.mas_sat_margin),
             mas_last: (false, None),
@@ -1006,4 +1006,15 @@ pub fn reference_blocks(cfg: &Config, sm: usize) -> RefBlocks {
             .uses_car()
             .then(|| ReexecQueue::new(cfg.car_queue_depth)),
     )
+}
+
+/// The blocks of SM `sm` for the engine `cfg` asks for.
+pub fn engine_blocks(cfg: &Config, sm: usize) -> Box<dyn MascarBlocks + Send> {
+    use crate::config::Engine;
+    use crate::rtl::{harness::RtlBlocks, lockstep::Lockstep};
+    match cfg.engine {
+        Engine::Ref => Box::new(reference_blocks(cfg, sm)),
+        Engine::Rtl => Box::new(RtlBlocks::new(cfg)),
+        Engine::Lockstep => Box::new(Lockstep::new(sm, reference_blocks(cfg, sm), RtlBlocks::new(cfg))),
+    }
 }
