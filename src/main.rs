@@ -10,10 +10,11 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use mascar::config::Config;
-use mascar::gpu::simulate;
+use mascar::gpu::{simulate, Gpu};
 use mascar::report;
 use mascar::sched::SchedulerKind;
 use mascar::stats::RunStats;
+use mascar::waves::WaveOptions;
 use mascar::workload::{builtin, kernel_format, Kernel};
 
 #[derive(Parser)]
@@ -88,6 +89,16 @@ enum Command {
         /// Also write the statistics as JSON (one object, or an array for several schedulers).
         #[arg(long, value_name = "PATH")]
         json: Option<PathBuf>,
+        /// Write a VCD waveform (1 ns per cycle) of the run, and a GTKWave save file beside
+        /// it (same name, .gtkw). One scheduler only.
+        #[arg(long, value_name = "PATH")]
+        vcd: Option<PathBuf>,
+        /// Cycles the VCD covers, START..END (end exclusive; either side may be left out).
+        #[arg(long, value_name = "START..END", requires = "vcd", value_parser = mascar::waves::parse_window)]
+        vcd_window: Option<(u64, u64)>,
+        /// SMs the VCD covers (default: all), e.g. 0,3.
+        #[arg(long, value_name = "LIST", requires = "vcd", value_delimiter = ',')]
+        vcd_sms: Option<Vec<usize>>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -178,10 +189,24 @@ fn dispatch(cmd: Command) -> Result<()> {
             scheduler,
             machine,
             json,
+            vcd,
+            vcd_window,
+            vcd_sms,
             quiet,
         } => {
             let base = machine.config()?;
             let k = load_kernel(&kernel)?;
+            let waves = vcd.map(|path| WaveOptions {
+                path,
+                window: vcd_window,
+                sms: vcd_sms,
+            });
+            if waves.is_some() && scheduler.len() > 1 {
+                bail!(
+                    "--vcd records one run: give one scheduler, not {}",
+                    scheduler.join(",")
+                );
+            }
             let mut runs = vec![];
             for name in &scheduler {
                 let kind: SchedulerKind = name.parse().map_err(anyhow::Error::msg)?;
@@ -190,7 +215,7 @@ fn dispatch(cmd: Command) -> Result<()> {
                     ..base.clone()
                 };
                 let start = Instant::now();
-                let stats = run_with_progress(&cfg, &k, quiet)?;
+                let stats = run_with_progress(&cfg, &k, quiet, waves.as_ref())?;
                 runs.push((stats, start.elapsed()));
             }
             print!("{}", report::summary_table(&runs));
@@ -359,7 +384,7 @@ fn load_kernel(name: &str) -> Result<Kernel> {
 }
 
 /// Runs one simulation with a progress bar on a terminal once it has taken a second.
-fn run_with_progress(cfg: &Config, k: &Kernel, quiet: bool) -> Result<RunStats> {
+fn run_with_progress(cfg: &Config, k: &Kernel, quiet: bool, waves: Option<&WaveOptions>) -> Result<RunStats> {
     let show = !quiet && std::io::stderr().is_terminal();
     let start = Instant::now();
     let mut bar: Option<ProgressBar> = None;
@@ -382,9 +407,28 @@ fn run_with_progress(cfg: &Config, k: &Kernel, quiet: bool) -> Result<RunStats> 
             b.set_prefix(cycle.to_string());
         }
     };
-    let result = simulate(cfg, k, Some(&mut progress));
+    let mut gpu = Gpu::new(cfg)?;
+    if let Some(w) = waves {
+        gpu.record_waves(w)?;
+    }
+    let result = gpu.run(k, Some(&mut progress));
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+    if let Some(w) = waves {
+        let sms: Vec<usize> = w.sms.clone().unwrap_or_else(|| (0..cfg.sms as usize).collect());
+        let (start, end) = w.window.unwrap_or((0, u64::MAX));
+        let gtkw = w.path.with_extension("gtkw");
+        mascar::waves::write_gtkw(
+            &gtkw,
+            &w.path,
+            &sms,
+            cfg.schedulers_per_sm as usize,
+            cfg.warps_per_sm,
+            (start, end.min(gpu.cycle.max(start + 1))),
+        )
+        .with_context(|| format!("cannot write {}", gtkw.display()))?;
+        eprintln!("wrote {} and {}", w.path.display(), gtkw.display());
     }
     Ok(result?)
 }

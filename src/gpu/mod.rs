@@ -26,7 +26,9 @@ pub enum SimError {
     #[error("stopped at max_cycles = {0} before the kernel finished")]
     MaxCycles(u64),
     #[error("{0}")]
-    Lockstep(crate::rtl::lockstep::Mismatch),
+    Lockstep(Box<crate::rtl::lockstep::Mismatch>),
+    #[error("waveform {path}: {error}")]
+    Waves { path: String, error: std::io::Error },
 }
 
 /// Called now and then during a run with (cycle, CTAs finished, CTAs in the grid).
@@ -39,6 +41,8 @@ pub struct Gpu {
     requests: Network<MemRequest>,
     replies: Network<MemReply>,
     pub cycle: u64,
+    /// The VCD being written, when asked for.
+    waves: Option<crate::waves::Waves>,
 }
 
 impl Gpu {
@@ -67,6 +71,7 @@ impl Gpu {
                 cfg.l1_response_queue,
             ),
             cycle: 0,
+            waves: None,
         })
     }
 
@@ -106,8 +111,37 @@ impl Gpu {
         Ok(())
     }
 
-    /// Runs `k` to completion.
+    /// Records a VCD of the next run (see [`crate::waves`]).
+    pub fn record_waves(&mut self, opts: &crate::waves::WaveOptions) -> Result<(), SimError> {
+        let w = crate::waves::Waves::create(
+            opts,
+            &mut self.sms,
+            self.cfg.schedulers_per_sm as usize,
+            self.cfg.warps_per_sm,
+        )
+        .map_err(|error| SimError::Waves {
+            path: opts.path.display().to_string(),
+            error,
+        })?;
+        self.waves = Some(w);
+        Ok(())
+    }
+
+    /// Runs `k` to completion. A VCD being recorded is completed and moved into place
+    /// whether the run succeeds or stops with an error (it then ends at the failing cycle).
     pub fn run(&mut self, k: &Kernel, progress: Option<Progress>) -> Result<RunStats, SimError> {
+        let result = self.run_cycles(k, progress);
+        let Some(w) = self.waves.take() else {
+            return result;
+        };
+        let path = w.path().display().to_string();
+        match (w.finish(self.cycle), result) {
+            (Err(error), Ok(_)) => Err(SimError::Waves { path, error }),
+            (_, result) => result,
+        }
+    }
+
+    fn run_cycles(&mut self, k: &Kernel, progress: Option<Progress>) -> Result<RunStats, SimError> {
         self.check_fits(k)?;
         let mut progress = progress;
         let grid = k.grid as u64;
@@ -141,8 +175,14 @@ impl Gpu {
             for sm in &mut self.sms {
                 sm.cycle(now, k, &mut self.replies);
                 if let Some(m) = sm.blocks.mismatch() {
-                    return Err(SimError::Lockstep(m.clone()));
+                    return Err(SimError::Lockstep(Box::new(m.clone())));
                 }
+            }
+            if let Some(w) = self.waves.as_mut() {
+                w.sample(now, &self.sms).map_err(|error| SimError::Waves {
+                    path: w.path().display().to_string(),
+                    error,
+                })?;
             }
             // CTA dispatch: at most one CTA per SM per cycle.
             if next_cta < k.grid {

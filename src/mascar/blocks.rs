@@ -44,6 +44,12 @@ pub trait MascarBlocks {
     fn reference_scheduler(&mut self) -> Option<&mut Scheduler> {
         None
     }
+    /// Walks the rust-hdl blocks' signals, if this engine has any (declares a waveform's
+    /// variables) and starts capturing their values each cycle.
+    fn visit_rtl(&mut self, _probe: &mut dyn rust_hdl::core::probe::Probe) {}
+    /// Appends the values of the signals `visit_rtl` walked, as they were during the last
+    /// cycle (captured before the clock edge that ended it), in the same order.
+    fn rtl_values(&self, _out: &mut Vec<u64>) {}
 }
 
 /// The behavioural twins.

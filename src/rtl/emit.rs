@@ -108,7 +108,7 @@ pub fn synth_area(f: &VerilogFile) -> Result<(u64, u64), String> {
     let cells = text
         .lines()
         .filter_map(|l| l.trim().strip_prefix("Number of cells:"))
-        .last()
+        .next_back()
         .and_then(|v| v.trim().parse().ok())
         .ok_or_else(|| format!("no cell count in yosys output for {}", f.file))?;
     let flops = text

@@ -100,6 +100,10 @@ fn opt(valid: bool, v: Bits<6>) -> Option<u8> {
 pub struct RtlBlocks {
     pub issue: Box<IssueTopRtl<LANES>>,
     pub queue: Option<Box<ReexecQueueRtl<ENTRIES, LANES>>>,
+    /// For waveforms: every signal's value just before the last clock edge, when on.
+    capture: bool,
+    issue_values: Vec<u64>,
+    queue_values: Vec<u64>,
 }
 
 impl RtlBlocks {
@@ -120,7 +124,13 @@ impl RtlBlocks {
             settle(q.as_mut());
             q
         });
-        RtlBlocks { issue, queue }
+        RtlBlocks {
+            issue,
+            queue,
+            capture: false,
+            issue_values: Vec::new(),
+            queue_values: Vec::new(),
+        }
     }
 
     fn set_queue_inputs(q: &mut ReexecQueueRtl<ENTRIES, LANES>, i: &QueueIn) {
@@ -196,6 +206,11 @@ impl MascarBlocks for RtlBlocks {
         if let Some(q) = &mut self.queue {
             Self::set_queue_inputs(q, i);
             settle(q.as_mut());
+            if self.capture {
+                self.queue_values.clear();
+                let values = &mut self.queue_values;
+                q.accept("reexec_queue", &mut crate::waves::Read { values });
+            }
             Self::clock(q.as_mut(), |q, v| q.clock.next = v.into());
         }
     }
@@ -236,7 +251,25 @@ impl MascarBlocks for RtlBlocks {
         }
     }
 
+    fn visit_rtl(&mut self, probe: &mut dyn Probe) {
+        self.issue.accept("issue_top", probe);
+        if let Some(q) = &self.queue {
+            q.accept("reexec_queue", probe);
+        }
+        self.capture = true;
+    }
+
+    fn rtl_values(&self, out: &mut Vec<u64>) {
+        out.extend_from_slice(&self.issue_values);
+        out.extend_from_slice(&self.queue_values);
+    }
+
     fn issue_clock(&mut self, _cycle: u64, _i: &IssueIn) {
+        if self.capture {
+            self.issue_values.clear();
+            let values = &mut self.issue_values;
+            self.issue.accept("issue_top", &mut crate::waves::Read { values });
+        }
         Self::clock(self.issue.as_mut(), |t, v| t.clock.next = v.into());
     }
 }

@@ -167,6 +167,12 @@ impl Lockstep {
 }
 
 impl MascarBlocks for Lockstep {
+    fn visit_rtl(&mut self, probe: &mut dyn rust_hdl::core::probe::Probe) {
+        self.rtl.visit_rtl(probe)
+    }
+    fn rtl_values(&self, out: &mut Vec<u64>) {
+        self.rtl.rtl_values(out)
+    }
     fn registers(&self) -> (bool, Option<u8>) {
         self.reference.registers()
     }

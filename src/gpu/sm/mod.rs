@@ -11,7 +11,7 @@ pub mod warp;
 use crate::config::Config;
 use crate::gpu::mem::icnt::Network;
 use crate::gpu::mem::{MemReply, MemRequest};
-use crate::mascar::blocks::{IssueIn, MascarBlocks, RefBlocks};
+use crate::mascar::blocks::{IssueIn, IssueView, MascarBlocks, RefBlocks};
 use crate::mascar::reexec_queue::{Parked, ReexecQueue};
 use crate::mascar::saturation::Saturation;
 use crate::mascar::scheduler::Scheduler;
@@ -131,6 +131,9 @@ pub struct Sm {
     pub blocks: Box<dyn MascarBlocks + Send>,
     /// MAS is on (its statistics and log are kept).
     mas: bool,
+    /// This cycle's issue-stage outputs and saturation flag (for waveforms).
+    last_view: IssueView,
+    last_saturated: bool,
     saturation: Saturation,
     /// Last cycle's (mode, owner), to count changes.
     mas_last: (bool, Option<u8>),
@@ -222,6 +225,8 @@ impl Sm {
             mas: cfg.scheduler.uses_mas(),
             saturation: Saturation::new(cfg.l1_mshrs, cfg.l1_miss_queue, cfg.mas_sat_margin),
             mas_last: (false, None),
+            last_view: IssueView::default(),
+            last_saturated: false,
             car: cfg
                 .scheduler
                 .uses_car()
@@ -326,6 +331,29 @@ impl Sm {
     // ---------------------------------------------------------------- the cycle
 
     /// One SM cycle. `replies` is the reply network (this SM is destination `self.id`).
+    /// What a waveform shows of this SM after its last cycle.
+    pub fn wave_sample(&self) -> crate::waves::SmSample {
+        let v = &self.last_view;
+        let (_, _, queue) = self.blocks.queue_state();
+        let l1 = &self.l1.stats;
+        crate::waves::SmSample {
+            mp: v.sched.mp,
+            owner: v.sched.owner,
+            saturated: self.last_saturated,
+            mshrs: self.l1.mshrs_used() as u32,
+            miss_queue: self.l1.miss_queue_used() as u32,
+            reexec_queue: queue as u32,
+            issue: v.sched.issue,
+            wst_mem: v.wst.mem,
+            wst_stall: v.wst.stall,
+            active: self.active,
+            l1_hits: l1.hits + l1.hit_reserved + l1.write_hits,
+            l1_misses: l1.misses + l1.write_misses,
+            l1_reservation_fails: l1.reservation_fails(),
+            hits_under_miss: self.stats.car.hits_under_miss,
+        }
+    }
+
     pub fn cycle(&mut self, now: u64, k: &Kernel, replies: &mut Network<MemReply>) {
         self.receive(now, replies);
         self.writebacks(now);
@@ -610,6 +638,8 @@ impl Sm {
         };
         let view = self.blocks.issue_eval(&input);
         self.blocks.issue_clock(now, &input);
+        self.last_view = view;
+        self.last_saturated = saturated;
         self.launched = 0;
         self.exited = 0;
         if self.mas {
