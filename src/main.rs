@@ -99,6 +99,16 @@ enum Command {
         /// SMs the VCD covers (default: all), e.g. 0,3.
         #[arg(long, value_name = "LIST", requires = "vcd", value_delimiter = ',')]
         vcd_sms: Option<Vec<usize>>,
+        /// Record the RTL blocks' ports (one SM, from cycle 0) into DIR, for `mascar rtl
+        /// replay` against the Verilog. Needs --engine rtl or lockstep.
+        #[arg(long, value_name = "DIR")]
+        record: Option<PathBuf>,
+        /// The SM whose blocks --record writes.
+        #[arg(long, value_name = "N", default_value_t = 0, requires = "record")]
+        record_sm: usize,
+        /// Cycles --record writes (from the first).
+        #[arg(long, value_name = "N", default_value_t = 5000, requires = "record")]
+        record_cycles: u64,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -163,6 +173,15 @@ enum RtlAction {
     },
     /// Synthesise each block with yosys (`synth; stat`) and print its cell count.
     Area,
+    /// Replay ports recorded with `mascar run --record DIR` into the Verilog under iverilog
+    /// and compare every output every cycle.
+    Replay {
+        /// The recording.
+        dir: PathBuf,
+        /// Where the Verilog is.
+        #[arg(long, default_value = "rtl")]
+        rtl: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -192,6 +211,9 @@ fn dispatch(cmd: Command) -> Result<()> {
             vcd,
             vcd_window,
             vcd_sms,
+            record,
+            record_sm,
+            record_cycles,
             quiet,
         } => {
             let base = machine.config()?;
@@ -207,6 +229,13 @@ fn dispatch(cmd: Command) -> Result<()> {
                     scheduler.join(",")
                 );
             }
+            if record.is_some() && scheduler.len() > 1 {
+                bail!(
+                    "--record records one run: give one scheduler, not {}",
+                    scheduler.join(",")
+                );
+            }
+            let record = record.map(|dir| (dir, record_sm, record_cycles));
             let mut runs = vec![];
             for name in &scheduler {
                 let kind: SchedulerKind = name.parse().map_err(anyhow::Error::msg)?;
@@ -215,7 +244,7 @@ fn dispatch(cmd: Command) -> Result<()> {
                     ..base.clone()
                 };
                 let start = Instant::now();
-                let stats = run_with_progress(&cfg, &k, quiet, waves.as_ref())?;
+                let stats = run_with_progress(&cfg, &k, quiet, waves.as_ref(), record.as_ref())?;
                 runs.push((stats, start.elapsed()));
             }
             print!("{}", report::summary_table(&runs));
@@ -384,7 +413,13 @@ fn load_kernel(name: &str) -> Result<Kernel> {
 }
 
 /// Runs one simulation with a progress bar on a terminal once it has taken a second.
-fn run_with_progress(cfg: &Config, k: &Kernel, quiet: bool, waves: Option<&WaveOptions>) -> Result<RunStats> {
+fn run_with_progress(
+    cfg: &Config,
+    k: &Kernel,
+    quiet: bool,
+    waves: Option<&WaveOptions>,
+    record: Option<&(PathBuf, usize, u64)>,
+) -> Result<RunStats> {
     let show = !quiet && std::io::stderr().is_terminal();
     let start = Instant::now();
     let mut bar: Option<ProgressBar> = None;
@@ -410,6 +445,9 @@ fn run_with_progress(cfg: &Config, k: &Kernel, quiet: bool, waves: Option<&WaveO
     let mut gpu = Gpu::new(cfg)?;
     if let Some(w) = waves {
         gpu.record_waves(w)?;
+    }
+    if let Some((dir, sm, cycles)) = record {
+        gpu.record_ports(dir, *sm, *cycles)?;
     }
     let result = gpu.run(k, Some(&mut progress));
     if let Some(b) = bar {
@@ -450,6 +488,22 @@ fn rtl(action: RtlAction) -> Result<()> {
             for f in emit::blocks() {
                 let (cells, flops) = emit::synth_area(&f).map_err(anyhow::Error::msg)?;
                 println!("{:<22} {:>8} {:>8}", f.module, cells, flops);
+            }
+            Ok(())
+        }
+        RtlAction::Replay { dir, rtl } => {
+            let results = mascar::rtl::record::replay(&dir, &rtl).map_err(anyhow::Error::msg)?;
+            println!("{:<22} {:>8} {:>11}", "block", "cycles", "mismatches");
+            let mut bad = 0;
+            for r in &results {
+                println!("{:<22} {:>8} {:>11}", r.module, r.cycles, r.mismatches);
+                if r.mismatches > 0 {
+                    bad += 1;
+                    eprint!("{}", r.log);
+                }
+            }
+            if bad > 0 {
+                bail!("{bad} block(s) differ from the recording");
             }
             Ok(())
         }

@@ -167,7 +167,7 @@ fn model_values(s: &SmSample, prev: &SmSample, schedulers: usize, out: &mut Vec<
 }
 
 /// A rust-hdl signal's value as bits (≤ 64), `None` for what a VCD word cannot hold.
-fn atom_value(a: &dyn Atom) -> Option<u64> {
+pub fn atom_value(a: &dyn Atom) -> Option<u64> {
     let bit = |v: &hdl_vcd::Value| matches!(v, hdl_vcd::Value::V1) as u64;
     match a.vcd() {
         VCDValue::Single(v) => Some(bit(&v)),

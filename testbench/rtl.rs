@@ -161,3 +161,83 @@ fn lockstep_reports_a_planted_disagreement_with_cycle_sm_block_signal_and_a_wave
         other => panic!("expected a lockstep mismatch, got {:?}", other.map(|s| s.cycles)),
     }
 }
+
+fn record(kernel: &str, s: SchedulerKind, cycles: u64, dir: &Path) {
+    let k = builtin::find(kernel).unwrap().kernel();
+    let c = Config {
+        max_cycles: cycles,
+        ..cfg(s, Engine::Rtl)
+    };
+    let mut gpu = Gpu::new(&c).unwrap();
+    gpu.record_ports(dir, 0, cycles).unwrap();
+    match gpu.run(&k, None) {
+        Ok(_) | Err(SimError::MaxCycles(_)) => {}
+        Err(e) => panic!("{kernel} under {s}: {e}"),
+    }
+}
+
+fn rtl_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("rtl")
+}
+
+#[test]
+fn the_verilog_replays_recorded_ports_of_real_runs_cycle_for_cycle() {
+    tool("iverilog");
+    tool("vvp");
+    for (kernel, s) in [("bp-2", SchedulerKind::Mascar), ("kmeans-1", SchedulerKind::Car)] {
+        let dir = std::env::temp_dir().join(format!("mascar-replay-{kernel}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        record(kernel, s, 3000, &dir);
+        let results = mascar::rtl::record::replay(&dir, &rtl_dir()).unwrap_or_else(|e| panic!("{e}"));
+        let modules: Vec<&str> = results.iter().map(|r| r.module.as_str()).collect();
+        assert_eq!(
+            modules,
+            [
+                "mascar_issue_top",
+                "mascar_reexec_queue",
+                "mascar_scheduler",
+                "mascar_wrc",
+                "mascar_wst"
+            ]
+        );
+        for r in &results {
+            assert_eq!(
+                r.cycles, 3000,
+                "{kernel}: {} replayed {} cycles",
+                r.module, r.cycles
+            );
+            assert_eq!(r.mismatches, 0, "{kernel} under {s}: {}:\n{}", r.module, r.log);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn replay_catches_a_recording_that_the_verilog_does_not_reproduce() {
+    let dir = std::env::temp_dir().join(format!("mascar-replay-bad-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    record("srad-1", SchedulerKind::Mascar, 400, &dir);
+    // Flip the scheduler's `mp` output on one cycle: the Verilog must disagree there.
+    let (ports, _) = mascar::rtl::record::read_ports(&dir.join("mascar_scheduler.ports")).unwrap();
+    let col = ports.iter().position(|p| p.name == "mp").unwrap();
+    let path = dir.join("mascar_scheduler.vec");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut fields: Vec<String> = lines[200].split(' ').map(str::to_string).collect();
+    fields[col] = if fields[col] == "0" { "1" } else { "0" }.to_string();
+    lines[200] = fields.join(" ");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let results = mascar::rtl::record::replay(&dir, &rtl_dir()).unwrap();
+    let sched = results.iter().find(|r| r.module == "mascar_scheduler").unwrap();
+    assert_eq!(sched.mismatches, 1, "{}", sched.log);
+    assert!(
+        sched.log.contains("MISMATCH cycle=200 signal=mp"),
+        "{}",
+        sched.log
+    );
+    assert!(results
+        .iter()
+        .filter(|r| r.module != "mascar_scheduler")
+        .all(|r| r.mismatches == 0));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -27,6 +27,8 @@ pub enum SimError {
     MaxCycles(u64),
     #[error("{0}")]
     Lockstep(Box<crate::rtl::lockstep::Mismatch>),
+    #[error("recording into {path}: {error}")]
+    Record { path: String, error: std::io::Error },
     #[error("waveform {path}: {error}")]
     Waves { path: String, error: std::io::Error },
 }
@@ -43,6 +45,8 @@ pub struct Gpu {
     pub cycle: u64,
     /// The VCD being written, when asked for.
     waves: Option<crate::waves::Waves>,
+    /// The SM whose RTL ports are being recorded, and where.
+    recording: Option<(usize, std::path::PathBuf)>,
 }
 
 impl Gpu {
@@ -72,6 +76,7 @@ impl Gpu {
             ),
             cycle: 0,
             waves: None,
+            recording: None,
         })
     }
 
@@ -127,10 +132,36 @@ impl Gpu {
         Ok(())
     }
 
+    /// Records the RTL blocks' ports of SM `sm` for the first `cycles` cycles of the next
+    /// run into `dir` (see [`crate::rtl::record`]).
+    pub fn record_ports(&mut self, dir: &std::path::Path, sm: usize, cycles: u64) -> Result<(), SimError> {
+        let err = |error| SimError::Record {
+            path: dir.display().to_string(),
+            error,
+        };
+        let n = self.sms.len();
+        let s = self.sms.get_mut(sm).ok_or_else(|| {
+            err(std::io::Error::other(format!(
+                "SM {sm} does not exist (the machine has {n})"
+            )))
+        })?;
+        s.blocks.start_recording(dir, cycles).map_err(err)?;
+        self.recording = Some((sm, dir.to_path_buf()));
+        Ok(())
+    }
+
     /// Runs `k` to completion. A VCD being recorded is completed and moved into place
     /// whether the run succeeds or stops with an error (it then ends at the failing cycle).
     pub fn run(&mut self, k: &Kernel, progress: Option<Progress>) -> Result<RunStats, SimError> {
-        let result = self.run_cycles(k, progress);
+        let mut result = self.run_cycles(k, progress);
+        if let Some((sm, dir)) = self.recording.take() {
+            if let (Err(error), Ok(_)) = (self.sms[sm].blocks.finish_recording(), &result) {
+                result = Err(SimError::Record {
+                    path: dir.display().to_string(),
+                    error,
+                });
+            }
+        }
         let Some(w) = self.waves.take() else {
             return result;
         };

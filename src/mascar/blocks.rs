@@ -50,6 +50,17 @@ pub trait MascarBlocks {
     /// Appends the values of the signals `visit_rtl` walked, as they were during the last
     /// cycle (captured before the clock edge that ended it), in the same order.
     fn rtl_values(&self, _out: &mut Vec<u64>) {}
+    /// Starts writing the RTL blocks' ports for the first `cycles` cycles into `dir`
+    /// (see [`crate::rtl::record`]).
+    fn start_recording(&mut self, _dir: &std::path::Path, _cycles: u64) -> std::io::Result<()> {
+        Err(std::io::Error::other(
+            "only the RTL blocks can be recorded: use --engine rtl or --engine lockstep",
+        ))
+    }
+    /// Completes the recording's files.
+    fn finish_recording(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The behavioural twins.

@@ -3,6 +3,7 @@
 //! into contract structs, and clocks it (rising edge, settle, falling edge, settle). No
 //! `Simulation` threads.
 
+use super::record::PortRecorder;
 use super::reexec_queue::ReexecQueueRtl;
 use super::top::IssueTopRtl;
 use crate::config::Config;
@@ -104,6 +105,21 @@ pub struct RtlBlocks {
     capture: bool,
     issue_values: Vec<u64>,
     queue_values: Vec<u64>,
+    /// For `--record`: each block's ports, for the first `record_left` cycles.
+    recorders: Vec<(Recorded, PortRecorder)>,
+    record_left: u64,
+    /// The first write error while recording (reported when the recording finishes).
+    record_error: Option<std::io::Error>,
+}
+
+/// The blocks whose ports `--record` writes.
+#[derive(Clone, Copy, Debug)]
+enum Recorded {
+    Wst,
+    Wrc,
+    Scheduler,
+    IssueTop,
+    Queue,
 }
 
 impl RtlBlocks {
@@ -130,6 +146,9 @@ impl RtlBlocks {
             capture: false,
             issue_values: Vec::new(),
             queue_values: Vec::new(),
+            recorders: Vec::new(),
+            record_left: 0,
+            record_error: None,
         }
     }
 
@@ -171,6 +190,38 @@ impl RtlBlocks {
         t.saturated.next = s.saturated;
     }
 
+    fn recorded_block(&self, b: Recorded) -> Option<&dyn Block> {
+        Some(match b {
+            Recorded::Wst => &self.issue.wst,
+            Recorded::Wrc => &self.issue.wrc,
+            Recorded::Scheduler => &self.issue.sched,
+            Recorded::IssueTop => self.issue.as_ref(),
+            Recorded::Queue => self.queue.as_deref()?,
+        })
+    }
+
+    /// Records the ports of the queue's block or of the issue stage's blocks for this cycle.
+    fn record(&mut self, queue: bool) -> std::io::Result<()> {
+        if self.record_left == 0 {
+            return Ok(());
+        }
+        let mut recorders = std::mem::take(&mut self.recorders);
+        let mut result = Ok(());
+        for (b, r) in &mut recorders {
+            if matches!(b, Recorded::Queue) == queue {
+                if let Some(block) = self.recorded_block(*b) {
+                    result = result.and(r.sample(block));
+                }
+            }
+        }
+        self.recorders = recorders;
+        // The issue stage is clocked last in a cycle: the cycle is complete.
+        if !queue {
+            self.record_left -= 1;
+        }
+        result
+    }
+
     fn clock<B: Block>(uut: &mut B, clock: impl Fn(&mut B, bool)) {
         clock(uut, true);
         settle(uut);
@@ -203,14 +254,20 @@ impl MascarBlocks for RtlBlocks {
     }
 
     fn queue_clock(&mut self, _cycle: u64, i: &QueueIn) {
+        let Some(q) = &mut self.queue else {
+            return;
+        };
+        Self::set_queue_inputs(q, i);
+        settle(q.as_mut());
+        if self.capture {
+            self.queue_values.clear();
+            let values = &mut self.queue_values;
+            q.accept("reexec_queue", &mut crate::waves::Read { values });
+        }
+        if let Err(e) = self.record(true) {
+            self.record_error.get_or_insert(e);
+        }
         if let Some(q) = &mut self.queue {
-            Self::set_queue_inputs(q, i);
-            settle(q.as_mut());
-            if self.capture {
-                self.queue_values.clear();
-                let values = &mut self.queue_values;
-                q.accept("reexec_queue", &mut crate::waves::Read { values });
-            }
             Self::clock(q.as_mut(), |q, v| q.clock.next = v.into());
         }
     }
@@ -259,6 +316,36 @@ impl MascarBlocks for RtlBlocks {
         self.capture = true;
     }
 
+    fn start_recording(&mut self, dir: &std::path::Path, cycles: u64) -> std::io::Result<()> {
+        let mut blocks = vec![
+            (Recorded::Wst, "mascar_wst"),
+            (Recorded::Wrc, "mascar_wrc"),
+            (Recorded::Scheduler, "mascar_scheduler"),
+            (Recorded::IssueTop, "mascar_issue_top"),
+        ];
+        if self.queue.is_some() {
+            blocks.push((Recorded::Queue, "mascar_reexec_queue"));
+        }
+        for (b, module) in blocks {
+            let block = self.recorded_block(b).expect("listed blocks exist");
+            let r = PortRecorder::create(dir, module, block)?;
+            self.recorders.push((b, r));
+        }
+        self.record_left = cycles;
+        Ok(())
+    }
+
+    fn finish_recording(&mut self) -> std::io::Result<()> {
+        if let Some(e) = self.record_error.take() {
+            self.recorders.clear();
+            return Err(e);
+        }
+        for (_, r) in std::mem::take(&mut self.recorders) {
+            r.finish()?;
+        }
+        Ok(())
+    }
+
     fn rtl_values(&self, out: &mut Vec<u64>) {
         out.extend_from_slice(&self.issue_values);
         out.extend_from_slice(&self.queue_values);
@@ -269,6 +356,9 @@ impl MascarBlocks for RtlBlocks {
             self.issue_values.clear();
             let values = &mut self.issue_values;
             self.issue.accept("issue_top", &mut crate::waves::Read { values });
+        }
+        if let Err(e) = self.record(false) {
+            self.record_error.get_or_insert(e);
         }
         Self::clock(self.issue.as_mut(), |t, v| t.clock.next = v.into());
     }

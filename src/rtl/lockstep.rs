@@ -173,6 +173,12 @@ impl MascarBlocks for Lockstep {
     fn rtl_values(&self, out: &mut Vec<u64>) {
         self.rtl.rtl_values(out)
     }
+    fn start_recording(&mut self, dir: &std::path::Path, cycles: u64) -> std::io::Result<()> {
+        self.rtl.start_recording(dir, cycles)
+    }
+    fn finish_recording(&mut self) -> std::io::Result<()> {
+        self.rtl.finish_recording()
+    }
     fn registers(&self) -> (bool, Option<u8>) {
         self.reference.registers()
     }

@@ -4,6 +4,7 @@
 pub mod emit;
 pub mod harness;
 pub mod lockstep;
+pub mod record;
 pub mod reexec_queue;
 pub mod scheduler;
 pub mod top;
