@@ -29,6 +29,10 @@ pub struct Scheduler {
     greedy: [Option<u8>; MAX_SCHEDULERS],
     /// OWL's CTA groups per scheduler (behavioural only).
     owl: Vec<Owl>,
+    /// OWL launches (slot, CTA, launch sequence) since the last clock edge: applied at the
+    /// edge after that cycle's exits, so a slot freed and refilled in one cycle keeps its
+    /// new warp.
+    owl_pending: Vec<(u8, u32, u64)>,
     scratch: Order,
 }
 
@@ -53,6 +57,7 @@ impl Scheduler {
                 BaseOrder::Owl => (0..schedulers).map(|_| Owl::new(owl_parity)).collect(),
                 _ => Vec::new(),
             },
+            owl_pending: Vec::with_capacity(64),
             scratch: Order::default(),
         }
     }
@@ -63,8 +68,8 @@ impl Scheduler {
 
     /// OWL groups warps by CTA, which the ports do not carry: the SM tells it directly.
     pub fn owl_launched(&mut self, slot: u8, cta: u32, seq: u64) {
-        if let Some(o) = self.owl.get_mut(slot as usize % self.schedulers) {
-            o.launched(slot, cta, seq);
+        if !self.owl.is_empty() {
+            self.owl_pending.push((slot, cta, seq));
         }
     }
 
@@ -191,6 +196,9 @@ impl Scheduler {
                 let w = m.trailing_zeros() as u8;
                 m &= m - 1;
                 self.owl[w as usize % self.schedulers].exited(w);
+            }
+            for (slot, cta, seq) in self.owl_pending.drain(..) {
+                self.owl[slot as usize % self.schedulers].launched(slot, cta, seq);
             }
         }
         if i.launched != 0 {
