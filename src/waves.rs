@@ -69,6 +69,8 @@ pub struct SmSample {
     pub mshrs: u32,
     pub miss_queue: u32,
     pub reexec_queue: u32,
+    /// Warps holding a re-execution queue entry (CAR keeps at most one per warp).
+    pub reexec_warps: u64,
     /// Warp issued by each scheduler.
     pub issue: [Option<u8>; crate::mascar::MAX_SCHEDULERS],
     /// Warp status table: op type is memory / stall bit, per warp.

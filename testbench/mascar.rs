@@ -130,10 +130,10 @@ fn in_mp_only_the_owner_issues_global_memory_instructions() {
 #[test]
 fn with_mascar_no_non_owner_request_leaves_l1_in_mp() {
     let t = traced(&small_l1(SchedulerKind::Mascar), &kernel(SCENARIO));
-    // The MAS state that governs a cycle's LD/ST access is the one decided the cycle before.
+    // The mode and owner registers in force in a cycle govern its LD/ST access.
     let mut sent_in_mp = 0;
     for &(cycle, warp, _) in &t.requests {
-        let Some(m) = t.mas.iter().find(|r| r.cycle + 1 == cycle) else {
+        let Some(m) = t.mas.iter().find(|r| r.cycle == cycle) else {
             continue;
         };
         if m.mp {

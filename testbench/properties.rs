@@ -1,12 +1,16 @@
 //! Property tests (proptest): random kernels on random machines under every scheduler. Every
 //! warp finishes with the kernel's instruction count, every request below L1 is answered
 //! exactly once, the cache counters add up, and CAR's queue stays within its depth.
-//! `PROPTEST_CASES=N` runs more cases than the CI default.
+//! Per cycle: MSHR, miss-queue and re-execution-queue occupancies within their bounds, and
+//! under MAS no non-owner request leaves L1 in MP. The RTL blocks agree with the behavioural
+//! ones every cycle (lockstep) on random machines, not only the default one.
+//! `PROPTEST_CASES=N` runs more cases than the CI default (the lockstep property runs N/8).
 
-use mascar::config::Config;
-use mascar::gpu::simulate;
+use mascar::config::{Config, Engine};
+use mascar::gpu::{simulate, Gpu, SimError};
 use mascar::sched::SchedulerKind;
 use mascar::workload::kernel_format::parse_kernel;
+use mascar::workload::program::OpKind;
 use proptest::prelude::*;
 
 fn instruction() -> impl Strategy<Value = String> {
@@ -86,8 +90,136 @@ fn cases() -> u32 {
         .unwrap_or(256)
 }
 
+/// Machines the RTL blocks can stand in for (2 schedulers, ≤ 48 warps, ≤ 32 queue entries).
+fn rtl_machine() -> impl Strategy<Value = Config> {
+    (
+        1u32..3,
+        8u32..=48,
+        1u32..64,
+        2u32..16,
+        1u32..=32,
+        prop::sample::select(vec![
+            SchedulerKind::Lrr,
+            SchedulerKind::Gto,
+            SchedulerKind::Ccws,
+            SchedulerKind::Mas,
+            SchedulerKind::Car,
+            SchedulerKind::Mascar,
+        ]),
+        (
+            0u32..4,
+            0u32..8,
+            prop::sample::select(vec![SchedulerKind::Lrr, SchedulerKind::Gto]),
+        ),
+    )
+        .prop_map(
+            |(sms, warps, mshrs, missq, depth, scheduler, (margin, hold, base))| Config {
+                sms,
+                warps_per_sm: warps,
+                l1_mshrs: mshrs,
+                l1_miss_queue: missq,
+                car_queue_depth: depth,
+                scheduler,
+                mas_sat_margin: margin,
+                mas_mp_exit_hold: hold,
+                mas_base_order: base,
+                engine: Engine::Lockstep,
+                ..Config::default()
+            },
+        )
+}
+
+/// Runs with the SMs' MAS and request logs on, checking bounds after every cycle.
+fn run_checked(cfg: &Config, k: &mascar::workload::Kernel) -> Result<(), TestCaseError> {
+    let mut gpu = Gpu::new(cfg).unwrap();
+    for sm in &mut gpu.sms {
+        sm.mas_log = Some(vec![]);
+        sm.request_log = Some(vec![]);
+        sm.issue_log = Some(vec![]);
+    }
+    let mut violation: Option<String> = None;
+    let mut check = |cycle: u64, sms: &[mascar::gpu::sm::Sm]| {
+        if violation.is_some() {
+            return;
+        }
+        for sm in sms {
+            let s = sm.wave_sample();
+            let bad = if s.mshrs > cfg.l1_mshrs {
+                Some(format!("{} MSHRs used of {}", s.mshrs, cfg.l1_mshrs))
+            } else if s.miss_queue > cfg.l1_miss_queue {
+                Some(format!("miss queue {} of {}", s.miss_queue, cfg.l1_miss_queue))
+            } else if s.reexec_queue > cfg.car_queue_depth {
+                Some(format!(
+                    "re-execution queue {} of {}",
+                    s.reexec_queue, cfg.car_queue_depth
+                ))
+            } else if s.reexec_warps.count_ones() != s.reexec_queue {
+                Some(format!(
+                    "{} re-execution queue entries for {} warps",
+                    s.reexec_queue,
+                    s.reexec_warps.count_ones()
+                ))
+            } else if s.owner.is_some() && !s.mp {
+                Some("an owner outside MP".to_string())
+            } else {
+                None
+            };
+            if let Some(b) = bad {
+                violation = Some(format!("cycle {cycle}, SM {}: {b}", sm.id));
+            }
+        }
+    };
+    gpu.run_observed(k, None, Some(&mut check))
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    if let Some(v) = violation {
+        return Err(TestCaseError::fail(v));
+    }
+    if cfg.scheduler.uses_mas() {
+        for sm in &gpu.sms {
+            // The mode and owner registers in force in a cycle govern its issue and its
+            // LD/ST access; the log has one record per cycle from cycle 0.
+            let mas = sm.mas_log.as_ref().unwrap();
+            for i in sm.issue_log.as_ref().unwrap() {
+                let m = &mas[i.cycle as usize];
+                prop_assert_eq!(m.cycle, i.cycle);
+                if m.mp && matches!(i.op, OpKind::LoadGlobal | OpKind::StoreGlobal) {
+                    prop_assert_eq!(
+                        m.owner,
+                        Some(i.warp),
+                        "cycle {}: non-owner memory issue in MP",
+                        i.cycle
+                    );
+                }
+            }
+            // Without CAR an instruction that was in the LD/ST unit when MP began still
+            // drains (the unit is in order and cannot set it aside); with CAR a non-owner's
+            // access in MP gets hit-only service and never leaves L1.
+            if !cfg.scheduler.uses_car() {
+                continue;
+            }
+            for &(cycle, warp, _) in sm.request_log.as_ref().unwrap() {
+                let m = &mas[cycle as usize];
+                if m.mp {
+                    prop_assert_eq!(m.owner, Some(warp), "cycle {}: non-owner request in MP", cycle);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    #[test]
+    fn occupancies_stay_in_bounds_and_no_non_owner_request_leaves_l1_in_mp(
+        src in kernel_source(),
+        cfg in machine(),
+    ) {
+        let k = parse_kernel(&src, "<prop>").unwrap();
+        prop_assume!(k.warps_per_cta() <= cfg.warps_per_sm);
+        run_checked(&cfg, &k)?;
+    }
 
     #[test]
     fn random_kernels_finish_with_every_request_answered(src in kernel_source(), cfg in machine()) {
@@ -104,5 +236,23 @@ proptest! {
         // Deterministic: the same run again gives the same statistics.
         let again = simulate(&cfg, &k, None).unwrap();
         prop_assert_eq!(again, s);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: (cases() / 8).max(8), ..ProptestConfig::default() })]
+
+    #[test]
+    fn rtl_blocks_agree_with_the_reference_every_cycle_on_random_machines(
+        src in kernel_source(),
+        cfg in rtl_machine(),
+    ) {
+        let k = parse_kernel(&src, "<prop>").unwrap();
+        prop_assume!(k.warps_per_cta() <= cfg.warps_per_sm);
+        match simulate(&cfg, &k, None) {
+            Ok(s) => prop_assert_eq!(s.warp_instructions, k.total_warp_instructions()),
+            Err(SimError::Lockstep(m)) => return Err(TestCaseError::fail(format!("{m}\n{src}"))),
+            Err(e) => return Err(TestCaseError::fail(format!("{e}\n{src}"))),
+        }
     }
 }

@@ -36,6 +36,9 @@ pub enum SimError {
 /// Called now and then during a run with (cycle, CTAs finished, CTAs in the grid).
 pub type Progress<'a> = &'a mut dyn FnMut(u64, u64, u64);
 
+/// Called after every cycle with (cycle, SMs).
+pub type Observer<'a> = &'a mut dyn FnMut(u64, &[Sm]);
+
 pub struct Gpu {
     pub cfg: Config,
     pub sms: Vec<Sm>,
@@ -153,7 +156,18 @@ impl Gpu {
     /// Runs `k` to completion. A VCD being recorded is completed and moved into place
     /// whether the run succeeds or stops with an error (it then ends at the failing cycle).
     pub fn run(&mut self, k: &Kernel, progress: Option<Progress>) -> Result<RunStats, SimError> {
-        let mut result = self.run_cycles(k, progress);
+        self.run_observed(k, progress, None)
+    }
+
+    /// [`Gpu::run`], calling `observe(cycle, sms)` after every cycle (tests check per-cycle
+    /// invariants with it).
+    pub fn run_observed(
+        &mut self,
+        k: &Kernel,
+        progress: Option<Progress>,
+        observe: Option<Observer>,
+    ) -> Result<RunStats, SimError> {
+        let mut result = self.run_cycles(k, progress, observe);
         if let Some((sm, dir)) = self.recording.take() {
             if let (Err(error), Ok(_)) = (self.sms[sm].blocks.finish_recording(), &result) {
                 result = Err(SimError::Record {
@@ -172,7 +186,12 @@ impl Gpu {
         }
     }
 
-    fn run_cycles(&mut self, k: &Kernel, progress: Option<Progress>) -> Result<RunStats, SimError> {
+    fn run_cycles(
+        &mut self,
+        k: &Kernel,
+        progress: Option<Progress>,
+        mut observe: Option<Observer>,
+    ) -> Result<RunStats, SimError> {
         self.check_fits(k)?;
         let mut progress = progress;
         let grid = k.grid as u64;
@@ -208,6 +227,9 @@ impl Gpu {
                 if let Some(m) = sm.blocks.mismatch() {
                     return Err(SimError::Lockstep(Box::new(m.clone())));
                 }
+            }
+            if let Some(f) = observe.as_mut() {
+                f(now, &self.sms);
             }
             if let Some(w) = self.waves.as_mut() {
                 w.sample(now, &self.sms).map_err(|error| SimError::Waves {

@@ -334,7 +334,7 @@ impl Sm {
     /// What a waveform shows of this SM after its last cycle.
     pub fn wave_sample(&self) -> crate::waves::SmSample {
         let v = &self.last_view;
-        let (_, _, queue) = self.blocks.queue_state();
+        let (reexec_warps, _, queue) = self.blocks.queue_state();
         let l1 = &self.l1.stats;
         crate::waves::SmSample {
             mp: v.sched.mp,
@@ -343,6 +343,7 @@ impl Sm {
             mshrs: self.l1.mshrs_used() as u32,
             miss_queue: self.l1.miss_queue_used() as u32,
             reexec_queue: queue as u32,
+            reexec_warps,
             issue: v.sched.issue,
             wst_mem: v.wst.mem,
             wst_stall: v.wst.stall,
