@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Mutation check: plants each deliberate bug below, one at a time, in a scratch worktree of
+# the committed HEAD, runs the whole test suite, and prints a Markdown table of which tests
+# caught it. Every mutant must be caught; a survivor is a hole in the suite.
+#
+#   testbench/mutants.sh [OUT.md]          # ~5 minutes per mutant on 2 cores
+#   MUTANTS_PLANT_ONLY=1 testbench/mutants.sh   # only check that every mutant still applies
+#
+# Needs git, perl and the test tools (.ci/run installs them). The worktree and its target
+# directory live under $MUTANTS_DIR (default: a fresh temporary directory).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-/dev/stdout}
+base=${MUTANTS_DIR:-$(mktemp -d)}
+tree="$base/tree"
+export CARGO_TARGET_DIR="$base/target"
+git -C "$root" worktree add --detach --force "$tree" HEAD >/dev/null 2>&1
+trap 'git -C "$root" worktree remove --force "$tree" >/dev/null 2>&1 || true' EXIT
+
+# Replaces the Perl regex FROM by TO in FILE; fails if it does not occur exactly once.
+plant() {
+  local file=$1
+  FROM=$2 TO=$3 perl -0pi -e '$n = () = /$ENV{FROM}/g; die "pattern not found once in '"$file"' ($n)\n" if $n != 1; s/$ENV{FROM}/$ENV{TO}/' "$tree/$file"
+}
+
+# name | what it breaks | how it is planted
+mutant() {
+  case $1 in
+    owner-kept-on-dependent-load)
+      plant src/mascar/wrc.rs 'waits_on_own_load \|\| w\.active' 'w.active' ;;
+    queue-two-entries-per-warp)
+      plant src/gpu/sm/mod.rs 'held \|= warps & self\.gmem_head;' 'let _ = warps;'
+      plant src/gpu/sm/mod.rs 'q\.alloc\.filter\(\|_\| q\.warps >> warp & 1 == 0\)' 'q.alloc' ;;
+    lrr-pointer-moves-without-issue)
+      plant src/mascar/scheduler.rs '(None => \{\n)(\s+)(if self\.greedy\[s\])' '$1$2self.last[s] = (self.last[s] + 1) % 64;\n$2$3' ;;
+    mshr-merge-off-by-one)
+      plant src/gpu/mem/cache.rs '\(self\.counts\[i\] as usize\) < self\.merge' '(self.counts[i] as usize) <= self.merge' ;;
+    rtl-queue-owner-ignores-valid)
+      plant src/rtl/reexec_queue.rs '\n\s+& self\.valid_r\.q\.val\(\)\.get_bit\(e\)' '' ;;
+    *) echo "unknown mutant $1" >&2; exit 2 ;;
+  esac
+}
+
+describe() {
+  case $1 in
+    owner-kept-on-dependent-load) echo "WRC does not release the owner when its next instruction needs its own load" ;;
+    queue-two-entries-per-warp) echo "CAR admits a second entry of a warp that already holds one" ;;
+    lrr-pointer-moves-without-issue) echo "LRR pointer advances on a cycle without an issue" ;;
+    mshr-merge-off-by-one) echo "an MSHR accepts one merge more than its limit" ;;
+    rtl-queue-owner-ignores-valid) echo "RTL queue marks a stale (invalid) entry as the owner's" ;;
+  esac
+}
+
+mutants=(owner-kept-on-dependent-load queue-two-entries-per-warp lrr-pointer-moves-without-issue
+  mshr-merge-off-by-one rtl-queue-owner-ignores-valid)
+
+{
+  echo "| mutant | bug | caught | failing tests |"
+  echo "|---|---|---|---|"
+} > "$base/table.md"
+for m in "${mutants[@]}"; do
+  git -C "$tree" checkout --quiet -- .
+  mutant "$m"
+  echo "== $m: $(describe "$m")" >&2
+  git -C "$tree" diff --stat >&2
+  if [ -n "${MUTANTS_PLANT_ONLY:-}" ]; then
+    continue
+  fi
+  log="$base/$m.log"
+  if (cd "$tree" && cargo test --release --no-fail-fast) > "$log" 2>&1; then
+    caught="**no**"
+    failed="(suite passed)"
+  else
+    caught="yes"
+    failed=$(grep -E '^test .* \.\.\. FAILED$' "$log" | sed -E 's/^test (.*) \.\.\. FAILED$/\1/' | sort -u | paste -sd, - | sed 's/,/, /g')
+    if [ -z "$failed" ]; then
+      failed="(build failed: $(grep -m1 -E '^error' "$log" || echo see $log))"
+    fi
+  fi
+  echo "| $m | $(describe "$m") | $caught | $failed |" >> "$base/table.md"
+done
+git -C "$tree" checkout --quiet -- .
+cat "$base/table.md" > "$out"
+if grep -q '\*\*no\*\*' "$base/table.md"; then
+  echo "some mutants survived" >&2
+  exit 1
+fi
