@@ -17,10 +17,11 @@ export CARGO_TARGET_DIR="$base/target"
 git -C "$root" worktree add --detach --force "$tree" HEAD >/dev/null 2>&1
 trap 'git -C "$root" worktree remove --force "$tree" >/dev/null 2>&1 || true' EXIT
 
-# Replaces the Perl regex FROM by TO in FILE; fails if it does not occur exactly once.
+# Replaces the Perl regex FROM by the literal text TO in FILE; fails unless FROM occurs
+# exactly once.
 plant() {
   local file=$1
-  FROM=$2 TO=$3 perl -0pi -e '$n = () = /$ENV{FROM}/g; die "pattern not found once in '"$file"' ($n)\n" if $n != 1; s/$ENV{FROM}/$ENV{TO}/' "$tree/$file"
+  FROM=$2 TO=$3 perl -0pi -e '$n = 0; $n++ while /$ENV{FROM}/g; die "pattern not found once in '"$file"' ($n)\n" if $n != 1; s/$ENV{FROM}/$ENV{TO}/' "$tree/$file"
 }
 
 # name | what it breaks | how it is planted
@@ -32,7 +33,8 @@ mutant() {
       plant src/gpu/sm/mod.rs 'held \|= warps & self\.gmem_head;' 'let _ = warps;'
       plant src/gpu/sm/mod.rs 'q\.alloc\.filter\(\|_\| q\.warps >> warp & 1 == 0\)' 'q.alloc' ;;
     lrr-pointer-moves-without-issue)
-      plant src/mascar/scheduler.rs '(None => \{\n)(\s+)(if self\.greedy\[s\])' '$1$2self.last[s] = (self.last[s] + 1) % 64;\n$2$3' ;;
+      plant src/mascar/scheduler.rs 'None => \{\n(?=\s+if self\.greedy\[s\])' \
+        $'None => {\n                    self.last[s] = (self.last[s] + 1) % 64;\n' ;;
     mshr-merge-off-by-one)
       plant src/gpu/mem/cache.rs '\(self\.counts\[i\] as usize\) < self\.merge' '(self.counts[i] as usize) <= self.merge' ;;
     rtl-queue-owner-ignores-valid)
