@@ -1,14 +1,26 @@
-//! Golden snapshots (insta, kept in `golden/`): a readable table of the statistics of every
-//! built-in kernel under LRR, GTO and Mascar on a small machine. Any change to the model's
-//! timing shows up here as a diff to review; accept intended changes with
-//! `cargo insta review` (or `INSTA_UPDATE=always cargo test --release --test golden`).
+//! Golden snapshots (insta, kept in `golden/`), readable in review:
+//! - the statistics of every built-in kernel under every scheduler on a small machine;
+//! - a per-cycle table of the Mascar blocks' ports over a short window, and the SHA-256 of
+//!   the VCD of the same window;
+//! - the generated Verilog of each block at small parameters;
+//! - the CLI's `--help` and its error messages for bad input.
+//!
+//! Any change to the model's timing, the blocks or the CLI shows up as a diff to review;
+//! accept intended changes with `cargo insta review` (or
+//! `INSTA_UPDATE=always cargo test --release --test golden` and read `git diff golden/`).
 
 use std::fmt::Write as _;
 
 use mascar::config::Config;
-use mascar::gpu::simulate;
+use mascar::gpu::sm::reference_blocks;
+use mascar::gpu::{simulate, Gpu, SimError};
+use mascar::mascar::blocks::{IssueIn, IssueView, MascarBlocks, RefBlocks};
+use mascar::mascar::{QueueIn, QueueOut};
 use mascar::sched::SchedulerKind;
-use mascar::workload::builtin::builtins;
+use mascar::waves::WaveOptions;
+use mascar::workload::builtin::{self, builtins};
+use sha2::{Digest, Sha256};
+use std::sync::{Arc, Mutex};
 
 #[test]
 fn builtin_statistics_on_two_sms() {
@@ -22,7 +34,7 @@ fn builtin_statistics_on_two_sms() {
         // The first 8 CTAs: every kernel's pattern, in a CI-sized run.
         let mut k = b.kernel();
         k.grid = k.grid.min(8);
-        for s in [SchedulerKind::Lrr, SchedulerKind::Gto, SchedulerKind::Mascar] {
+        for &s in SchedulerKind::ALL {
             let cfg = Config {
                 sms: 2,
                 scheduler: s,
@@ -48,4 +60,189 @@ fn builtin_statistics_on_two_sms() {
     insta::with_settings!({ snapshot_path => "../golden", prepend_module_to_snapshot => false }, {
         insta::assert_snapshot!("builtin_statistics_2sm", table);
     });
+}
+
+fn snapshot(name: &str, text: &str) {
+    insta::with_settings!({ snapshot_path => "../golden", prepend_module_to_snapshot => false }, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+/// The behavioural blocks, with every cycle's ports written down.
+struct Tabulated {
+    inner: RefBlocks,
+    rows: Arc<Mutex<Vec<String>>>,
+    window: std::ops::Range<u64>,
+    queue: Option<(QueueIn, QueueOut)>,
+}
+
+fn opt(v: Option<u8>) -> String {
+    v.map_or("-".to_string(), |x| x.to_string())
+}
+
+impl MascarBlocks for Tabulated {
+    fn registers(&self) -> (bool, Option<u8>) {
+        self.inner.registers()
+    }
+    fn queue_eval(&mut self, i: &QueueIn) -> QueueOut {
+        self.inner.queue_eval(i)
+    }
+    fn queue_clock(&mut self, cycle: u64, i: &QueueIn) {
+        self.queue = Some((*i, self.inner.queue_eval(i)));
+        self.inner.queue_clock(cycle, i)
+    }
+    fn queue_state(&self) -> (u64, bool, usize) {
+        self.inner.queue_state()
+    }
+    fn issue_eval(&mut self, i: &IssueIn) -> IssueView {
+        self.inner.issue_eval(i)
+    }
+    fn issue_clock(&mut self, cycle: u64, i: &IssueIn) {
+        if self.window.contains(&cycle) {
+            let v = self.inner.issue_eval(i);
+            let (qi, qo) = self.queue.take().unwrap_or_default();
+            self.rows.lock().unwrap().push(format!(
+                "{cycle:>5} | {:>12x} {:>12x} {:>12x} {:>12x} | {:>3} {:>12x} | {:>12x} {:>12x} | {:>3} {:>3} {:>2} {:>5} | {:>2} {:>5} {:>5} {:>3} {:>8x} {:>4}",
+                i.warps.has_inst & i.warps.active,
+                i.warps.is_mem & i.warps.has_inst,
+                i.warps.sb_ready & i.warps.has_inst,
+                i.warps.dep_load & i.warps.has_inst,
+                v.wrc.release_owner as u8,
+                v.wrc.owner_candidates,
+                v.wst.mem,
+                v.wst.stall,
+                opt(v.sched.issue[0]),
+                opt(v.sched.issue[1]),
+                if v.sched.mp { "MP" } else { "EP" },
+                opt(v.sched.owner),
+                qo.occupancy,
+                opt(qi.push),
+                opt(qo.select),
+                opt(qi.free),
+                qo.hit_only,
+                if qo.full { "full" } else { "-" },
+            ));
+        }
+        self.inner.issue_clock(cycle, i)
+    }
+}
+
+#[test]
+fn mascar_block_ports_cycle_by_cycle_and_the_vcd_digest() {
+    // kmeans-1 at this window is in MP with owner hand-overs and hits under a miss (the
+    // same window as waves/example-kmeans-1-mascar.vcd).
+    let k = builtin::find("kmeans-1").unwrap().kernel();
+    let cfg = Config {
+        sms: 1,
+        scheduler: SchedulerKind::Mascar,
+        max_cycles: 3890,
+        ..Config::default()
+    };
+    let rows = Arc::new(Mutex::new(vec![]));
+    let mut gpu = Gpu::new(&cfg).unwrap();
+    gpu.sms[0].blocks = Box::new(Tabulated {
+        inner: reference_blocks(&cfg, 0),
+        rows: rows.clone(),
+        window: 3850..3890,
+        queue: None,
+    });
+    let vcd = std::env::temp_dir().join(format!("mascar-golden-{}.vcd", std::process::id()));
+    gpu.record_waves(&WaveOptions {
+        path: vcd.clone(),
+        window: Some((3850, 3890)),
+        sms: None,
+    })
+    .unwrap();
+    assert!(matches!(gpu.run(&k, None), Err(SimError::MaxCycles(_))));
+    let mut table = String::from(
+        "kmeans-1 under mascar, SM 0, cycles 3850..3890 (bit w of a mask = warp w)\n\
+         WRC in: has_inst, is_mem, sb_ready, dep_load | WRC out: release, owner candidates | \
+         WST: mem, stall | scheduler: issue0, issue1, mode, owner | queue: occupancy, push, \
+         select, free, hit-only entries, full\n",
+    );
+    for r in rows.lock().unwrap().iter() {
+        table.push_str(r);
+        table.push('\n');
+    }
+    let bytes = std::fs::read(&vcd).unwrap();
+    std::fs::remove_file(&vcd).unwrap();
+    let digest: String = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    table.push_str(&format!(
+        "VCD of the same window: {} bytes, SHA-256 {digest}\n",
+        bytes.len()
+    ));
+    snapshot("mascar_ports_kmeans1", &table);
+}
+
+#[test]
+fn generated_verilog_at_small_parameters() {
+    for f in mascar::rtl::emit::blocks_at::<2, 2>() {
+        snapshot(&format!("verilog_{}_h2_d2", f.module), &f.text);
+    }
+}
+
+fn cli(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mascar"))
+        .args(args)
+        .output()
+        .unwrap();
+    format!(
+        "$ mascar {}\nexit: {}\n{}{}",
+        args.join(" "),
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn cli_help_and_error_messages() {
+    let mut help = String::new();
+    for cmd in [
+        vec!["--help"],
+        vec!["run", "--help"],
+        vec!["compare", "--help"],
+        vec!["bench", "--help"],
+        vec!["rtl", "--help"],
+        vec!["config", "--help"],
+    ] {
+        help.push_str(&cli(&cmd));
+        help.push('\n');
+    }
+    snapshot("cli_help", &help);
+
+    let dir = std::env::temp_dir().join(format!("mascar-golden-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad_kernel = dir.join("bad.kern");
+    std::fs::write(
+        &bad_kernel,
+        "kernel k\ngrid 4\nblock 64\nbuffer A 1M\nld.global r1, A[4*gtid\n",
+    )
+    .unwrap();
+    let bad_toml = dir.join("bad.toml");
+    std::fs::write(&bad_toml, "l1_mshrs = 0\n").unwrap();
+    let kernel = bad_kernel.to_str().unwrap();
+    let toml = bad_toml.to_str().unwrap();
+    let mut errors = String::new();
+    for cmd in [
+        vec!["run", "-k", "no-such-kernel"],
+        vec!["run", "-k", "bfs", "-s", "fifo"],
+        vec!["run", "-k", kernel],
+        vec!["run", "-k", "bfs", "--set", "l1_mshrz=4"],
+        vec!["run", "-k", "bfs", "--set", "l1_miss_queue=1"],
+        vec!["run", "-k", "bfs", "--config", toml],
+        vec!["run", "-k", "bfs", "--engine", "rtl", "-s", "owl"],
+        vec!["run", "-k", "bfs", "--vcd", "x.vcd", "--vcd-window", "9..3"],
+        vec!["run", "-k", "bfs", "--vcd", "x.vcd", "-s", "lrr,gto"],
+        vec!["run", "-k", "bfs", "--record", "rec"],
+    ] {
+        // Paths of the temporary files vary from run to run.
+        errors.push_str(&cli(&cmd).replace(dir.to_str().unwrap(), "$TMP"));
+        errors.push('\n');
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    snapshot("cli_errors", &errors);
 }
