@@ -40,10 +40,11 @@ fn address() -> impl Strategy<Value = String> {
     ]
 }
 
-fn kernel_source() -> impl Strategy<Value = String> {
+/// A random kernel whose CTAs have at most `max_warps` warps.
+fn kernel_source_up_to(max_warps: u32) -> impl Strategy<Value = String> {
     (
         1u32..6,
-        1u32..9,
+        1u32..=max_warps.clamp(1, 8),
         1u32..5,
         prop::collection::vec(instruction(), 1..12),
     )
@@ -61,19 +62,27 @@ fn kernel_source() -> impl Strategy<Value = String> {
         })
 }
 
+fn kernel_source() -> impl Strategy<Value = String> {
+    kernel_source_up_to(8)
+}
+
+/// 1–15 SMs, 1–48 warps, 1–64 MSHRs, miss queue 2–16 (its minimum: GPGPU-Sim's queue is full
+/// at size − 1), re-execution queue 1–64, every scheduler.
 fn machine() -> impl Strategy<Value = Config> {
     (
-        1u32..4,
-        prop::sample::select(vec![8u32, 16, 32, 48]),
-        1u32..64,
-        2u32..16,
-        1u32..64,
+        1u32..=15,
+        1u32..=48,
+        1u32..=64,
+        2u32..=16,
+        1u32..=64,
         prop::sample::select(SchedulerKind::ALL.to_vec()),
         0u32..4,
     )
         .prop_map(|(sms, warps, mshrs, missq, depth, scheduler, margin)| Config {
             sms,
             warps_per_sm: warps,
+            // One scheduler when a single warp cannot be split between two.
+            schedulers_per_sm: warps.min(2),
             l1_mshrs: mshrs,
             l1_miss_queue: missq,
             car_queue_depth: depth,
@@ -81,6 +90,14 @@ fn machine() -> impl Strategy<Value = Config> {
             mas_sat_margin: margin,
             ..Config::default()
         })
+}
+
+/// A machine and a kernel whose CTAs fit it.
+fn machine_and_kernel() -> impl Strategy<Value = (Config, String)> {
+    machine().prop_flat_map(|cfg| {
+        let w = cfg.warps_per_sm;
+        (Just(cfg), kernel_source_up_to(w))
+    })
 }
 
 fn cases() -> u32 {
@@ -213,19 +230,15 @@ proptest! {
 
     #[test]
     fn occupancies_stay_in_bounds_and_no_non_owner_request_leaves_l1_in_mp(
-        src in kernel_source(),
-        cfg in machine(),
+        (cfg, src) in machine_and_kernel(),
     ) {
         let k = parse_kernel(&src, "<prop>").unwrap();
-        prop_assume!(k.warps_per_cta() <= cfg.warps_per_sm);
         run_checked(&cfg, &k)?;
     }
 
     #[test]
-    fn random_kernels_finish_with_every_request_answered(src in kernel_source(), cfg in machine()) {
+    fn random_kernels_finish_with_every_request_answered((cfg, src) in machine_and_kernel()) {
         let k = parse_kernel(&src, "<prop>").unwrap();
-        // A CTA of up to 8 warps needs at least that many slots.
-        prop_assume!(k.warps_per_cta() <= cfg.warps_per_sm);
         let s = simulate(&cfg, &k, None).map_err(|e| TestCaseError::fail(format!("{e}\n{src}")))?;
         prop_assert_eq!(s.warp_instructions, k.total_warp_instructions());
         prop_assert_eq!(s.sm.requests_sent, s.sm.replies_received);
