@@ -1257,7 +1257,11 @@ impl Parser {
             return Err(cur.expected("`]` or an operator"));
         }
         cur.bump();
-        Ok(AddrExpr { base, nodes })
+        Ok(AddrExpr {
+            base,
+            nodes,
+            lanes: None,
+        })
     }
 
     fn finish(self, eof: (usize, usize)) -> PResult<Kernel> {
@@ -1319,6 +1323,7 @@ impl Parser {
                 items: self.items,
                 exprs: self.exprs,
             },
+            warp_programs: Vec::new(),
         };
         kernel
             .validate()

@@ -158,7 +158,14 @@ pub struct AddrExpr {
     /// Base address of the buffer the expression indexes (0 for shared memory).
     pub base: u64,
     pub nodes: Vec<ExprNode>,
+    /// Explicit per-lane addresses instead of `base + nodes` (kernels from traces, whose
+    /// addresses were recorded); [`INACTIVE_LANE`] marks a lane that does not access.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lanes: Option<Box<[u64; WARP_LANES]>>,
 }
+
+/// In [`AddrExpr::lanes`]: the lane is inactive (masked off in the trace).
+pub const INACTIVE_LANE: u64 = u64::MAX;
 
 /// Per-lane values that [`AddrExpr::eval`] reads.
 #[derive(Clone, Copy, Debug, Default)]
@@ -209,6 +216,10 @@ impl AddrExpr {
         out: &mut [u64; WARP_LANES],
     ) {
         let lanes = lanes.min(WARP_LANES);
+        if let Some(table) = &self.lanes {
+            out[..lanes].copy_from_slice(&table[..lanes]);
+            return;
+        }
         let gtid0 = env.cta * env.block + env.tid;
         let mut sp = 0usize;
         for node in &self.nodes {
@@ -339,6 +350,9 @@ impl AddrExpr {
     /// the evaluation stack). The parser only builds valid expressions; this guards other
     /// producers.
     pub fn validate(&self) -> Result<(), String> {
+        if self.lanes.is_some() {
+            return Ok(());
+        }
         if self.nodes.len() > MAX_EXPR_NODES {
             return Err(format!("address expression longer than {MAX_EXPR_NODES} nodes"));
         }
@@ -372,6 +386,35 @@ pub struct Program {
 }
 
 impl Program {
+    /// Structural checks: address expressions in range and well formed, loops matched.
+    pub fn validate(&self) -> Result<(), String> {
+        let mut depth = 0usize;
+        for (i, item) in self.items.iter().enumerate() {
+            match *item {
+                Item::Inst(inst) => {
+                    if inst.op.is_memory() && inst.addr as usize >= self.exprs.len() {
+                        return Err(format!("instruction {i}: address expression out of range"));
+                    }
+                }
+                Item::LoopStart { end, .. } => {
+                    depth += 1;
+                    if depth > MAX_LOOP_DEPTH {
+                        return Err(format!("loops nested deeper than {MAX_LOOP_DEPTH}"));
+                    }
+                    match self.items.get(end as usize) {
+                        Some(Item::LoopEnd { start }) if *start as usize == i => {}
+                        _ => return Err(format!("item {i}: loop start without matching end")),
+                    }
+                }
+                Item::LoopEnd { .. } => depth = depth.saturating_sub(1),
+            }
+        }
+        for e in &self.exprs {
+            e.validate()?;
+        }
+        Ok(())
+    }
+
     /// Warp instructions one warp executes (loops expanded).
     pub fn dynamic_instructions(&self) -> u64 {
         fn count(items: &[Item], mut i: usize, end: usize) -> u64 {
@@ -417,6 +460,10 @@ pub struct Kernel {
     pub shared_bytes: u32,
     pub buffers: Vec<Buffer>,
     pub program: Program,
+    /// Kernels from traces: one straight-line program per warp (`[cta][warp]`), instead of
+    /// `program` for every warp. Empty for kernels written in the kernel format.
+    #[serde(skip)]
+    pub warp_programs: Vec<Vec<Program>>,
 }
 
 impl Kernel {
@@ -425,7 +472,27 @@ impl Kernel {
     }
     /// Warp instructions the whole grid executes.
     pub fn total_warp_instructions(&self) -> u64 {
+        if !self.warp_programs.is_empty() {
+            return self
+                .warp_programs
+                .iter()
+                .flatten()
+                .map(Program::dynamic_instructions)
+                .sum();
+        }
         self.program.dynamic_instructions() * self.warps_per_cta() as u64 * self.grid as u64
+    }
+
+    /// The program warp `warp` (index within its CTA) of CTA `cta` runs.
+    pub fn program_of(&self, cta: u32, warp: u32) -> &Program {
+        match self
+            .warp_programs
+            .get(cta as usize)
+            .and_then(|c| c.get(warp as usize))
+        {
+            Some(p) => p,
+            None => &self.program,
+        }
     }
     /// Structural checks every producer's output must pass before simulation.
     pub fn validate(&self) -> Result<(), String> {
@@ -438,31 +505,25 @@ impl Kernel {
                 self.name
             ));
         }
-        let mut depth = 0usize;
-        for (i, item) in self.program.items.iter().enumerate() {
-            match *item {
-                Item::Inst(inst) => {
-                    if inst.op.is_memory() && inst.addr as usize >= self.program.exprs.len() {
-                        return Err(format!("instruction {i}: address expression out of range"));
-                    }
+        if !self.warp_programs.is_empty() {
+            if self.warp_programs.len() != self.grid as usize
+                || self
+                    .warp_programs
+                    .iter()
+                    .any(|c| c.len() != self.warps_per_cta() as usize)
+            {
+                return Err(format!(
+                    "kernel `{}`: per-warp programs do not match the grid and block",
+                    self.name
+                ));
+            }
+            for (c, cta) in self.warp_programs.iter().enumerate() {
+                for (w, p) in cta.iter().enumerate() {
+                    p.validate().map_err(|e| format!("CTA {c} warp {w}: {e}"))?;
                 }
-                Item::LoopStart { end, .. } => {
-                    depth += 1;
-                    if depth > MAX_LOOP_DEPTH {
-                        return Err(format!("loops nested deeper than {MAX_LOOP_DEPTH}"));
-                    }
-                    match self.program.items.get(end as usize) {
-                        Some(Item::LoopEnd { start }) if *start as usize == i => {}
-                        _ => return Err(format!("item {i}: loop start without matching end")),
-                    }
-                }
-                Item::LoopEnd { .. } => depth = depth.saturating_sub(1),
             }
         }
-        for e in &self.program.exprs {
-            e.validate()?;
-        }
-        Ok(())
+        self.program.validate()
     }
 }
 
@@ -499,6 +560,7 @@ mod tests {
                 Var(super::Var::Cta),
                 Sub,
             ],
+            lanes: None,
         };
         e.validate().unwrap();
         let env = LaneEnv {

@@ -1,7 +1,7 @@
 //! The coalescer: turns a warp's per-lane addresses into line requests (128 B on Fermi for
 //! L1-cached global accesses), in order of first touch, with the bytes each line carries.
 
-use crate::workload::program::{AddrExpr, LaneEnv, LaneStack, MAX_EXPR_STACK, WARP_LANES};
+use crate::workload::program::{AddrExpr, LaneEnv, LaneStack, INACTIVE_LANE, MAX_EXPR_STACK, WARP_LANES};
 
 /// Up to two lines per lane (an unaligned access can straddle a line boundary).
 pub const MAX_LINE_REQUESTS: usize = 64;
@@ -59,6 +59,9 @@ impl Coalesced {
         expr.eval_lanes(&env, lanes, &mut self.stack, &mut self.addrs);
         for lane in 0..lanes {
             let addr = self.addrs[lane];
+            if addr == INACTIVE_LANE {
+                continue;
+            }
             let first = addr >> shift;
             let last = addr.wrapping_add(width as u64 - 1) >> shift;
             if first == last {
@@ -81,6 +84,7 @@ mod tests {
         AddrExpr {
             base: 0x1000_0000,
             nodes: vec![ExprNode::Const(stride), ExprNode::Var(Var::Tid), ExprNode::Mul],
+            lanes: None,
         }
     }
 
@@ -122,6 +126,7 @@ mod tests {
         let e = AddrExpr {
             base: 124,
             nodes: vec![ExprNode::Const(0)],
+            lanes: None,
         };
         c.build(&e, env(), 1, 8, 128);
         assert_eq!(

@@ -780,7 +780,7 @@ impl Sm {
                     loops: entry.loops,
                 };
                 let lanes = warp.lanes;
-                let expr = &k.program.exprs[inst.addr as usize];
+                let expr = &k.program_of(warp.cta, warp.tid_base / 32).exprs[inst.addr as usize];
                 self.lsu
                     .lines
                     .build(expr, env, lanes, inst.width as u32, self.cfg.line_bytes);
@@ -917,7 +917,10 @@ impl Sm {
         self.fetch_ptr = (w + 1) % n;
         self.need_fetch &= !(1 << w);
         let warp = &mut self.warps[w as usize];
-        warp.fetch(&k.program, self.cfg.ibuffer_entries as usize);
+        warp.fetch(
+            k.program_of(warp.cta, warp.tid_base / 32),
+            self.cfg.ibuffer_entries as usize,
+        );
         let empty = warp.ibuf_empty();
         self.refresh(w as usize);
         if empty {
