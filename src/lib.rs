@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod experiment;
+pub mod gpgpusim_config;
 pub mod gpu;
 pub mod mascar;
 pub mod report;

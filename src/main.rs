@@ -30,7 +30,8 @@ struct Cli {
 
 #[derive(clap::Args, Clone)]
 struct MachineArgs {
-    /// TOML configuration file (keys as printed by `mascar config --dump`).
+    /// Configuration file: TOML (keys as printed by `mascar config --dump`) or a GPGPU-Sim
+    /// `gpgpusim.config` (the options that map onto the model are read, the rest listed).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Number of SMs (shorthand for --set sms=N).
@@ -51,7 +52,14 @@ impl MachineArgs {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .with_context(|| format!("cannot read {}", path.display()))?;
-                Config::from_toml(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+                if mascar::gpgpusim_config::looks_like_gpgpusim(&text) {
+                    let name = path.display().to_string();
+                    let imported = mascar::gpgpusim_config::import(&text, &name, &Config::default())?;
+                    eprint!("{imported}");
+                    imported.config
+                } else {
+                    Config::from_toml(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+                }
             }
             None => Config::default(),
         };
@@ -79,8 +87,12 @@ enum Command {
     /// Run a kernel to completion and print a summary.
     Run {
         /// A built-in kernel name (see `mascar kernels`) or a path to a .kern file.
-        #[arg(long, short)]
-        kernel: String,
+        #[arg(long, short, required_unless_present = "trace", conflicts_with = "trace")]
+        kernel: Option<String>,
+        /// An Accel-Sim trace instead: a directory with kernelslist.g, a kernelslist.g, or
+        /// one .traceg; its kernels run in launch order on one machine.
+        #[arg(long, value_name = "PATH")]
+        trace: Option<PathBuf>,
         /// Scheduler(s): lrr, gto; a comma-separated list runs each and prints them side by side.
         #[arg(long, short, default_value = "lrr", value_delimiter = ',')]
         scheduler: Vec<String>,
@@ -89,6 +101,9 @@ enum Command {
         /// Also write the statistics as JSON (one object, or an array for several schedulers).
         #[arg(long, value_name = "PATH")]
         json: Option<PathBuf>,
+        /// Also write one CSV row per run (columns in the README).
+        #[arg(long, value_name = "PATH")]
+        csv: Option<PathBuf>,
         /// Write a VCD waveform (1 ns per cycle) of the run, and a GTKWave save file beside
         /// it (same name, .gtkw). One scheduler only.
         #[arg(long, value_name = "PATH")]
@@ -157,6 +172,10 @@ enum Command {
         #[command(flatten)]
         machine: MachineArgs,
     },
+    /// Print a shell completion script (e.g. `mascar completions bash > /etc/bash_completion.d/mascar`).
+    Completions { shell: clap_complete::Shell },
+    /// Print the man page (roff), e.g. `mascar man > mascar.1 && man ./mascar.1`.
+    Man,
     /// The RTL blocks: write their Verilog, or synthesise it and report its size.
     Rtl {
         #[command(subcommand)]
@@ -205,9 +224,11 @@ fn dispatch(cmd: Command) -> Result<()> {
         }
         Command::Run {
             kernel,
+            trace,
             scheduler,
             machine,
             json,
+            csv,
             vcd,
             vcd_window,
             vcd_sms,
@@ -217,7 +238,10 @@ fn dispatch(cmd: Command) -> Result<()> {
             quiet,
         } => {
             let base = machine.config()?;
-            let k = load_kernel(&kernel)?;
+            if let Some(path) = trace {
+                return run_trace(&path, &scheduler, &base, json.as_deref(), csv.as_deref());
+            }
+            let k = load_kernel(kernel.as_deref().expect("clap requires --kernel or --trace"))?;
             let waves = vcd.map(|path| WaveOptions {
                 path,
                 window: vcd_window,
@@ -256,6 +280,14 @@ fn dispatch(cmd: Command) -> Result<()> {
                     serde_json::to_value(&stats)?
                 };
                 report::write_atomic(&path, serde_json::to_string_pretty(&value)?.as_bytes())?;
+            }
+            if let Some(path) = csv {
+                report::write_atomic(&path, report::runs_csv(runs.iter().map(|(s, _)| s)).as_bytes())?;
+            }
+            if !quiet {
+                for (s, wall) in &runs {
+                    eprintln!("{}", report::exit_summary(s, *wall));
+                }
             }
             Ok(())
         }
@@ -300,6 +332,16 @@ fn dispatch(cmd: Command) -> Result<()> {
             Ok(())
         }
         Command::Rtl { action } => rtl(action),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(shell, &mut Cli::command(), "mascar", &mut std::io::stdout());
+            Ok(())
+        }
+        Command::Man => {
+            use clap::CommandFactory;
+            clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout())?;
+            Ok(())
+        }
         Command::Config { dump, machine } => {
             let cfg = machine.config()?;
             if dump {
@@ -386,11 +428,108 @@ fn compare(
         "results.json"
     };
     report::write_atomic(&out.join(json_name), json.as_bytes())?;
+    let runs_name = if resources {
+        "resources-runs.csv"
+    } else {
+        "runs.csv"
+    };
+    report::write_atomic(
+        &out.join(runs_name),
+        report::runs_csv(records.iter().map(|r| &r.stats)).as_bytes(),
+    )?;
     print!("{}", cmp::to_stdout_table(&table));
     eprintln!(
-        "wrote {stem}.md, .csv, .svg, .png and {json_name} to {}",
+        "wrote {stem}.md, .csv, .svg, .png, {json_name} and {runs_name} to {}",
         out.display()
     );
+    Ok(())
+}
+
+/// `mascar run --trace`: the trace's kernels in launch order, one machine per scheduler.
+fn run_trace(
+    path: &Path,
+    schedulers: &[String],
+    base: &Config,
+    json: Option<&Path>,
+    csv: Option<&Path>,
+) -> Result<()> {
+    use mascar::workload::trace::{kernelslist, ListEntry};
+    use mascar::workload::trace_kernel;
+    let entries = kernelslist::resolve(path)?;
+    let mut kernels = vec![];
+    let mut memcpys = 0;
+    for e in &entries {
+        match e {
+            ListEntry::Kernel(p) => kernels.push(trace_kernel::load(p)?),
+            ListEntry::Memcpy { .. } => memcpys += 1,
+        }
+    }
+    if kernels.is_empty() {
+        bail!("{}: the trace lists no kernel", path.display());
+    }
+    for t in &kernels {
+        for (name, count) in &t.unknown_opcodes {
+            eprintln!(
+                "warning: {}: unknown opcode {name} ({count} times) runs as ALU",
+                t.kernel.name
+            );
+        }
+    }
+    if memcpys > 0 {
+        eprintln!("note: {memcpys} memcpy line(s) of the kernel list are not simulated");
+    }
+    // runs[kernel][scheduler]
+    let mut runs: Vec<Vec<(RunStats, Duration)>> = vec![vec![]; kernels.len()];
+    for name in schedulers {
+        let kind: SchedulerKind = name.parse().map_err(anyhow::Error::msg)?;
+        let cfg = Config {
+            scheduler: kind,
+            ..base.clone()
+        };
+        let mut gpu = Gpu::new(&cfg)?;
+        for (i, t) in kernels.iter().enumerate() {
+            let start = Instant::now();
+            let stats = gpu.run(&t.kernel, None)?;
+            if stats.warp_instructions != t.trace_instructions {
+                bail!(
+                    "{}: simulated {} warp instructions, the trace has {}",
+                    t.kernel.name,
+                    stats.warp_instructions,
+                    t.trace_instructions
+                );
+            }
+            runs[i].push((stats, start.elapsed()));
+        }
+    }
+    for (r, t) in runs.iter().zip(&kernels) {
+        print!("{}", report::summary_table(r));
+        println!(
+            "trace: {} warp instructions, {} thread instructions (active lanes)",
+            t.trace_instructions, t.thread_instructions
+        );
+    }
+    let dir = if path.is_dir() {
+        path
+    } else {
+        path.parent().unwrap_or(Path::new("."))
+    };
+    let peer = trace_kernel::peer_statistics(dir);
+    if !peer.is_empty() {
+        println!("reported for this trace by the tools that made it (another machine):");
+        for (src, stat, value) in peer {
+            println!("  {src}: {stat} = {value}");
+        }
+    }
+    for (s, wall) in runs.iter().flatten() {
+        eprintln!("{}", report::exit_summary(s, *wall));
+    }
+    let all: Vec<&RunStats> = runs.iter().flatten().map(|(s, _)| s).collect();
+    if let Some(path) = json {
+        report::write_atomic(path, serde_json::to_string_pretty(&all)?.as_bytes())?;
+    }
+    if let Some(path) = csv {
+        report::write_atomic(path, report::runs_csv(all).as_bytes())?;
+    }
     Ok(())
 }
 

@@ -1,9 +1,9 @@
 //! Statistics the model collects, and the run summary built from them.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Counters of one cache (an L1, or an L2 partition), or their sum.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheStats {
     /// Access attempts (reads and writes), retries after a reservation failure included:
     /// `accesses = hits + hit_reserved + misses + write_hits + write_misses + reservation
@@ -65,7 +65,7 @@ impl CacheStats {
 
 /// Per-scheduler cycle accounting (summed over schedulers and SMs): every scheduler-cycle
 /// is exactly one of these.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SchedStats {
     /// Cycles the scheduler issued an instruction.
     pub issue_cycles: u64,
@@ -87,7 +87,7 @@ impl SchedStats {
 }
 
 /// Latency distribution summary.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Latency {
     pub count: u64,
     pub sum: u64,
@@ -125,7 +125,7 @@ impl Latency {
 }
 
 /// Per-SM counters outside the caches.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SmStats {
     pub warp_instructions: u64,
     pub global_loads: u64,
@@ -175,7 +175,7 @@ impl SmStats {
 }
 
 /// DRAM counters summed over partitions.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DramStats {
     pub reads: u64,
     pub writes: u64,
@@ -184,7 +184,7 @@ pub struct DramStats {
 }
 
 /// MAS counters (zero when MAS is off), summed over SMs.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MasStats {
     /// SM-cycles spent in Memory Priority mode.
     pub mp_cycles: u64,
@@ -197,7 +197,7 @@ pub struct MasStats {
 }
 
 /// CAR counters (zero when CAR is off), summed over SMs.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CarStats {
     /// Instructions moved from the LD/ST head into the re-execution queue.
     pub enqueued: u64,
@@ -212,7 +212,7 @@ pub struct CarStats {
 }
 
 /// Everything a run reports. Field names are stable (they are the JSON keys).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunStats {
     pub kernel: String,
     pub scheduler: String,

@@ -3,14 +3,14 @@
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::report::energy::EnergyBreakdown;
 use crate::stats::RunStats;
 use crate::workload::builtin::KernelClass;
 
 /// One simulated (kernel, scheduler) run, as `mascar compare` hands it to the report.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunRecord {
     pub kernel: String,
     pub class: KernelClass,
@@ -23,7 +23,7 @@ pub struct RunRecord {
 pub const SCHEDULER_ORDER: [&str; 7] = ["lrr", "gto", "owl", "ccws", "mas", "car", "mascar"];
 
 /// The four class rows of the paper's table (slide 17), in its order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ClassGroup {
     Bandwidth,
     CacheSensitive,
@@ -84,7 +84,7 @@ fn has_car(scheduler: &str) -> bool {
 }
 
 /// One scheduler's run of one kernel, relative to the baseline run of that kernel.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct KernelRun {
     pub scheduler: String,
     /// Baseline cycles / these cycles.
@@ -103,7 +103,7 @@ pub struct KernelRun {
 }
 
 /// All runs of one kernel that has a baseline run, in scheduler order.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct KernelRow {
     pub kernel: String,
     pub class: KernelClass,
@@ -117,7 +117,7 @@ impl KernelRow {
 }
 
 /// Geometric means of one scheduler over the kernels of one class row.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ClassCell {
     pub scheduler: String,
     /// Kernels of the class this scheduler ran.
@@ -135,7 +135,7 @@ pub struct ClassCell {
 }
 
 /// One class row: only classes with at least one kernel appear.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ClassRow {
     pub group: ClassGroup,
     pub label: String,
@@ -150,7 +150,7 @@ impl ClassRow {
 }
 
 /// Everything the compare report prints.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SpeedupTable {
     pub baseline: String,
     /// Schedulers present (baseline included), in report order.

@@ -5,12 +5,12 @@
 //! `docs/energy.md`. They are meant for *relative* comparisons between schedulers on the same
 //! kernel (Mascar's "12% energy saving" claim), not as absolute joules of a GTX480.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::stats::{CacheStats, RunStats};
 
 /// Energy per event (nJ) and static power (W) of a GTX480-class GPU at 40 nm.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EnergyModel {
     /// Core clock (MHz): converts static power to energy per cycle.
     pub clock_mhz: f64,
@@ -74,7 +74,7 @@ fn watts_to_nj_per_cycle(watts: f64, mhz: f64) -> f64 {
 }
 
 /// Energy of one run, per component (nJ).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EnergyBreakdown {
     /// Warp instructions, global-access overhead included.
     pub core_nj: f64,

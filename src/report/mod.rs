@@ -85,3 +85,70 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     drop(f);
     std::fs::rename(&tmp, path)
 }
+
+/// The columns of [`runs_csv`], in order (stable names, documented in the README).
+pub const RUN_CSV_COLUMNS: &[&str] = &[
+    "kernel",
+    "scheduler",
+    "sms",
+    "cycles",
+    "warp_instructions",
+    "ipc",
+    "peak_ipc",
+    "l1_hit_rate",
+    "l1_reservation_fails",
+    "lsu_stall_fraction",
+    "l2_hit_rate",
+    "dram_utilization",
+    "dram_bytes_per_cycle",
+    "mp_fraction",
+    "owner_changes",
+    "reexecutions",
+    "hits_under_miss",
+];
+
+/// One CSV row per run.
+pub fn runs_csv<'a>(runs: impl IntoIterator<Item = &'a RunStats>) -> String {
+    let mut out = RUN_CSV_COLUMNS.join(",");
+    out.push('\n');
+    for s in runs {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{:.6},{:.6},{:.6},{},{:.6},{:.6},{:.6},{:.6},{:.6},{},{},{}",
+            s.kernel,
+            s.scheduler,
+            s.sms,
+            s.cycles,
+            s.warp_instructions,
+            s.ipc,
+            s.peak_ipc,
+            s.l1_hit_rate,
+            s.l1_reservation_fails,
+            s.lsu_stall_fraction,
+            s.l2.hit_rate(),
+            s.dram_utilization,
+            s.dram_bytes_per_cycle,
+            s.mp_fraction,
+            s.mas.owner_changes,
+            s.car.reexecutions,
+            s.car.hits_under_miss
+        );
+    }
+    out
+}
+
+/// The closing line of a run, as GPGPU-Sim users expect: wall time and simulation speed.
+pub fn exit_summary(s: &RunStats, wall: Duration) -> String {
+    let secs = wall.as_secs_f64().max(1e-9);
+    format!(
+        "{} / {}: {} cycles, {} warp instructions in {:.2} s of wall time ({:.0} cycles/s, {:.0} SM-cycles/s, {:.0} warp instructions/s)",
+        s.kernel,
+        s.scheduler,
+        s.cycles,
+        s.warp_instructions,
+        secs,
+        s.cycles as f64 / secs,
+        s.cycles as f64 * s.sms as f64 / secs,
+        s.warp_instructions as f64 / secs
+    )
+}

@@ -14,13 +14,13 @@
 //! memory-intensive kernels into bandwidth and cache-sensitive is ours and is justified in the
 //! header comment of each `.kern` file.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::workload::kernel_format::parse_kernel;
 use crate::workload::program::Kernel;
 
 /// What limits a kernel, by construction of its access pattern.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum KernelClass {
     Compute,
     Bandwidth,

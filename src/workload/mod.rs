@@ -3,5 +3,7 @@
 pub mod builtin;
 pub mod kernel_format;
 pub mod program;
+pub mod trace;
+pub mod trace_kernel;
 
 pub use program::{Kernel, Program};

@@ -1,0 +1,418 @@
+//! GPGPU-Sim configuration files (`gpgpusim.config`): the options that map onto the model
+//! are read into a [`Config`]; every other option is listed as ignored, with the reason.
+//!
+//! [design] Mapping notes:
+//! - SMs = `-gpgpu_n_clusters` × `-gpgpu_n_cores_per_cluster`.
+//! - The model's L2 partitions are GPGPU-Sim's memory channels (`-gpgpu_n_mem`); each holds
+//!   the sets of its `-gpgpu_n_sub_partition_per_mchannel` sub-partitions, so
+//!   `l2_sets = dl2 sets × sub-partitions`.
+//! - Cache strings `[N|S:]sets:line:assoc,rep:wr:alloc:wr_alloc[:index],mshr:entries:merge,mq`
+//!   give sets, ways, line size, MSHRs, merge limit and miss queue; the policy letters are
+//!   reported but not modelled (the model's L1 is LRU, write-through with linear set index).
+//! - `-rop_latency` and `-dram_latency` map onto `l2_latency` and `dram_latency` as they are;
+//!   the model's defaults are calibrated to 200 / 440-cycle unloaded round trips instead.
+
+use crate::config::Config;
+use crate::sched::SchedulerKind;
+use std::fmt;
+
+/// An option that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}: option `{option}`: {reason}")]
+pub struct GpgpusimError {
+    pub file: String,
+    pub line: usize,
+    pub option: String,
+    pub reason: String,
+}
+
+/// What happened to one option of the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionUse {
+    pub line: usize,
+    pub option: String,
+    pub value: String,
+    /// What it set (used) or why it was left alone (ignored).
+    pub note: String,
+}
+
+/// The configuration read from a GPGPU-Sim file.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    pub config: Config,
+    pub used: Vec<OptionUse>,
+    pub ignored: Vec<OptionUse>,
+}
+
+impl fmt::Display for Imported {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "GPGPU-Sim options used:")?;
+        for u in &self.used {
+            writeln!(f, "  line {:>3}  -{} {}  → {}", u.line, u.option, u.value, u.note)?;
+        }
+        writeln!(f, "GPGPU-Sim options ignored:")?;
+        for u in &self.ignored {
+            writeln!(f, "  line {:>3}  -{} {}  ({})", u.line, u.option, u.value, u.note)?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether `text` reads like a GPGPU-Sim option file (its first option line starts with `-`).
+pub fn looks_like_gpgpusim(text: &str) -> bool {
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .find(|l| !l.is_empty())
+        .is_some_and(|l| l.starts_with('-'))
+}
+
+/// `(line, option, value)` for every option, comments removed, quoted values joined across
+/// lines.
+fn options(text: &str, file: &str) -> Result<Vec<(usize, String, String)>, GpgpusimError> {
+    let mut out = vec![];
+    let mut lines = text.lines().enumerate();
+    while let Some((i, raw)) = lines.next() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let Some(rest) = line.strip_prefix('-') else {
+            return Err(GpgpusimError {
+                file: file.into(),
+                line: i + 1,
+                option: line.split_whitespace().next().unwrap_or("").into(),
+                reason: "expected `-option value`".into(),
+            });
+        };
+        let (name, value) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        let mut value = value.trim().to_string();
+        // A quoted value may continue on the next lines.
+        if value.starts_with('"') && value.matches('"').count() % 2 == 1 {
+            for (_, more) in lines.by_ref() {
+                value.push(' ');
+                value.push_str(more.trim());
+                if more.contains('"') {
+                    break;
+                }
+            }
+        }
+        out.push((
+            i + 1,
+            name.to_string(),
+            value.trim_matches('"').trim().to_string(),
+        ));
+    }
+    Ok(out)
+}
+
+/// A cache geometry string, e.g. `N:32:128:4,L:L:m:N:H,A:32:8,8`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheGeometry {
+    pub sets: u32,
+    pub line_bytes: u32,
+    pub ways: u32,
+    /// Replacement, write, allocation, write-allocate and set-index policy letters.
+    pub policies: String,
+    pub mshrs: u32,
+    pub merge: u32,
+    pub miss_queue: u32,
+}
+
+pub fn parse_cache(value: &str) -> Result<CacheGeometry, String> {
+    let parts: Vec<&str> = value.split(',').collect();
+    let geom: Vec<&str> = parts[0].split(':').collect();
+    // Newer files start with the cache type (N normal, S sectored).
+    let geom = match geom.first() {
+        Some(&"N") | Some(&"S") => &geom[1..],
+        _ => &geom[..],
+    };
+    let num = |s: &str, what: &str| -> Result<u32, String> {
+        s.trim()
+            .parse()
+            .map_err(|_| format!("{what} `{s}` is not a number (expected sets:line:assoc,...)"))
+    };
+    let [sets, line, ways] = geom else {
+        return Err(format!("`{}`: expected sets:line:assoc", parts[0]));
+    };
+    let mshr: Vec<&str> = parts
+        .get(2)
+        .ok_or("no MSHR field (e.g. A:32:8)")?
+        .split(':')
+        .collect();
+    let (mshrs, merge) = match mshr.as_slice() {
+        [_, n, m, ..] => (num(n, "MSHR entries")?, num(m, "MSHR merge")?),
+        _ => return Err(format!("MSHR field `{}`: expected type:entries:merge", parts[2])),
+    };
+    let mq = parts.get(3).ok_or("no miss-queue field")?;
+    Ok(CacheGeometry {
+        sets: num(sets, "sets")?,
+        line_bytes: num(line, "line size")?,
+        ways: num(ways, "associativity")?,
+        policies: parts.get(1).unwrap_or(&"").to_string(),
+        mshrs,
+        merge,
+        miss_queue: num(mq.split(':').next().unwrap_or(""), "miss queue")?,
+    })
+}
+
+/// Reads a GPGPU-Sim option file on top of `base` (options it does not set keep `base`'s).
+pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, GpgpusimError> {
+    let opts = options(text, file)?;
+    let mut c = base.clone();
+    let mut used = vec![];
+    let mut ignored = vec![];
+    let value_of = |name: &str| {
+        opts.iter()
+            .rev()
+            .find(|(_, n, _)| n == name)
+            .map(|(_, _, v)| v.clone())
+    };
+    let sub_partitions: u32 = value_of("gpgpu_n_sub_partition_per_mchannel")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+        .max(1);
+    let mut clusters = None;
+    let mut cores_per_cluster = None;
+    for (line, name, value) in &opts {
+        let err = |reason: String| GpgpusimError {
+            file: file.into(),
+            line: *line,
+            option: name.clone(),
+            reason,
+        };
+        let num = |v: &str| -> Result<u32, GpgpusimError> {
+            v.trim()
+                .parse()
+                .map_err(|_| err(format!("`{v}` is not a whole number")))
+        };
+        let list = |v: &str| -> Result<Vec<u32>, GpgpusimError> { v.split(',').map(num).collect() };
+        let note: Result<String, String> = match name.as_str() {
+            "gpgpu_n_clusters" => {
+                clusters = Some(num(value)?);
+                Ok("SMs = clusters × cores per cluster".into())
+            }
+            "gpgpu_n_cores_per_cluster" => {
+                cores_per_cluster = Some(num(value)?);
+                Ok("SMs = clusters × cores per cluster".into())
+            }
+            "gpgpu_shader_core_pipeline" => {
+                let v: Vec<&str> = value.split(':').collect();
+                let threads = num(v[0])?;
+                let warp = v.get(1).map(|w| num(w)).transpose()?.unwrap_or(32);
+                if warp != 32 {
+                    return Err(err(format!("warp size {warp}: the model's warps have 32 lanes")));
+                }
+                c.threads_per_sm = threads;
+                c.warps_per_sm = threads / 32;
+                Ok(format!(
+                    "threads_per_sm = {threads}, warps_per_sm = {}",
+                    threads / 32
+                ))
+            }
+            "gpgpu_shader_registers" => {
+                c.regs_per_sm = num(value)?;
+                Ok(format!("regs_per_sm = {}", c.regs_per_sm))
+            }
+            "gpgpu_shader_cta" => {
+                c.ctas_per_sm = num(value)?;
+                Ok(format!("ctas_per_sm = {}", c.ctas_per_sm))
+            }
+            "gpgpu_shmem_size" => {
+                c.shared_per_sm = num(value)?;
+                Ok(format!("shared_per_sm = {}", c.shared_per_sm))
+            }
+            "gpgpu_num_sched_per_core" => {
+                c.schedulers_per_sm = num(value)?;
+                Ok(format!("schedulers_per_sm = {}", c.schedulers_per_sm))
+            }
+            "gpgpu_scheduler" => match value.split(':').next().unwrap_or("") {
+                "lrr" => {
+                    c.scheduler = SchedulerKind::Lrr;
+                    Ok("scheduler = lrr".into())
+                }
+                "gto" => {
+                    c.scheduler = SchedulerKind::Gto;
+                    Ok("scheduler = gto".into())
+                }
+                other => Err(format!(
+                    "scheduler `{other}` is not modelled; `--scheduler` chooses one"
+                )),
+            },
+            "gpgpu_num_sp_units" => {
+                c.sp_units = num(value)?;
+                Ok(format!("sp_units = {}", c.sp_units))
+            }
+            "gpgpu_num_sfu_units" => {
+                c.sfu_units = num(value)?;
+                Ok(format!("sfu_units = {}", c.sfu_units))
+            }
+            "ptx_opcode_latency_int" => {
+                let v = list(value)?;
+                if v.len() < 5 {
+                    return Err(err("expected ADD,MAX,MUL,MAD,DIV".into()));
+                }
+                c.alu_latency = v[0];
+                c.imul_latency = v[2];
+                c.idiv_latency = v[4];
+                Ok(format!(
+                    "alu_latency = {} (ADD), imul_latency = {} (MUL), idiv_latency = {} (DIV)",
+                    v[0], v[2], v[4]
+                ))
+            }
+            "gpgpu_cache:dl1" => {
+                let g = parse_cache(value).map_err(err)?;
+                c.l1_sets = g.sets;
+                c.l1_ways = g.ways;
+                c.line_bytes = g.line_bytes;
+                c.l1_mshrs = g.mshrs;
+                c.l1_mshr_merge = g.merge;
+                c.l1_miss_queue = g.miss_queue;
+                Ok(format!(
+                    "l1_sets = {}, l1_ways = {}, line_bytes = {}, l1_mshrs = {}, l1_mshr_merge = {}, l1_miss_queue = {} (policies {} not modelled: LRU, write-through, linear set index)",
+                    g.sets, g.ways, g.line_bytes, g.mshrs, g.merge, g.miss_queue, g.policies
+                ))
+            }
+            "gpgpu_cache:dl2" => {
+                let g = parse_cache(value).map_err(err)?;
+                c.l2_sets = g.sets * sub_partitions;
+                c.l2_ways = g.ways;
+                c.l2_mshrs = g.mshrs * sub_partitions;
+                c.l2_mshr_merge = g.merge;
+                c.l2_miss_queue = g.miss_queue;
+                Ok(format!(
+                    "l2_sets = {} ({} sets × {sub_partitions} sub-partitions), l2_ways = {}, l2_mshrs = {}, l2_mshr_merge = {}, l2_miss_queue = {}",
+                    c.l2_sets, g.sets, g.ways, c.l2_mshrs, g.merge, g.miss_queue
+                ))
+            }
+            "gpgpu_n_mem" => {
+                c.l2_partitions = num(value)?;
+                Ok(format!("l2_partitions = {}", c.l2_partitions))
+            }
+            "gpgpu_n_sub_partition_per_mchannel" => Ok("folded into l2_sets and l2_mshrs".into()),
+            "rop_latency" => {
+                c.l2_latency = num(value)?;
+                Ok(format!("l2_latency = {}", c.l2_latency))
+            }
+            "dram_latency" => {
+                c.dram_latency = num(value)?;
+                Ok(format!("dram_latency = {}", c.dram_latency))
+            }
+            "gpgpu_frfcfs_dram_sched_queue_size" => {
+                // 0 means unlimited in GPGPU-Sim; the model needs a bound.
+                let v = num(value)?;
+                if v > 0 {
+                    c.dram_queue = v;
+                    Ok(format!("dram_queue = {v}"))
+                } else {
+                    Err("0 (unlimited) has no counterpart: dram_queue keeps its value".into())
+                }
+            }
+            "gpgpu_pipeline_widths" => {
+                Err("the model issues one instruction per scheduler per cycle into its units".into())
+            }
+            "gpgpu_clock_domains" => Err("the model has one clock: core cycles".into()),
+            n if n.starts_with("gpgpu_dram") || n.starts_with("dram_") => Err(
+                "DRAM timing is modelled as a fixed latency and a line rate (dram_cycles_per_line)".into(),
+            ),
+            n if n.starts_with("ptx_opcode_") => Err(
+                "only the integer ADD / MUL / DIV latencies are modelled (one ALU latency, pipelined)".into(),
+            ),
+            n if n.starts_with("gpgpu_ptx") || n.starts_with("ptx_") => {
+                Err("functional-simulation / PTX option".into())
+            }
+            n if n.starts_with("gpgpu_cache:") || n.contains("_cache") => {
+                Err("instruction, texture and constant caches are not modelled".into())
+            }
+            n if n.contains("power") || n.contains("wattch") => {
+                Err("power model: see `mascar compare` energy".into())
+            }
+            _ => Err("no counterpart in the model".into()),
+        };
+        let u = OptionUse {
+            line: *line,
+            option: name.clone(),
+            value: value.clone(),
+            note: match &note {
+                Ok(n) | Err(n) => n.clone(),
+            },
+        };
+        match note {
+            Ok(_) => used.push(u),
+            Err(_) => ignored.push(u),
+        }
+    }
+    if clusters.is_some() || cores_per_cluster.is_some() {
+        c.sms = clusters.unwrap_or(1) * cores_per_cluster.unwrap_or(1);
+    }
+    c.validate().map_err(|e| GpgpusimError {
+        file: file.into(),
+        line: 0,
+        option: e.key.clone(),
+        reason: format!("the imported machine is invalid: {}", e.reason),
+    })?;
+    Ok(Imported {
+        config: c,
+        used,
+        ignored,
+    })
+}
+
+/// The keys whose value differs between two configurations: (key, a, b).
+pub fn differences(a: &Config, b: &Config) -> Vec<(String, String, String)> {
+    let (Ok(toml::Value::Table(ta)), Ok(toml::Value::Table(tb))) =
+        (toml::Value::try_from(a), toml::Value::try_from(b))
+    else {
+        return vec![];
+    };
+    ta.iter()
+        .filter_map(|(k, va)| {
+            let vb = tb.get(k)?;
+            (va != vb).then(|| (k.clone(), va.to_string(), vb.to_string()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_strings_of_old_and_new_files() {
+        let g = parse_cache("32:128:4,L:L:m:N,A:32:8,8").unwrap();
+        assert_eq!(
+            (g.sets, g.line_bytes, g.ways, g.mshrs, g.merge, g.miss_queue),
+            (32, 128, 4, 32, 8, 8)
+        );
+        let g = parse_cache("N:64:128:8,L:B:m:W:L,A:32:4,4:0,32").unwrap();
+        assert_eq!(
+            (g.sets, g.ways, g.mshrs, g.merge, g.miss_queue),
+            (64, 8, 32, 4, 4)
+        );
+        assert!(parse_cache("32:x:4,L:L:m:N,A:32:8,8")
+            .unwrap_err()
+            .contains("line size"));
+        assert!(parse_cache("32:128,L:L:m:N,A:32:8,8").is_err());
+    }
+
+    #[test]
+    fn quoted_values_continue_over_lines_and_comments_are_dropped() {
+        let o = options("-a 1 # c\n-t \"x=1:\n   y=2\"\n-b 2\n", "f").unwrap();
+        assert_eq!(o[0], (1, "a".into(), "1".into()));
+        assert_eq!(o[1], (2, "t".into(), "x=1: y=2".into()));
+        assert_eq!(o[2], (4, "b".into(), "2".into()));
+    }
+
+    #[test]
+    fn a_bad_value_names_file_line_and_option() {
+        let e = import(
+            "-gpgpu_n_clusters 15\n-gpgpu_shader_registers lots\n",
+            "g.config",
+            &Config::default(),
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.option.as_str()), (2, "gpgpu_shader_registers"));
+        assert!(e
+            .to_string()
+            .starts_with("g.config:2: option `gpgpu_shader_registers`"));
+    }
+}

@@ -1,0 +1,111 @@
+//! Real Accel-Sim traces (`testbench/data/traces/`, copied from the shared material): every one runs to completion under LRR and
+//! Mascar, simulating exactly the trace's warp instructions, with every request answered;
+//! where the tools that made a trace counted instructions, our count of the same trace
+//! agrees. Cycles are reported beside the peer's figure (a different machine: not compared).
+
+use mascar::config::Config;
+use mascar::gpu::Gpu;
+use mascar::sched::SchedulerKind;
+use mascar::workload::trace::{kernelslist, ListEntry};
+use mascar::workload::trace_kernel::{self, TraceKernel};
+use std::path::{Path, PathBuf};
+
+fn traces() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testbench/data/traces");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("kernelslist.g").is_file())
+        .collect();
+    dirs.sort();
+    assert!(
+        dirs.len() >= 3,
+        "expected the three shared traces in {}",
+        root.display()
+    );
+    dirs
+}
+
+fn kernels(dir: &Path) -> Vec<TraceKernel> {
+    kernelslist::resolve(dir)
+        .unwrap()
+        .into_iter()
+        .filter_map(|e| match e {
+            ListEntry::Kernel(p) => Some(trace_kernel::load(&p).unwrap_or_else(|e| panic!("{e}"))),
+            ListEntry::Memcpy { .. } => None,
+        })
+        .collect()
+}
+
+#[test]
+fn every_shared_trace_runs_to_completion_with_the_traces_instruction_count() {
+    for dir in traces() {
+        let ks = kernels(&dir);
+        assert!(!ks.is_empty(), "{}: no kernel", dir.display());
+        let peer = trace_kernel::peer_statistics(&dir);
+        for s in [SchedulerKind::Lrr, SchedulerKind::Mascar] {
+            let cfg = Config {
+                scheduler: s,
+                ..Config::default()
+            };
+            let mut gpu = Gpu::new(&cfg).unwrap();
+            for t in &ks {
+                let r = gpu
+                    .run(&t.kernel, None)
+                    .unwrap_or_else(|e| panic!("{} under {s}: {e}", dir.display()));
+                assert_eq!(
+                    r.warp_instructions,
+                    t.trace_instructions,
+                    "{} under {s}",
+                    dir.display()
+                );
+                assert_eq!(r.sm.requests_sent, r.sm.replies_received);
+                assert_eq!(r.sm.ctas_completed, t.kernel.grid as u64);
+                println!(
+                    "{} / {s}: {} cycles, {} warp instructions; peer: {peer:?}",
+                    dir.file_name().unwrap().to_string_lossy(),
+                    r.cycles,
+                    r.warp_instructions
+                );
+            }
+        }
+        // The peers' instruction counts of the same trace: stats.csv counts warp
+        // instructions, Accel-Sim's log thread instructions.
+        let warp: u64 = ks.iter().map(|t| t.trace_instructions).sum();
+        let thread: u64 = ks.iter().map(|t| t.thread_instructions).sum();
+        for (src, stat, value) in &peer {
+            let v: u64 = match value.parse() {
+                Ok(v) => v,
+                Err(_) => continue,
+            };
+            match (src.as_str(), stat.as_str()) {
+                ("stats.csv", "total_insts") => assert_eq!(warp, v, "{}", dir.display()),
+                ("accelsim_log.csv", "gpu_total_instructions") => assert_eq!(thread, v, "{}", dir.display()),
+                _ => {}
+            }
+        }
+    }
+}
+
+#[test]
+fn a_trace_with_a_wrong_instruction_count_is_refused_with_file_and_line() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testbench/data/traces/vectoradd-100-32-trace/kernel-1.traceg");
+    let text = std::fs::read_to_string(&src).unwrap();
+    // Claim one instruction more for the first warp than it has.
+    let at = text.find("insts = ").unwrap();
+    let end = at + text[at..].find('\n').unwrap();
+    let n: u64 = text[at + 8..end].trim().parse().unwrap();
+    let bad = format!("{}insts = {}{}", &text[..at], n + 1, &text[end..]);
+    let dir = std::env::temp_dir().join(format!("mascar-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.traceg");
+    std::fs::write(&path, bad).unwrap();
+    let err = trace_kernel::load(&path).unwrap_err().to_string();
+    assert!(err.starts_with(&format!("{}:", path.display())), "{err}");
+    assert!(
+        err.split(':').nth(1).is_some_and(|l| l.parse::<u32>().is_ok()),
+        "no line in {err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
