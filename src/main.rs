@@ -148,11 +148,25 @@ enum Command {
         /// Worker threads (default: one per core).
         #[arg(long, default_value_t = 0)]
         threads: usize,
+        /// Run only slice K of N of the experiment matrix (1-based, e.g. 3/8) and write its
+        /// records (`results.json` / `resources.json`) to --out; `mascar merge` combines
+        /// the slices into the report.
+        #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+        shard: Option<(usize, usize)>,
         #[command(flatten)]
         machine: MachineArgs,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+    },
+    /// Combine the slices written by `mascar compare --shard K/N` into one report.
+    Merge {
+        /// Output directories of the slices.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Where the combined report goes.
+        #[arg(long, default_value = "results")]
+        out: PathBuf,
     },
     /// Measure simulation speed (use a release build).
     Bench {
@@ -297,9 +311,13 @@ fn dispatch(cmd: Command) -> Result<()> {
             out,
             resources,
             threads,
+            shard,
             machine,
             quiet,
-        } => compare(kernels, schedulers, out, resources, threads, machine, quiet),
+        } => compare(
+            kernels, schedulers, out, resources, threads, shard, machine, quiet,
+        ),
+        Command::Merge { dirs, out } => merge(&dirs, &out),
         Command::Bench {
             kernels,
             scheduler,
@@ -354,17 +372,37 @@ fn dispatch(cmd: Command) -> Result<()> {
     }
 }
 
+/// `K/N` with 1 ≤ K ≤ N.
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let (k, n) = s
+        .split_once('/')
+        .ok_or_else(|| format!("`{s}`: expected K/N, e.g. 2/8"))?;
+    let k: usize = k
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}`: K is not a number"))?;
+    let n: usize = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}`: N is not a number"))?;
+    if k == 0 || k > n {
+        return Err(format!("`{s}`: need 1 ≤ K ≤ N"));
+    }
+    Ok((k, n))
+}
+
+#[allow(clippy::too_many_arguments)]
 fn compare(
     kernels: Vec<String>,
     schedulers: Vec<String>,
     out: PathBuf,
     resources: bool,
     threads: usize,
+    shard: Option<(usize, usize)>,
     machine: MachineArgs,
     quiet: bool,
 ) -> Result<()> {
     use mascar::experiment;
-    use mascar::report::{compare as cmp, plots};
     let base = machine.config()?;
     let mut picked = vec![];
     if kernels.is_empty() {
@@ -406,10 +444,91 @@ fn compare(
         b.set_style(style.expect("valid template"));
         b
     };
+    let mut jobs = jobs;
+    if let Some((k, n)) = shard {
+        // Slice K takes every N-th job: each slice gets a mix of long and short runs.
+        jobs = jobs
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| i % n == k - 1)
+            .map(|(_, j)| j)
+            .collect();
+        bar.set_length(jobs.len() as u64);
+    }
     let records = experiment::run_jobs(&jobs, threads, &|| bar.inc(1))?;
     bar.finish_and_clear();
+    let json_name = if resources {
+        "resources.json"
+    } else {
+        "results.json"
+    };
+    if let Some((k, n)) = shard {
+        let json = serde_json::to_string_pretty(&records)?;
+        report::write_atomic(&out.join(json_name), json.as_bytes())?;
+        eprintln!(
+            "slice {k}/{n}: {} runs written to {}; combine the slices with `mascar merge DIR...`",
+            records.len(),
+            out.join(json_name).display()
+        );
+        return Ok(());
+    }
+    write_report(&records, &out, resources)
+}
+
+/// `mascar merge`: the records of every slice, one report.
+fn merge(dirs: &[PathBuf], out: &Path) -> Result<()> {
+    use mascar::report::compare::RunRecord;
+    let mut records: Vec<RunRecord> = vec![];
+    let mut resources = None;
+    for d in dirs {
+        let (path, is_resources) = if d.join("results.json").is_file() {
+            (d.join("results.json"), false)
+        } else if d.join("resources.json").is_file() {
+            (d.join("resources.json"), true)
+        } else {
+            bail!(
+                "{}: no results.json or resources.json (a `compare --shard` output)",
+                d.display()
+            );
+        };
+        if resources.is_some_and(|r| r != is_resources) {
+            bail!(
+                "{}: mixes a --resources slice with a scheduler-comparison slice",
+                d.display()
+            );
+        }
+        resources = Some(is_resources);
+        let text =
+            std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let part: Vec<RunRecord> = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a slice's records", path.display()))?;
+        records.extend(part);
+    }
+    // The same run in two slices is a mistake (overlapping slices), not more data.
+    let mut seen = std::collections::HashSet::new();
+    for r in &records {
+        if !seen.insert((r.kernel.clone(), r.scheduler.clone())) {
+            bail!(
+                "{} under {} appears in more than one slice",
+                r.kernel,
+                r.scheduler
+            );
+        }
+    }
+    write_report(&records, out, resources.unwrap_or(false))
+}
+
+/// Writes the comparison report of `records` into `out`.
+fn write_report(records: &[mascar::report::compare::RunRecord], out: &Path, resources: bool) -> Result<()> {
+    use mascar::report::{compare as cmp, plots};
+    let records = records.to_vec();
+    let json_name = if resources {
+        "resources.json"
+    } else {
+        "results.json"
+    };
     let table = cmp::speedup_table(&records, "lrr");
-    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let stem = if resources { "resources" } else { "speedup" };
     report::write_atomic(
         &out.join(format!("{stem}.md")),
@@ -422,11 +541,6 @@ fn compare(
         plots::stalls_svg(&records, &out.join("stalls.svg"))?;
     }
     let json = serde_json::to_string_pretty(&records)?;
-    let json_name = if resources {
-        "resources.json"
-    } else {
-        "results.json"
-    };
     report::write_atomic(&out.join(json_name), json.as_bytes())?;
     let runs_name = if resources {
         "resources-runs.csv"

@@ -167,6 +167,7 @@ fn compare_writes_every_report_file() {
         "speedup.png",
         "stalls.svg",
         "results.json",
+        "runs.csv",
     ] {
         let meta = std::fs::metadata(out.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
         assert!(meta.len() > 100, "{f} too small");
@@ -181,4 +182,60 @@ fn compare_writes_every_report_file() {
     assert_eq!(runs.as_array().unwrap().len(), 3, "lrr is added as the baseline");
     let stdout = String::from_utf8_lossy(&status.stdout);
     assert!(stdout.contains("speedup over lrr"), "{stdout}");
+
+    // The same matrix in two slices, merged, gives the same records and table.
+    let args = |extra: &[&str]| {
+        let mut v = vec![
+            "compare",
+            "--kernels",
+            "histo-1",
+            "--schedulers",
+            "gto,mascar",
+            "--sms",
+            "1",
+            "--set",
+            "max_cycles=2000000",
+            "--threads",
+            "1",
+            "-q",
+        ];
+        v.extend_from_slice(extra);
+        v.iter().map(|s| s.to_string()).collect::<Vec<String>>()
+    };
+    let (s1, s2, merged) = (scratch("shard1"), scratch("shard2"), scratch("merged"));
+    for (k, dir) in [("1/2", &s1), ("2/2", &s2)] {
+        let a = args(&["--shard", k, "--out", dir.to_str().unwrap()]);
+        let r = mascar(&a.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    }
+    let r = mascar(&[
+        "merge",
+        s1.to_str().unwrap(),
+        s2.to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let records = |d: &std::path::Path| {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(d.join("results.json")).unwrap()).unwrap();
+        let mut v: Vec<String> = v.as_array().unwrap().iter().map(|r| r.to_string()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(records(&merged), records(&out));
+    assert_eq!(
+        std::fs::read_to_string(merged.join("speedup.csv")).unwrap(),
+        std::fs::read_to_string(out.join("speedup.csv")).unwrap()
+    );
+    // Overlapping slices are refused.
+    let r = mascar(&[
+        "merge",
+        s1.to_str().unwrap(),
+        s1.to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert!(!r.status.success());
+    assert!(String::from_utf8_lossy(&r.stderr).contains("more than one slice"));
 }
