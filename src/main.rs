@@ -114,6 +114,13 @@ enum Command {
         /// SMs the VCD covers (default: all), e.g. 0,3.
         #[arg(long, value_name = "LIST", requires = "vcd", value_delimiter = ',')]
         vcd_sms: Option<Vec<usize>>,
+        /// Write one line per event (issue, L1 outcome, MSHR alloc/free, owner change,
+        /// re-execution) to PATH; one scheduler only, not with --trace.
+        #[arg(long, value_name = "PATH", conflicts_with = "trace")]
+        trace_events: Option<PathBuf>,
+        /// Cycles --trace-events covers, START..END.
+        #[arg(long, value_name = "START..END", requires = "trace_events", value_parser = mascar::waves::parse_window)]
+        window: Option<(u64, u64)>,
         /// Record the RTL blocks' ports (one SM, from cycle 0) into DIR, for `mascar rtl
         /// replay` against the Verilog. Needs --engine rtl or lockstep.
         #[arg(long, value_name = "DIR")]
@@ -249,6 +256,8 @@ fn dispatch(cmd: Command) -> Result<()> {
             record,
             record_sm,
             record_cycles,
+            trace_events,
+            window,
             quiet,
         } => {
             let base = machine.config()?;
@@ -274,6 +283,13 @@ fn dispatch(cmd: Command) -> Result<()> {
                 );
             }
             let record = record.map(|dir| (dir, record_sm, record_cycles));
+            if trace_events.is_some() && scheduler.len() > 1 {
+                bail!(
+                    "--trace-events logs one run: give one scheduler, not {}",
+                    scheduler.join(",")
+                );
+            }
+            let events = trace_events.map(|p| (p, window));
             let mut runs = vec![];
             for name in &scheduler {
                 let kind: SchedulerKind = name.parse().map_err(anyhow::Error::msg)?;
@@ -282,7 +298,8 @@ fn dispatch(cmd: Command) -> Result<()> {
                     ..base.clone()
                 };
                 let start = Instant::now();
-                let stats = run_with_progress(&cfg, &k, quiet, waves.as_ref(), record.as_ref())?;
+                let stats =
+                    run_with_progress(&cfg, &k, quiet, waves.as_ref(), record.as_ref(), events.as_ref())?;
                 runs.push((stats, start.elapsed()));
             }
             print!("{}", report::summary_table(&runs));
@@ -672,6 +689,7 @@ fn run_with_progress(
     quiet: bool,
     waves: Option<&WaveOptions>,
     record: Option<&(PathBuf, usize, u64)>,
+    events: Option<&(PathBuf, Option<(u64, u64)>)>,
 ) -> Result<RunStats> {
     let show = !quiet && std::io::stderr().is_terminal();
     let start = Instant::now();
@@ -701,6 +719,9 @@ fn run_with_progress(
     }
     if let Some((dir, sm, cycles)) = record {
         gpu.record_ports(dir, *sm, *cycles)?;
+    }
+    if let Some((path, window)) = events {
+        gpu.record_events(path, *window)?;
     }
     let result = gpu.run(k, Some(&mut progress));
     if let Some(b) = bar {

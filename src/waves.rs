@@ -290,6 +290,9 @@ impl Waves {
             None => (0..sms.len()).collect(),
         };
         let tmp = temp_path(&opts.path);
+        if let Some(dir) = opts.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
         let mut w = vcd::Writer::new(BufWriter::new(File::create(&tmp)?));
         let written = (|| -> std::io::Result<Vec<SmWave>> {
             w.timescale(1, TimescaleUnit::NS)?;

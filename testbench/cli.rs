@@ -239,3 +239,35 @@ fn compare_writes_every_report_file() {
     assert!(!r.status.success());
     assert!(String::from_utf8_lossy(&r.stderr).contains("more than one slice"));
 }
+
+#[test]
+fn trace_events_writes_one_line_per_event_inside_the_window() {
+    let path = scratch("events").join("ev.log");
+    let r = mascar(&[
+        "run",
+        "-k",
+        "srad-1",
+        "-s",
+        "mascar",
+        "--sms",
+        "1",
+        "--trace-events",
+        path.to_str().unwrap(),
+        "--window",
+        "0..3000",
+        "-q",
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut kinds = std::collections::BTreeSet::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        let cycle: u64 = f[0].parse().unwrap_or_else(|_| panic!("no cycle in `{line}`"));
+        assert!(cycle < 3000, "{line}");
+        assert_eq!(f[1], "sm=0", "{line}");
+        kinds.insert(f[2].to_string());
+    }
+    for k in ["issue", "l1", "mshr-alloc", "mshr-free", "owner"] {
+        assert!(kinds.contains(k), "no `{k}` event in the window: {kinds:?}");
+    }
+}

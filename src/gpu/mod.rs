@@ -29,7 +29,7 @@ pub enum SimError {
     Lockstep(Box<crate::rtl::lockstep::Mismatch>),
     #[error("recording into {path}: {error}")]
     Record { path: String, error: std::io::Error },
-    #[error("waveform {path}: {error}")]
+    #[error("writing {path}: {error}")]
     Waves { path: String, error: std::io::Error },
 }
 
@@ -48,6 +48,8 @@ pub struct Gpu {
     pub cycle: u64,
     /// The VCD being written, when asked for.
     waves: Option<crate::waves::Waves>,
+    /// The event log being written, when asked for.
+    events: Option<crate::events::EventLog>,
     /// The SM whose RTL ports are being recorded, and where.
     recording: Option<(usize, std::path::PathBuf)>,
 }
@@ -79,6 +81,7 @@ impl Gpu {
             ),
             cycle: 0,
             waves: None,
+            events: None,
             recording: None,
         })
     }
@@ -135,6 +138,23 @@ impl Gpu {
         Ok(())
     }
 
+    /// Writes the per-cycle event log of the next run to `path` (cycles in `window`).
+    pub fn record_events(
+        &mut self,
+        path: &std::path::Path,
+        window: Option<(u64, u64)>,
+    ) -> Result<(), SimError> {
+        let log = crate::events::EventLog::create(path, window).map_err(|error| SimError::Waves {
+            path: path.display().to_string(),
+            error,
+        })?;
+        for sm in &mut self.sms {
+            sm.events = Some(Vec::with_capacity(64));
+        }
+        self.events = Some(log);
+        Ok(())
+    }
+
     /// Records the RTL blocks' ports of SM `sm` for the first `cycles` cycles of the next
     /// run into `dir` (see [`crate::rtl::record`]).
     pub fn record_ports(&mut self, dir: &std::path::Path, sm: usize, cycles: u64) -> Result<(), SimError> {
@@ -174,6 +194,12 @@ impl Gpu {
                     path: dir.display().to_string(),
                     error,
                 });
+            }
+        }
+        if let Some(log) = self.events.take() {
+            let path = log.path().display().to_string();
+            if let (Err(error), Ok(_)) = (log.finish(), &result) {
+                result = Err(SimError::Waves { path, error });
             }
         }
         let Some(w) = self.waves.take() else {
@@ -226,6 +252,21 @@ impl Gpu {
                 sm.cycle(now, k, &mut self.replies);
                 if let Some(m) = sm.blocks.mismatch() {
                     return Err(SimError::Lockstep(Box::new(m.clone())));
+                }
+            }
+            if let Some(log) = self.events.as_mut() {
+                let wanted = log.wants(now);
+                for sm in &mut self.sms {
+                    let Some(ev) = sm.events.as_mut() else { continue };
+                    if wanted {
+                        for e in ev.iter() {
+                            log.write(now, sm.id, e).map_err(|error| SimError::Waves {
+                                path: log.path().display().to_string(),
+                                error,
+                            })?;
+                        }
+                    }
+                    ev.clear();
                 }
             }
             if let Some(f) = observe.as_mut() {

@@ -1322,6 +1322,7 @@ impl Parser {
             program: Program {
                 items: self.items,
                 exprs: self.exprs,
+                pcs: Vec::new(),
             },
             warp_programs: Vec::new(),
         };

@@ -383,6 +383,9 @@ impl AddrExpr {
 pub struct Program {
     pub items: Vec<Item>,
     pub exprs: Vec<AddrExpr>,
+    /// Traced programs: the recorded PC of each item (event logs print it); empty otherwise.
+    #[serde(skip)]
+    pub pcs: Vec<u64>,
 }
 
 impl Program {

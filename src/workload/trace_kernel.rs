@@ -116,6 +116,7 @@ fn warp_program(
             }
         }
         p.items.push(Item::Inst(inst));
+        p.pcs.push(t.pc);
     }
     Ok(p)
 }

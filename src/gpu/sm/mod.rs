@@ -170,6 +170,8 @@ pub struct Sm {
     pub mas_log: Option<Vec<MasRecord>>,
     /// When set, every request sent below L1 is appended as (cycle, warp, from the CAR queue).
     pub request_log: Option<Vec<(u64, u8, bool)>>,
+    /// When set, this cycle's events for `--trace-events` (the GPU drains it every cycle).
+    pub events: Option<Vec<crate::events::SmEvent>>,
 }
 
 /// One cycle of MAS state, as recorded in [`Sm::mas_log`].
@@ -261,6 +263,7 @@ impl Sm {
             issue_log: None,
             mas_log: None,
             request_log: None,
+            events: None,
         }
     }
 
@@ -383,6 +386,12 @@ impl Sm {
             n += 1;
         });
         self.stats.l1_miss_latency.record(latency);
+        if let Some(ev) = &mut self.events {
+            ev.push(crate::events::SmEvent::MshrFree {
+                line: r.line,
+                latency,
+            });
+        }
         for &load in &done[..n] {
             self.load_line_done(load);
         }
@@ -473,6 +482,9 @@ impl Sm {
             let outcome = self.access_line(warp, store, load, req, now, true);
             debug_assert!(outcome.accepted(), "selected entries can make progress");
             self.stats.car.reexecutions += 1;
+            if let Some(ev) = &mut self.events {
+                ev.push(crate::events::SmEvent::Reexec { warp, entry: e as u8 });
+            }
             let p = &mut self.car.as_mut().expect("CAR")[e];
             p.next += 1;
             if p.next == p.lines.len {
@@ -491,6 +503,9 @@ impl Sm {
                 p.next = self.lsu.next;
                 qin.push = Some(warp);
                 self.stats.car.enqueued += 1;
+                if let Some(ev) = &mut self.events {
+                    ev.push(crate::events::SmEvent::Park { warp, entry: e });
+                }
                 self.stats.car.peak_occupancy = self.stats.car.peak_occupancy.max(q.occupancy as u64 + 1);
                 self.lsu.busy = false;
             } else {
@@ -562,6 +577,18 @@ impl Sm {
                 bytes: 0,
             })
         };
+        if let Some(ev) = &mut self.events {
+            ev.push(crate::events::SmEvent::L1 {
+                warp,
+                line: req.line,
+                store,
+                outcome,
+                from_queue,
+            });
+            if outcome == Outcome::Miss && !store {
+                ev.push(crate::events::SmEvent::MshrAlloc { line: req.line });
+            }
+        }
         match outcome {
             Outcome::Fail(_) => {}
             Outcome::Miss => {
@@ -659,6 +686,21 @@ impl Sm {
                 continue;
             };
             self.execute(slot as usize, now, k);
+            if let Some(ev) = &mut self.events {
+                let w = &self.warps[slot as usize];
+                let pc = k
+                    .program_of(w.cta, w.tid_base / 32)
+                    .pcs
+                    .get(w.last_pc as usize)
+                    .copied()
+                    .unwrap_or(w.last_pc as u64);
+                ev.push(crate::events::SmEvent::Issue {
+                    sched: s as u8,
+                    warp: slot,
+                    pc,
+                    op: w.last_issued,
+                });
+            }
             if let Some(log) = &mut self.issue_log {
                 log.push(IssueRecord {
                     cycle: now,
@@ -701,6 +743,11 @@ impl Sm {
         st.owner_changes += (owner.is_some() && owner != self.mas_last.1) as u64;
         st.mp_entries += (mp && !self.mas_last.0) as u64;
         st.stalled_warp_cycles += (view.wst.stall & self.issuable & self.sb_ready).count_ones() as u64;
+        if (mp, owner) != self.mas_last {
+            if let Some(ev) = &mut self.events {
+                ev.push(crate::events::SmEvent::Owner { warp: owner, mp });
+            }
+        }
         self.mas_last = (mp, owner);
         if let Some(log) = &mut self.mas_log {
             log.push(MasRecord {

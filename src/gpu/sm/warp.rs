@@ -34,6 +34,8 @@ impl RegSet {
 #[derive(Clone, Copy, Debug)]
 pub struct IbufEntry {
     pub inst: Inst,
+    /// Index of the instruction in its program (for event logs).
+    pub pc: u32,
     pub loops: [u32; MAX_LOOP_DEPTH],
     /// The instruction's registers (destination and sources), for one-step scoreboard checks.
     pub regs: RegSet,
@@ -73,8 +75,9 @@ pub struct Warp {
     pub stores_in_flight: u32,
     /// Instructions in the LD/ST unit or pipelines that have not yet written back.
     pub in_pipeline: u32,
-    /// Operation of the last instruction taken from the I-buffer.
+    /// Operation and program index of the last instruction taken from the I-buffer.
     pub last_issued: OpKind,
+    pub last_pc: u32,
 }
 
 impl Default for Warp {
@@ -99,6 +102,7 @@ impl Default for Warp {
             stores_in_flight: 0,
             in_pipeline: 0,
             last_issued: OpKind::Barrier,
+            last_pc: 0,
         }
     }
 }
@@ -130,6 +134,7 @@ impl Warp {
             .take()
             .expect("pop_head on an empty I-buffer");
         self.last_issued = e.inst.op;
+        self.last_pc = e.pc;
         self.ib_head += 1;
         self.ib_len -= 1;
         e
@@ -158,6 +163,7 @@ impl Warp {
                     }
                     self.ibuf[self.ib_len as usize] = Some(IbufEntry {
                         inst,
+                        pc: self.pc,
                         loops: self.iter,
                         regs,
                     });
