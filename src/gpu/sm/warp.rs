@@ -238,6 +238,7 @@ mod tests {
                 Item::LoopEnd { start: 0 },
             ],
             exprs: vec![],
+            pcs: vec![],
         };
         let mut w = Warp::default();
         w.launch(0, 0, 0, 0, 32);
