@@ -93,7 +93,8 @@ enum Command {
         /// one .traceg; its kernels run in launch order on one machine.
         #[arg(long, value_name = "PATH")]
         trace: Option<PathBuf>,
-        /// Scheduler(s): lrr, gto; a comma-separated list runs each and prints them side by side.
+        /// Scheduler(s): lrr, gto, owl, ccws, mas, car, mascar; a comma-separated list runs each
+        /// and prints them side by side.
         #[arg(long, short, default_value = "lrr", value_delimiter = ',')]
         scheduler: Vec<String>,
         #[command(flatten)]
