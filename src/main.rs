@@ -621,7 +621,8 @@ fn run_trace(
         let mut gpu = Gpu::new(&cfg)?;
         for (i, t) in kernels.iter().enumerate() {
             let start = Instant::now();
-            let stats = gpu.run(&t.kernel, None)?;
+            let kernel = t.fresh_kernel()?;
+            let stats = gpu.run(&kernel, None)?;
             if stats.warp_instructions != t.trace_instructions {
                 bail!(
                     "{}: simulated {} warp instructions, the trace has {}",

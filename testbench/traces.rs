@@ -51,7 +51,7 @@ fn every_shared_trace_runs_to_completion_with_the_traces_instruction_count() {
             let mut gpu = Gpu::new(&cfg).unwrap();
             for t in &ks {
                 let r = gpu
-                    .run(&t.kernel, None)
+                    .run(&t.fresh_kernel().unwrap(), None)
                     .unwrap_or_else(|e| panic!("{} under {s}: {e}", dir.display()));
                 assert_eq!(
                     r.warp_instructions,

@@ -1324,7 +1324,7 @@ impl Parser {
                 exprs: self.exprs,
                 pcs: Vec::new(),
             },
-            warp_programs: Vec::new(),
+            per_cta: None,
         };
         kernel
             .validate()

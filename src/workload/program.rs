@@ -463,10 +463,35 @@ pub struct Kernel {
     pub shared_bytes: u32,
     pub buffers: Vec<Buffer>,
     pub program: Program,
-    /// Kernels from traces: one straight-line program per warp (`[cta][warp]`), instead of
-    /// `program` for every warp. Empty for kernels written in the kernel format.
+    /// Kernels from traces: each CTA's warps run their own programs, handed out when the
+    /// CTA launches, instead of `program`. `None` for kernels written in the kernel format.
     #[serde(skip)]
-    pub warp_programs: Vec<Vec<Program>>,
+    pub per_cta: Option<PerCta>,
+}
+
+/// Per-CTA programs, handed out at CTA launch (kernels from traces: the trace is read as the
+/// CTAs launch, so memory holds the resident CTAs, not the whole trace).
+pub trait CtaPrograms: Send + Sync {
+    /// The programs of CTA `cta`'s warps (index = warp within the CTA). Called once per CTA.
+    fn take(&self, cta: u32) -> Vec<std::sync::Arc<Program>>;
+    /// Warp instructions of the whole grid.
+    fn warp_instructions(&self) -> u64;
+}
+
+/// A shared [`CtaPrograms`]; two kernels are equal only if they share the same source.
+#[derive(Clone)]
+pub struct PerCta(pub std::sync::Arc<dyn CtaPrograms>);
+
+impl PartialEq for PerCta {
+    fn eq(&self, o: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &o.0)
+    }
+}
+impl Eq for PerCta {}
+impl std::fmt::Debug for PerCta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PerCta({} warp instructions)", self.0.warp_instructions())
+    }
 }
 
 impl Kernel {
@@ -475,28 +500,17 @@ impl Kernel {
     }
     /// Warp instructions the whole grid executes.
     pub fn total_warp_instructions(&self) -> u64 {
-        if !self.warp_programs.is_empty() {
-            return self
-                .warp_programs
-                .iter()
-                .flatten()
-                .map(Program::dynamic_instructions)
-                .sum();
+        if let Some(p) = &self.per_cta {
+            return p.0.warp_instructions();
         }
         self.program.dynamic_instructions() * self.warps_per_cta() as u64 * self.grid as u64
     }
 
-    /// The program warp `warp` (index within its CTA) of CTA `cta` runs.
-    pub fn program_of(&self, cta: u32, warp: u32) -> &Program {
-        match self
-            .warp_programs
-            .get(cta as usize)
-            .and_then(|c| c.get(warp as usize))
-        {
-            Some(p) => p,
-            None => &self.program,
-        }
+    /// CTA `cta`'s per-warp programs, for kernels that have them (see [`Kernel::per_cta`]).
+    pub fn cta_programs(&self, cta: u32) -> Option<Vec<std::sync::Arc<Program>>> {
+        self.per_cta.as_ref().map(|p| p.0.take(cta))
     }
+
     /// Structural checks every producer's output must pass before simulation.
     pub fn validate(&self) -> Result<(), String> {
         if self.grid == 0 {
@@ -507,24 +521,6 @@ impl Kernel {
                 "kernel `{}`: block must have at least one thread",
                 self.name
             ));
-        }
-        if !self.warp_programs.is_empty() {
-            if self.warp_programs.len() != self.grid as usize
-                || self
-                    .warp_programs
-                    .iter()
-                    .any(|c| c.len() != self.warps_per_cta() as usize)
-            {
-                return Err(format!(
-                    "kernel `{}`: per-warp programs do not match the grid and block",
-                    self.name
-                ));
-            }
-            for (c, cta) in self.warp_programs.iter().enumerate() {
-                for (w, p) in cta.iter().enumerate() {
-                    p.validate().map_err(|e| format!("CTA {c} warp {w}: {e}"))?;
-                }
-            }
         }
         self.program.validate()
     }

@@ -12,26 +12,35 @@
 //!   the scoreboard; further operands are dropped.
 //! - A memory instruction with no active lane (or no address) runs as an SP instruction.
 //! - Memcpy lines of `kernelslist.g` are not simulated (their cost is not the SM's).
-//! - The trace's CTAs are read one at a time but all are kept until the kernel runs: the
-//!   memory a kernel needs grows with its trace (kernels run one after another).
+//! - The trace is read twice: once up front (every line checked, instructions counted), then
+//!   CTA by CTA as the CTAs launch, so memory holds the resident CTAs, not the trace.
 
-use super::program::{AluKind, Inst, Item, OpKind, Program, Reg, INACTIVE_LANE, NO_REG, WARP_LANES};
+use super::program::{
+    AluKind, CtaPrograms, Inst, Item, OpKind, PerCta, Program, Reg, INACTIVE_LANE, NO_REG, WARP_LANES,
+};
 use super::trace::{OpClass, TraceError, TraceInst, TraceReader};
 use super::Kernel;
-use std::path::Path;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
-/// A kernel read from a trace, with what the reader counted.
+/// A kernel read from a trace, with what the reader counted in its first pass.
 #[derive(Clone, Debug)]
 pub struct TraceKernel {
     pub kernel: Kernel,
+    pub path: PathBuf,
     /// Warp instructions in the trace.
     pub trace_instructions: u64,
     /// Thread instructions (active lanes summed), the count GPGPU-Sim reports.
     pub thread_instructions: u64,
     /// Opcodes the tables do not know, run as ALU, with their counts.
     pub unknown_opcodes: Vec<(String, u64)>,
-    /// Memory instructions that ran as SP instructions (no active lane or no address).
+    /// Memory instructions that run as SP instructions (no active lane or no address).
     pub memory_without_lanes: u64,
+    /// Which CTAs the trace lists (the others run nothing).
+    present: Arc<Vec<bool>>,
 }
 
 fn reg(r: u16) -> Reg {
@@ -121,7 +130,67 @@ fn warp_program(
     Ok(p)
 }
 
-/// Reads a `.traceg` file into a kernel.
+/// The CTAs of a trace, read from the file as they launch: memory holds the CTAs launched
+/// and not yet handed out, not the whole trace.
+struct LazyCtas {
+    inner: Mutex<LazyInner>,
+    present: Arc<Vec<bool>>,
+    warps: usize,
+    warp_instructions: u64,
+}
+
+struct LazyInner {
+    reader: TraceReader<BufReader<File>>,
+    grid_x: u64,
+    grid_y: u64,
+    /// CTAs read past while looking for a later one (traces list CTAs in order, so this
+    /// stays empty in practice).
+    pending: HashMap<u32, Vec<Arc<Program>>>,
+}
+
+impl LazyInner {
+    fn index(&self, id: [u32; 3]) -> u32 {
+        let [x, y, z] = id.map(u64::from);
+        (x + y * self.grid_x + z * self.grid_x * self.grid_y) as u32
+    }
+}
+
+impl CtaPrograms for LazyCtas {
+    fn take(&self, cta: u32) -> Vec<Arc<Program>> {
+        if !self.present.get(cta as usize).copied().unwrap_or(false) {
+            return Vec::new();
+        }
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = inner.pending.remove(&cta) {
+            return p;
+        }
+        // The first pass read the whole file without error: it reads the same way again.
+        while let Some(Ok(c)) = inner.reader.next_cta() {
+            let index = inner.index(c.id);
+            let r = &inner.reader;
+            let names = |id: u16| r.opcode_name(id).unwrap_or("").to_string();
+            let mut unused = 0;
+            let programs: Vec<Arc<Program>> = (0..self.warps)
+                .map(|w| {
+                    let insts = c.warps.get(w).map_or(&[][..], |v| &v[..]);
+                    Arc::new(warp_program(insts, &names, &mut unused).unwrap_or_default())
+                })
+                .collect();
+            if index == cta {
+                return programs;
+            }
+            inner.pending.insert(index, programs);
+        }
+        Vec::new()
+    }
+
+    fn warp_instructions(&self) -> u64 {
+        self.warp_instructions
+    }
+}
+
+/// Reads a `.traceg` file once, checking every line and counting what it holds, and returns
+/// a kernel that reads it again, CTA by CTA, as the CTAs launch.
 pub fn load(path: &Path) -> Result<TraceKernel, TraceError> {
     let mut r = TraceReader::open(path)?;
     let h = r.header().clone();
@@ -129,22 +198,20 @@ pub fn load(path: &Path) -> Result<TraceKernel, TraceError> {
     let whole = |msg: String| TraceError::unpositioned(&file, msg);
     let grid = u32::try_from(h.num_ctas()).map_err(|_| whole("grid too large".into()))?;
     let block: u32 = h.block_dim.iter().product();
-    let warps = h.warps_per_cta();
     let [gx, gy, _] = h.grid_dim;
-    let mut ctas: Vec<Option<Vec<Program>>> = vec![None; grid as usize];
-    let mut trace_instructions = 0u64;
-    let mut thread_instructions = 0u64;
-    let mut memory_without_lanes = 0u64;
+    let mut present = vec![false; grid as usize];
+    let (mut trace_instructions, mut thread_instructions, mut memory_without_lanes) = (0u64, 0u64, 0u64);
     while let Some(cta) = r.next_cta() {
         let cta = cta?;
         let [x, y, z] = cta.id;
         let index = x as u64 + y as u64 * gx as u64 + z as u64 * gx as u64 * gy as u64;
-        let slot = ctas
+        let seen = present
             .get_mut(index as usize)
             .ok_or_else(|| whole(format!("CTA ({x},{y},{z}) is outside the grid {:?}", h.grid_dim)))?;
-        if slot.is_some() {
+        if *seen {
             return Err(whole(format!("CTA ({x},{y},{z}) appears twice")));
         }
+        *seen = true;
         trace_instructions += cta.num_insts() as u64;
         thread_instructions += cta
             .warps
@@ -152,40 +219,60 @@ pub fn load(path: &Path) -> Result<TraceKernel, TraceError> {
             .flatten()
             .map(|t| t.active_lanes() as u64)
             .sum::<u64>();
+        // Build the programs once to check them (and count what runs as SP); they are
+        // rebuilt at launch.
         let names = |id: u16| r.opcode_name(id).unwrap_or("").to_string();
-        let mut programs = Vec::with_capacity(warps);
-        for w in 0..warps {
-            let insts = cta.warps.get(w).map_or(&[][..], |v| &v[..]);
-            programs.push(
-                warp_program(insts, &names, &mut memory_without_lanes)
-                    .map_err(|e| whole(format!("CTA ({x},{y},{z}) warp {w}: {e}")))?,
-            );
+        for (w, insts) in cta.warps.iter().enumerate() {
+            warp_program(insts, &names, &mut memory_without_lanes)
+                .map_err(|e| whole(format!("CTA ({x},{y},{z}) warp {w}: {e}")))?;
         }
-        *slot = Some(programs);
     }
-    // A CTA the trace does not list ran nothing.
-    let warp_programs: Vec<Vec<Program>> = ctas
-        .into_iter()
-        .map(|c| c.unwrap_or_else(|| vec![Program::default(); warps]))
-        .collect();
-    let kernel = Kernel {
-        name: h.kernel_name.clone(),
-        grid,
-        block,
-        regs: h.nregs.unwrap_or(32).max(1),
-        shared_bytes: h.shmem.unwrap_or(0),
-        buffers: Vec::new(),
-        program: Program::default(),
-        warp_programs,
-    };
-    kernel.validate().map_err(whole)?;
-    Ok(TraceKernel {
-        kernel,
+    let mut tk = TraceKernel {
+        kernel: Kernel {
+            name: h.kernel_name.clone(),
+            grid,
+            block,
+            regs: h.nregs.unwrap_or(32).max(1),
+            shared_bytes: h.shmem.unwrap_or(0),
+            buffers: Vec::new(),
+            program: Program::default(),
+            per_cta: None,
+        },
+        path: path.to_path_buf(),
         trace_instructions,
         thread_instructions,
         unknown_opcodes: r.unknown_opcodes(),
         memory_without_lanes,
-    })
+        present: Arc::new(present),
+    };
+    tk.kernel = tk.fresh_kernel()?;
+    tk.kernel.validate().map_err(whole)?;
+    Ok(tk)
+}
+
+impl TraceKernel {
+    /// The kernel with its trace opened anew, for another run (each run reads the trace as
+    /// its CTAs launch).
+    pub fn fresh_kernel(&self) -> Result<Kernel, TraceError> {
+        let reader = TraceReader::open(&self.path)?;
+        let [gx, gy, _] = reader.header().grid_dim;
+        let warps = reader.header().warps_per_cta();
+        let lazy = LazyCtas {
+            inner: Mutex::new(LazyInner {
+                reader,
+                grid_x: gx as u64,
+                grid_y: gy as u64,
+                pending: HashMap::new(),
+            }),
+            present: self.present.clone(),
+            warps,
+            warp_instructions: self.trace_instructions,
+        };
+        Ok(Kernel {
+            per_cta: Some(PerCta(Arc::new(lazy))),
+            ..self.kernel.clone()
+        })
+    }
 }
 
 /// What the tools that produced a trace reported for it, from the files Accel-Sim and the

@@ -288,11 +288,16 @@ impl Sm {
             .position(|c| !c.active)
             .expect("caller checked can_accept");
         let mut warps = 0u64;
+        let mut programs = k.cta_programs(cta).map(Vec::into_iter);
         for w in 0..k.warps_per_cta() {
             let free = (!self.active).trailing_zeros() as usize;
             let tid_base = w * 32;
             let lanes = (k.block - tid_base).min(32);
             self.warps[free].launch(self.next_dyn_id, slot as u8, cta, tid_base, lanes);
+            if let Some(p) = programs.as_mut() {
+                // A warp the trace does not list runs nothing.
+                self.warps[free].program = Some(p.next().unwrap_or_default());
+            }
             self.next_dyn_id += 1;
             self.active |= 1 << free;
             self.need_fetch |= 1 << free;
@@ -688,8 +693,10 @@ impl Sm {
             self.execute(slot as usize, now, k);
             if let Some(ev) = &mut self.events {
                 let w = &self.warps[slot as usize];
-                let pc = k
-                    .program_of(w.cta, w.tid_base / 32)
+                let pc = w
+                    .program
+                    .as_deref()
+                    .unwrap_or(&k.program)
                     .pcs
                     .get(w.last_pc as usize)
                     .copied()
@@ -827,7 +834,7 @@ impl Sm {
                     loops: entry.loops,
                 };
                 let lanes = warp.lanes;
-                let expr = &k.program_of(warp.cta, warp.tid_base / 32).exprs[inst.addr as usize];
+                let expr = &warp.program.as_deref().unwrap_or(&k.program).exprs[inst.addr as usize];
                 self.lsu
                     .lines
                     .build(expr, env, lanes, inst.width as u32, self.cfg.line_bytes);
@@ -964,8 +971,10 @@ impl Sm {
         self.fetch_ptr = (w + 1) % n;
         self.need_fetch &= !(1 << w);
         let warp = &mut self.warps[w as usize];
+        // A clone of the warp's own program handle (a reference count, no copy).
+        let own = warp.program.clone();
         warp.fetch(
-            k.program_of(warp.cta, warp.tid_base / 32),
+            own.as_deref().unwrap_or(&k.program),
             self.cfg.ibuffer_entries as usize,
         );
         let empty = warp.ibuf_empty();

@@ -75,6 +75,8 @@ pub struct Warp {
     pub stores_in_flight: u32,
     /// Instructions in the LD/ST unit or pipelines that have not yet written back.
     pub in_pipeline: u32,
+    /// The warp's own program (kernels from traces); `None`: the kernel's program.
+    pub program: Option<std::sync::Arc<Program>>,
     /// Operation and program index of the last instruction taken from the I-buffer.
     pub last_issued: OpKind,
     pub last_pc: u32,
@@ -103,6 +105,7 @@ impl Default for Warp {
             in_pipeline: 0,
             last_issued: OpKind::Barrier,
             last_pc: 0,
+            program: None,
         }
     }
 }
