@@ -161,6 +161,12 @@ enum Command {
         /// the slices into the report.
         #[arg(long, value_name = "K/N", value_parser = parse_shard)]
         shard: Option<(usize, usize)>,
+        /// Also write every run's record as JSON to PATH (as results.json).
+        #[arg(long, value_name = "PATH")]
+        json: Option<PathBuf>,
+        /// Also write one CSV row per run to PATH (as runs.csv).
+        #[arg(long, value_name = "PATH")]
+        csv: Option<PathBuf>,
         #[command(flatten)]
         machine: MachineArgs,
         /// No progress bar.
@@ -330,11 +336,22 @@ fn dispatch(cmd: Command) -> Result<()> {
             resources,
             threads,
             shard,
+            json,
+            csv,
             machine,
             quiet,
-        } => compare(
-            kernels, schedulers, out, resources, threads, shard, machine, quiet,
-        ),
+        } => {
+            let records = compare(
+                kernels, schedulers, out, resources, threads, shard, machine, quiet,
+            )?;
+            if let Some(p) = json {
+                report::write_atomic(&p, serde_json::to_string_pretty(&records)?.as_bytes())?;
+            }
+            if let Some(p) = csv {
+                report::write_atomic(&p, report::runs_csv(records.iter().map(|r| &r.stats)).as_bytes())?;
+            }
+            Ok(())
+        }
         Command::Merge { dirs, out } => merge(&dirs, &out),
         Command::Bench {
             kernels,
@@ -419,7 +436,7 @@ fn compare(
     shard: Option<(usize, usize)>,
     machine: MachineArgs,
     quiet: bool,
-) -> Result<()> {
+) -> Result<Vec<mascar::report::compare::RunRecord>> {
     use mascar::experiment;
     let base = machine.config()?;
     let mut picked = vec![];
@@ -488,9 +505,10 @@ fn compare(
             records.len(),
             out.join(json_name).display()
         );
-        return Ok(());
+        return Ok(records);
     }
-    write_report(&records, &out, resources)
+    write_report(&records, &out, resources)?;
+    Ok(records)
 }
 
 /// `mascar merge`: the records of every slice, one report.

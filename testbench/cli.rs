@@ -154,6 +154,10 @@ fn compare_writes_every_report_file() {
         out.to_str().unwrap(),
         "--threads",
         "2",
+        "--csv",
+        out.join("extra.csv").to_str().unwrap(),
+        "--json",
+        out.join("extra.json").to_str().unwrap(),
     ]);
     assert!(
         status.status.success(),
@@ -172,6 +176,10 @@ fn compare_writes_every_report_file() {
         let meta = std::fs::metadata(out.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
         assert!(meta.len() > 100, "{f} too small");
     }
+    // --csv / --json write the same records as runs.csv / results.json.
+    let read = |f: &str| std::fs::read_to_string(out.join(f)).unwrap();
+    assert_eq!(read("extra.csv"), read("runs.csv"));
+    assert_eq!(read("extra.json"), read("results.json"));
     let md = std::fs::read_to_string(out.join("speedup.md")).unwrap();
     assert!(
         md.contains("1.34") && md.contains("mascar"),
