@@ -13,10 +13,11 @@
 //! 1502 sm=0 reexec warp=3 entry=0
 //! ```
 
+use crate::report::PendingFile;
 use std::fmt;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// One event of an SM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,35 +100,26 @@ impl fmt::Display for SmEvent {
 
 /// The event log file being written.
 pub struct EventLog {
-    path: PathBuf,
-    tmp: PathBuf,
+    file: PendingFile,
     out: BufWriter<File>,
     window: (u64, u64),
 }
 
 impl EventLog {
     pub fn create(path: &Path, window: Option<(u64, u64)>) -> std::io::Result<Self> {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
-        }
+        let (file, out) = PendingFile::create(path)?;
         Ok(EventLog {
-            out: BufWriter::new(File::create(&tmp)?),
-            path: path.to_path_buf(),
-            tmp,
+            file,
+            out,
             window: window.unwrap_or((0, u64::MAX)),
         })
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
 
-    /// Whether `cycle` is inside the window (the SMs only collect events then).
+    /// Whether `cycle` is inside the window.
     pub fn wants(&self, cycle: u64) -> bool {
         (self.window.0..self.window.1).contains(&cycle)
     }
@@ -138,14 +130,8 @@ impl EventLog {
 
     /// Completes the file and moves it into place.
     pub fn finish(mut self) -> std::io::Result<()> {
-        let r = self.out.flush();
+        self.out.flush()?;
         drop(self.out);
-        match r {
-            Ok(()) => std::fs::rename(&self.tmp, &self.path),
-            Err(e) => {
-                let _ = std::fs::remove_file(&self.tmp);
-                Err(e)
-            }
-        }
+        self.file.commit().map(|_| ())
     }
 }

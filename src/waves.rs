@@ -7,6 +7,7 @@
 //! activity, and memory stays flat however long the window.
 
 use crate::gpu::sm::Sm;
+use crate::report::PendingFile;
 use rust_hdl::core::atom::Atom;
 use rust_hdl::core::block::Block;
 use rust_hdl::core::probe::Probe;
@@ -18,30 +19,17 @@ use vcd::{IdCode, TimescaleUnit, Value, VarType};
 
 pub type VcdWriter = vcd::Writer<BufWriter<File>>;
 
-fn temp_path(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    path.with_file_name(format!(".{name}.tmp{}", std::process::id()))
-}
-
-/// Writes a whole VCD through `f`, atomically.
+/// Writes a whole VCD through `f`, atomically (see [`PendingFile`]).
 pub fn write_atomic_vcd(
     path: &Path,
     f: impl FnOnce(&mut VcdWriter) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let tmp = temp_path(path);
-    let mut w = vcd::Writer::new(BufWriter::new(File::create(&tmp)?));
-    let result = f(&mut w).and_then(|_| w.flush());
+    let (pending, out) = PendingFile::create(path)?;
+    let mut w = vcd::Writer::new(out);
+    f(&mut w)?;
+    w.flush()?;
     drop(w);
-    match result {
-        Ok(()) => std::fs::rename(&tmp, path),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
+    pending.commit().map(|_| ())
 }
 
 /// Writes `value` (of `width` bits) for `id`.
@@ -256,8 +244,7 @@ struct SmWave {
 
 /// A VCD being written during a run.
 pub struct Waves {
-    path: PathBuf,
-    tmp: PathBuf,
+    file: PendingFile,
     w: VcdWriter,
     window: (u64, u64),
     schedulers: usize,
@@ -289,12 +276,10 @@ impl Waves {
             }
             None => (0..sms.len()).collect(),
         };
-        let tmp = temp_path(&opts.path);
-        if let Some(dir) = opts.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
-        }
-        let mut w = vcd::Writer::new(BufWriter::new(File::create(&tmp)?));
-        let written = (|| -> std::io::Result<Vec<SmWave>> {
+        // On an error below, `file` is dropped uncommitted and removes its temporary file.
+        let (file, out) = PendingFile::create(&opts.path)?;
+        let mut w = vcd::Writer::new(out);
+        let waves = (|| -> std::io::Result<Vec<SmWave>> {
             w.timescale(1, TimescaleUnit::NS)?;
             w.add_module("gpu")?;
             let mut waves = vec![];
@@ -328,29 +313,21 @@ impl Waves {
             w.upscope()?;
             w.enddefinitions()?;
             Ok(waves)
-        })();
-        match written {
-            Ok(waves) => Ok(Waves {
-                path: opts.path.clone(),
-                tmp,
-                w,
-                window: opts.window.unwrap_or((0, u64::MAX)),
-                schedulers,
-                sms: waves,
-                scratch: Vec::new(),
-                last_time: None,
-            }),
-            Err(e) => {
-                drop(w);
-                let _ = std::fs::remove_file(&tmp);
-                Err(e)
-            }
-        }
+        })()?;
+        Ok(Waves {
+            file,
+            w,
+            window: opts.window.unwrap_or((0, u64::MAX)),
+            schedulers,
+            sms: waves,
+            scratch: Vec::new(),
+            last_time: None,
+        })
     }
 
     /// Where the finished file goes.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
 
     /// Records the SMs' state after `cycle`.
@@ -389,23 +366,14 @@ impl Waves {
     /// Closes the file at `cycle` and moves it into place.
     pub fn finish(mut self, cycle: u64) -> std::io::Result<PathBuf> {
         let end = cycle.min(self.window.1);
-        let result = (|| {
-            if self.last_time.is_some_and(|t| t < end) {
-                self.w.timestamp(end)?;
-            }
-            self.w.flush()?;
-            Ok::<_, std::io::Error>(())
-        })();
-        let Waves { path, tmp, w, .. } = self;
-        // Dropping the writer drops its BufWriter, whose contents `flush` already wrote.
-        drop(w);
-        match result {
-            Ok(()) => std::fs::rename(&tmp, &path).map(|_| path),
-            Err(e) => {
-                let _ = std::fs::remove_file(&tmp);
-                Err(e)
-            }
+        if self.last_time.is_some_and(|t| t < end) {
+            self.w.timestamp(end)?;
         }
+        self.w.flush()?;
+        let Waves { file, w, .. } = self;
+        // The writer's buffer is flushed: dropping it closes the file before the rename.
+        drop(w);
+        file.commit()
     }
 }
 

@@ -29,8 +29,9 @@ pub enum SimError {
     Lockstep(Box<crate::rtl::lockstep::Mismatch>),
     #[error("recording into {path}: {error}")]
     Record { path: String, error: std::io::Error },
+    /// A waveform or event log could not be written.
     #[error("writing {path}: {error}")]
-    Waves { path: String, error: std::io::Error },
+    Output { path: String, error: std::io::Error },
 }
 
 /// Called now and then during a run with (cycle, CTAs finished, CTAs in the grid).
@@ -130,7 +131,7 @@ impl Gpu {
             self.cfg.schedulers_per_sm as usize,
             self.cfg.warps_per_sm,
         )
-        .map_err(|error| SimError::Waves {
+        .map_err(|error| SimError::Output {
             path: opts.path.display().to_string(),
             error,
         })?;
@@ -144,7 +145,7 @@ impl Gpu {
         path: &std::path::Path,
         window: Option<(u64, u64)>,
     ) -> Result<(), SimError> {
-        let log = crate::events::EventLog::create(path, window).map_err(|error| SimError::Waves {
+        let log = crate::events::EventLog::create(path, window).map_err(|error| SimError::Output {
             path: path.display().to_string(),
             error,
         })?;
@@ -199,17 +200,16 @@ impl Gpu {
         if let Some(log) = self.events.take() {
             let path = log.path().display().to_string();
             if let (Err(error), Ok(_)) = (log.finish(), &result) {
-                result = Err(SimError::Waves { path, error });
+                result = Err(SimError::Output { path, error });
             }
         }
-        let Some(w) = self.waves.take() else {
-            return result;
-        };
-        let path = w.path().display().to_string();
-        match (w.finish(self.cycle), result) {
-            (Err(error), Ok(_)) => Err(SimError::Waves { path, error }),
-            (_, result) => result,
+        if let Some(w) = self.waves.take() {
+            let path = w.path().display().to_string();
+            if let (Err(error), Ok(_)) = (w.finish(self.cycle), &result) {
+                result = Err(SimError::Output { path, error });
+            }
         }
+        result
     }
 
     fn run_cycles(
@@ -260,7 +260,7 @@ impl Gpu {
                     let Some(ev) = sm.events.as_mut() else { continue };
                     if wanted {
                         for e in ev.iter() {
-                            log.write(now, sm.id, e).map_err(|error| SimError::Waves {
+                            log.write(now, sm.id, e).map_err(|error| SimError::Output {
                                 path: log.path().display().to_string(),
                                 error,
                             })?;
@@ -273,7 +273,7 @@ impl Gpu {
                 f(now, &self.sms);
             }
             if let Some(w) = self.waves.as_mut() {
-                w.sample(now, &self.sms).map_err(|error| SimError::Waves {
+                w.sample(now, &self.sms).map_err(|error| SimError::Output {
                     path: w.path().display().to_string(),
                     error,
                 })?;

@@ -5,8 +5,9 @@ pub mod energy;
 pub mod plots;
 
 use std::fmt::Write as _;
-use std::io::Write as _;
-use std::path::Path;
+use std::fs::File;
+use std::io::{BufWriter, Write as _};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::stats::RunStats;
@@ -66,24 +67,67 @@ pub fn summary_table(runs: &[(RunStats, Duration)]) -> String {
     out
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so
-/// an interrupted run never leaves a half-written file.
+/// A file being written under a temporary name beside its destination: [`commit`] moves it
+/// into place; dropped uncommitted (an error, an interrupted run), the temporary file is
+/// removed. So an output file is either complete or absent, never half-written.
+///
+/// [`commit`]: PendingFile::commit
+pub struct PendingFile {
+    path: PathBuf,
+    tmp: PathBuf,
+    committed: bool,
+}
+
+impl PendingFile {
+    /// Creates the temporary file (and the destination's directory) and returns the writer
+    /// to fill; flush and drop the writer before [`PendingFile::commit`].
+    pub fn create(path: &Path) -> std::io::Result<(PendingFile, BufWriter<File>)> {
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+        let file = File::create(&tmp)?;
+        let pending = PendingFile {
+            path: path.to_path_buf(),
+            tmp,
+            committed: false,
+        };
+        Ok((pending, BufWriter::new(file)))
+    }
+
+    /// Where the file goes.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Moves the complete file into place.
+    pub fn commit(mut self) -> std::io::Result<PathBuf> {
+        std::fs::rename(&self.tmp, &self.path)?;
+        self.committed = true;
+        Ok(std::mem::take(&mut self.path))
+    }
+}
+
+impl Drop for PendingFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Writes `bytes` to `path` through a [`PendingFile`], synced before the rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&tmp, path)
+    let (pending, mut out) = PendingFile::create(path)?;
+    out.write_all(bytes)?;
+    out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    pending.commit().map(|_| ())
 }
 
 /// The columns of [`runs_csv`], in order (stable names, documented in the README).

@@ -7,6 +7,7 @@
 //! that ended the cycle). [`replay`] turns each pair into a Verilog testbench that drives the
 //! inputs into `rtl/MODULE.v`, checks every output each cycle, and clocks it.
 
+use crate::report::PendingFile;
 use rust_hdl::core::atom::{Atom, AtomKind};
 use rust_hdl::core::block::Block;
 use rust_hdl::core::probe::Probe;
@@ -83,17 +84,10 @@ pub fn ports_of(block: &dyn Block) -> (Vec<Port>, bool) {
 
 /// Writes one block's ports cycle by cycle.
 pub struct PortRecorder {
-    vec_path: PathBuf,
-    tmp: PathBuf,
+    file: PendingFile,
     out: BufWriter<File>,
     values: Vec<u64>,
     line: String,
-}
-
-fn tmp_of(p: &Path) -> PathBuf {
-    let mut s = p.as_os_str().to_owned();
-    s.push(format!(".tmp{}", std::process::id()));
-    PathBuf::from(s)
 }
 
 impl PortRecorder {
@@ -107,12 +101,10 @@ impl PortRecorder {
             desc.push_str(&format!("{dir} {} {}\n", p.name, p.width));
         }
         crate::report::write_atomic(&dir.join(format!("{module}.ports")), desc.as_bytes())?;
-        let vec_path = dir.join(format!("{module}.vec"));
-        let tmp = tmp_of(&vec_path);
+        let (file, out) = PendingFile::create(&dir.join(format!("{module}.vec")))?;
         Ok(PortRecorder {
-            out: BufWriter::new(File::create(&tmp)?),
-            vec_path,
-            tmp,
+            file,
+            out,
             values: Vec::new(),
             line: String::new(),
         })
@@ -142,15 +134,9 @@ impl PortRecorder {
 
     /// Completes the file and moves it into place.
     pub fn finish(mut self) -> std::io::Result<PathBuf> {
-        let r = self.out.flush();
+        self.out.flush()?;
         drop(self.out);
-        match r {
-            Ok(()) => std::fs::rename(&self.tmp, &self.vec_path).map(|_| self.vec_path),
-            Err(e) => {
-                let _ = std::fs::remove_file(&self.tmp);
-                Err(e)
-            }
-        }
+        self.file.commit()
     }
 }
 

@@ -18,7 +18,7 @@
 use super::program::{
     AluKind, CtaPrograms, Inst, Item, OpKind, PerCta, Program, Reg, INACTIVE_LANE, NO_REG, WARP_LANES,
 };
-use super::trace::{OpClass, TraceError, TraceInst, TraceReader};
+use super::trace::{base_mnemonic, OpClass, OpcodeTable, TraceError, TraceInst, TraceReader};
 use super::Kernel;
 use std::collections::HashMap;
 use std::fs::File;
@@ -75,14 +75,13 @@ fn op_kind(class: OpClass, mnemonic: &str) -> OpKind {
 /// One warp's trace as a straight-line program.
 fn warp_program(
     insts: &[TraceInst],
-    names: &dyn Fn(u16) -> String,
+    opcodes: &OpcodeTable,
     memory_without_lanes: &mut u64,
 ) -> Result<Program, String> {
     let mut p = Program::default();
     p.items.reserve(insts.len());
     for t in insts {
-        let name = names(t.opcode);
-        let mnemonic = name.split('.').next().unwrap_or("");
+        let mnemonic = base_mnemonic(opcodes.name(t.opcode).unwrap_or(""));
         let mut op = op_kind(t.class, mnemonic);
         let mut inst = Inst::new(op);
         if let Some(&d) = t.dst_regs().iter().find(|&&r| reg(r) != NO_REG) {
@@ -167,13 +166,12 @@ impl CtaPrograms for LazyCtas {
         // The first pass read the whole file without error: it reads the same way again.
         while let Some(Ok(c)) = inner.reader.next_cta() {
             let index = inner.index(c.id);
-            let r = &inner.reader;
-            let names = |id: u16| r.opcode_name(id).unwrap_or("").to_string();
+            let opcodes = inner.reader.opcodes();
             let mut unused = 0;
             let programs: Vec<Arc<Program>> = (0..self.warps)
                 .map(|w| {
                     let insts = c.warps.get(w).map_or(&[][..], |v| &v[..]);
-                    Arc::new(warp_program(insts, &names, &mut unused).unwrap_or_default())
+                    Arc::new(warp_program(insts, opcodes, &mut unused).unwrap_or_default())
                 })
                 .collect();
             if index == cta {
@@ -221,9 +219,9 @@ pub fn load(path: &Path) -> Result<TraceKernel, TraceError> {
             .sum::<u64>();
         // Build the programs once to check them (and count what runs as SP); they are
         // rebuilt at launch.
-        let names = |id: u16| r.opcode_name(id).unwrap_or("").to_string();
+        let opcodes = r.opcodes();
         for (w, insts) in cta.warps.iter().enumerate() {
-            warp_program(insts, &names, &mut memory_without_lanes)
+            warp_program(insts, opcodes, &mut memory_without_lanes)
                 .map_err(|e| whole(format!("CTA ({x},{y},{z}) warp {w}: {e}")))?;
         }
     }
