@@ -24,6 +24,44 @@ pub enum Engine {
     Lockstep,
 }
 
+/// What one re-execution-queue entry holds (spec §5) [design].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CarEntry {
+    /// One refused line request (its address and metadata); the LD/ST head goes on with its
+    /// instruction's next line, so a 32-entry queue parks at most 32 lines.
+    Access,
+    /// The refused instruction with all its remaining line requests; the LD/ST unit takes
+    /// the next instruction, so the queue can park 32 instructions' lines.
+    #[default]
+    Instruction,
+}
+
+/// Which goes to the L1 first when the LD/ST head and a re-execution-queue entry could both
+/// make progress (spec §5) [design].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CarRetry {
+    /// The head; parked requests use the cycles the head cannot (no head, or it would be
+    /// refused), so re-execution never delays a new request.
+    #[default]
+    HeadFirst,
+    /// The oldest entry that can make progress; the head only when none can.
+    QueueFirst,
+}
+
+/// What Mascar's non-owner warps may do with a memory instruction in MP [design].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NonOwnerMem {
+    /// Stall it at issue, as MAS does on its own (slide 11).
+    #[default]
+    Stall,
+    /// Issue it; the LD/ST unit and the re-execution queue serve it hit-only (a miss waits
+    /// in the queue), so still only the owner's requests go beyond L1 (CAR only).
+    HitOnly,
+}
+
 /// A configuration error: the offending key and why its value is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("config key `{key}`: {reason}")]
@@ -141,9 +179,22 @@ pub struct Config {
     /// Base order inside Mem_Q and Comp_Q: `gto` or `lrr` [design].
     pub mas_base_order: SchedulerKind,
 
+    /// Mascar (MAS + CAR): non-owners' memory instructions in MP are stalled (`stall`) or
+    /// issue with hit-only service (`hit_only`); ignored without CAR [design].
+    pub mascar_non_owner_mem: NonOwnerMem,
+
     // ---- CAR (spec §5) ----
     /// Re-execution queue entries [design; 32 per the public reproduction].
     pub car_queue_depth: u32,
+    /// What an entry holds: `access` (one refused line request) or `instruction` (the
+    /// refused instruction's remaining line requests) [design].
+    pub car_entry: CarEntry,
+    /// Port priority between the LD/ST head and the queue: `head_first` or `queue_first`
+    /// [design].
+    pub car_retry: CarRetry,
+    /// A full queue stops global memory instructions from issuing (`true`), or lets them in
+    /// and a refused head then waits at the head as without CAR (`false`) [design].
+    pub car_full_blocks_issue: bool,
 
     // ---- OWL and CCWS (spec §3) ----
     /// OWL: SM i prefers CTA groups whose CTA id has parity i mod 2 (BLP awareness).
@@ -215,6 +266,10 @@ impl Default for Config {
             mas_mp_exit_hold: 0,
             mas_base_order: SchedulerKind::Gto,
             car_queue_depth: 32,
+            mascar_non_owner_mem: NonOwnerMem::Stall,
+            car_entry: CarEntry::Instruction,
+            car_retry: CarRetry::HeadFirst,
+            car_full_blocks_issue: false,
             owl_blp_parity: true,
             ccws_vta_entries: 16,
             ccws_vta_ways: 8,

@@ -158,8 +158,8 @@ fn car_queue_stays_within_its_depth_and_serves_hits_under_misses() {
          ld.global r1, A[128*tid + 4096*128*i]\nld.global r2, H[4*lane]\nadd r3, r1, r2\n}\n",
     );
     for depth in [1, 4, 32] {
-        // (A full queue takes no new memory instruction, so with one entry nothing can pass
-        // a blocked miss: hits under misses need a deeper queue.)
+        // (With one entry a second blocked miss waits at the head, so hits under misses are
+        // only asserted for deeper queues.)
         let cfg = Config {
             sms: 1,
             l1_mshrs: 8,

@@ -75,9 +75,9 @@ pub struct RefBlocks {
 }
 
 impl RefBlocks {
-    pub fn new(sched: Scheduler, queue: Option<ReexecQueue>) -> Self {
+    pub fn new(wrc: Wrc, sched: Scheduler, queue: Option<ReexecQueue>) -> Self {
         RefBlocks {
-            wrc: Wrc,
+            wrc,
             wst: Wst::default(),
             sched,
             queue,

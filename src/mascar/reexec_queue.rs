@@ -1,7 +1,11 @@
 //! CAR's re-execution queue (slides 13–14, spec §5), behavioural twin of its control: memory
 //! instructions the L1 could not accept leave the LD/ST head and wait here, so later requests
-//! reach the cache. At most one entry per warp (keeps each warp's memory order); entries are
-//! retried oldest first; with MAS in MP a non-owner entry gets hit-only service.
+//! reach the cache. An entry holds the refused instruction's remaining line requests
+//! (`car_entry = instruction`, one entry per warp) or a single refused line request
+//! (`access`: a warp's entries then all belong to one instruction); either keeps each warp's
+//! memory order. The oldest entry that can progress is offered for retry; the LD/ST unit
+//! decides whether it or the head uses the port (`car_retry`). With MAS in MP a non-owner
+//! entry gets hit-only service.
 //!
 //! The control holds valid bits, each entry's warp and arrival stamp; the entries' line
 //! requests live beside it in [`Parked`], indexed by entry, where the LD/ST unit reads them.

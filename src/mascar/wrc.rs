@@ -4,8 +4,21 @@
 
 use super::ports::{WrcIn, WrcOut, WstWrite};
 
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Wrc;
+#[derive(Clone, Copy, Debug)]
+pub struct Wrc {
+    /// In MP, stall the memory instructions of every warp but the owner (slide 11). Off
+    /// only for Mascar with `mascar_non_owner_mem = hit_only`, where CAR's LD/ST side keeps
+    /// non-owners' requests inside L1 instead.
+    pub stall_non_owners: bool,
+}
+
+impl Default for Wrc {
+    fn default() -> Self {
+        Wrc {
+            stall_non_owners: true,
+        }
+    }
+}
 
 impl Wrc {
     pub fn step(&self, i: &WrcIn) -> WrcOut {
@@ -13,7 +26,11 @@ impl Wrc {
         let mem = w.is_mem & w.has_inst & w.active;
         let owner_bit = i.owner.map_or(0, |o| 1u64 << o);
         // In MP only the owner's memory instructions may go beyond L1: the others stall.
-        let stall = if i.mp { mem & !owner_bit } else { 0 };
+        let stall = if i.mp && self.stall_non_owners {
+            mem & !owner_bit
+        } else {
+            0
+        };
         let release_owner = match i.owner {
             Some(o) => {
                 let bit = 1u64 << o;
@@ -57,7 +74,7 @@ mod tests {
 
     #[test]
     fn stall_bits_only_in_mp_and_never_for_the_owner_or_compute_warps() {
-        let ep = Wrc.step(&WrcIn {
+        let ep = Wrc::default().step(&WrcIn {
             warps: warps(),
             mp: false,
             owner: None,
@@ -70,7 +87,7 @@ mod tests {
                 stall: 0
             }
         );
-        let mp = Wrc.step(&WrcIn {
+        let mp = Wrc::default().step(&WrcIn {
             warps: warps(),
             mp: true,
             owner: Some(1),
@@ -84,7 +101,7 @@ mod tests {
     fn owner_released_when_its_next_instruction_needs_its_own_load() {
         let mut w = warps();
         w.dep_load = 0b0010;
-        let out = Wrc.step(&WrcIn {
+        let out = Wrc::default().step(&WrcIn {
             warps: w,
             mp: true,
             owner: Some(1),
@@ -92,7 +109,7 @@ mod tests {
         assert!(out.release_owner);
         assert_eq!(out.owner_candidates & 0b0010, 0);
         w.mem_in_flight = 0b0010;
-        let out = Wrc.step(&WrcIn {
+        let out = Wrc::default().step(&WrcIn {
             warps: w,
             mp: true,
             owner: Some(1),
@@ -102,12 +119,13 @@ mod tests {
         w.dep_load = 0;
         w.active = 0b1101;
         assert!(
-            Wrc.step(&WrcIn {
-                warps: w,
-                mp: true,
-                owner: Some(1)
-            })
-            .release_owner,
+            Wrc::default()
+                .step(&WrcIn {
+                    warps: w,
+                    mp: true,
+                    owner: Some(1)
+                })
+                .release_owner,
             "finished owner"
         );
     }

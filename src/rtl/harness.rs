@@ -43,6 +43,20 @@ pub fn supports(cfg: &Config) -> Result<(), String> {
             cfg.car_queue_depth
         ));
     }
+    if cfg.scheduler.uses_car() && cfg.car_entry != crate::config::CarEntry::Instruction {
+        return Err(
+            "the RTL re-execution queue keeps one holder bit per warp, so one entry per warp \
+             (car_entry = access)"
+                .to_string(),
+        );
+    }
+    if cfg.scheduler.uses_car() && cfg.mascar_non_owner_mem != crate::config::NonOwnerMem::Stall {
+        return Err(
+            "the RTL warp readiness checker always stalls non-owners' memory instructions in MP \
+             (mascar_non_owner_mem = hit_only)"
+                .to_string(),
+        );
+    }
     if !matches!(base, K::Lrr | K::Gto | K::Ccws | K::Car) {
         return Err(format!(
             "the RTL scheduler block orders warps by LRR or GTO, not {base} (scheduler {})",

@@ -8,13 +8,14 @@ pub mod coalescer;
 pub mod l1;
 pub mod warp;
 
-use crate::config::Config;
+use crate::config::{CarEntry, CarRetry, Config, NonOwnerMem};
 use crate::gpu::mem::icnt::Network;
 use crate::gpu::mem::{MemReply, MemRequest};
 use crate::mascar::blocks::{IssueIn, IssueView, MascarBlocks, RefBlocks};
 use crate::mascar::reexec_queue::{Parked, ReexecQueue};
 use crate::mascar::saturation::Saturation;
 use crate::mascar::scheduler::Scheduler;
+use crate::mascar::wrc::Wrc;
 use crate::mascar::{BaseOrder, QueueIn, SaturationIn, SchedIn, SchedParams, WarpSignals};
 use crate::sched::ccws::Ccws;
 use crate::stats::{CacheStats, SmStats};
@@ -78,6 +79,8 @@ struct LsuOp {
     load: u16,
     next: usize,
     lines: Coalesced,
+    /// CAR access entries: some line of this instruction is parked in the queue.
+    parked: bool,
 }
 
 /// Per-CTA bookkeeping on the SM.
@@ -139,6 +142,12 @@ pub struct Sm {
     mas_last: (bool, Option<u8>),
     /// CAR is on: the data of the queue's entries, indexed by entry.
     car: Option<Vec<Parked>>,
+    /// What an entry holds (a refused line request or a refused instruction).
+    car_entry: CarEntry,
+    /// Access entries: per warp, how many entries it holds (all from one instruction).
+    parked_lines: [u8; 64],
+    /// Warps whose store instruction has left the LD/ST unit with lines still parked.
+    store_parked: u64,
     /// Warps launched / finished since the blocks were last clocked.
     launched: u64,
     exited: u64,
@@ -233,6 +242,9 @@ impl Sm {
                 .scheduler
                 .uses_car()
                 .then(|| vec![Parked::default(); cfg.car_queue_depth as usize]),
+            car_entry: cfg.car_entry,
+            parked_lines: [0; 64],
+            store_parked: 0,
             launched: 0,
             exited: 0,
             ccws: (cfg.scheduler == crate::sched::SchedulerKind::Ccws).then(|| Ccws::new(cfg)),
@@ -334,6 +346,20 @@ impl Sm {
             && !self.lsu.busy
             && self.wheel.pending == 0
             && self.blocks.queue_state().2 == 0
+    }
+
+    /// The re-execution queue's valid entries as (warp, store, load id), for checks.
+    pub fn parked_entries(&self) -> impl Iterator<Item = (u8, bool, u16)> + '_ {
+        self.car
+            .iter()
+            .flatten()
+            .filter(|p| p.lines.len > 0)
+            .map(|p| (p.warp, p.store, p.load))
+    }
+
+    /// Whether a queue entry holds a whole instruction (`car_entry = instruction`).
+    pub fn car_entry_is_instruction(&self) -> bool {
+        self.car_entry == CarEntry::Instruction
     }
 
     // ---------------------------------------------------------------- the cycle
@@ -444,10 +470,13 @@ impl Sm {
     }
 
     /// The LD/ST unit: one L1 access per cycle. Without CAR the head line request goes to the
-    /// L1, and a refused access stays at the head, blocking everything behind it. With CAR the
-    /// oldest re-execution-queue entry that can make progress goes first; otherwise the head
-    /// tries, and a refused head instruction moves into the queue (if it has room and the
-    /// warp holds no entry), freeing the LD/ST unit for the next instruction.
+    /// L1, and a refused access stays at the head, blocking everything behind it. With CAR a
+    /// refused head request moves into the re-execution queue (if it has room and the warp
+    /// holds no entry of another instruction): with `car_entry = access` just that line
+    /// request, and the head goes on with its next one; with `instruction` the rest of the
+    /// instruction, freeing the unit for the next one. The oldest entry that can make
+    /// progress retries when the head cannot use the port (`car_retry = head_first`), or
+    /// ahead of the head (`queue_first`). A full queue leaves a refused head waiting.
     fn ldst(&mut self, now: u64) {
         let (mp, owner) = self.blocks.registers();
         let Some(parked) = &self.car else {
@@ -480,7 +509,8 @@ impl Sm {
             }
         }
         let q = self.blocks.queue_eval(&qin);
-        if let Some(e) = q.select {
+        let head_goes = self.cfg.car_retry == CarRetry::HeadFirst && self.head_would_progress(mp, owner);
+        if let Some(e) = q.select.filter(|_| !head_goes) {
             let e = e as usize;
             let p = &self.car.as_ref().expect("CAR")[e];
             let (warp, store, load, req) = (p.warp, p.store, p.load, p.next_line());
@@ -495,29 +525,71 @@ impl Sm {
             if p.next == p.lines.len {
                 p.lines.len = 0;
                 qin.free = Some(e as u8);
-                self.mem_instruction_sent(warp, store);
+                match self.car_entry {
+                    CarEntry::Instruction => self.mem_instruction_sent(warp, store),
+                    CarEntry::Access => {
+                        let w = warp as usize;
+                        self.parked_lines[w] -= 1;
+                        if self.parked_lines[w] == 0 && self.store_parked >> w & 1 == 1 {
+                            self.store_parked &= !(1u64 << w);
+                            self.mem_instruction_sent(warp, true);
+                        }
+                    }
+                }
             }
         } else if let Some(warp) = self.ldst_head(now, true, mp.then(|| owner.unwrap_or(u8::MAX))) {
-            // Refused: park it when the queue has room and the warp holds no entry.
-            if let Some(e) = q.alloc.filter(|_| q.warps >> warp & 1 == 0) {
+            // Refused: park it when the queue has room and the warp holds no entry (or, for
+            // access entries, only entries of this same instruction).
+            let w = warp as usize;
+            let own_entries = self.car_entry == CarEntry::Access && self.lsu.parked;
+            if let Some(e) = q.alloc.filter(|_| q.warps >> warp & 1 == 0 || own_entries) {
                 let p = &mut self.car.as_mut().expect("CAR")[e as usize];
                 p.warp = warp;
                 p.store = self.lsu.store;
                 p.load = self.lsu.load;
-                p.lines.clone_from(&self.lsu.lines);
-                p.next = self.lsu.next;
+                match self.car_entry {
+                    CarEntry::Instruction => {
+                        p.lines.clone_from(&self.lsu.lines);
+                        p.next = self.lsu.next;
+                    }
+                    CarEntry::Access => {
+                        p.lines.lines[0] = self.lsu.lines.lines[self.lsu.next];
+                        p.lines.len = 1;
+                        p.next = 0;
+                        self.parked_lines[w] += 1;
+                        self.lsu.parked = true;
+                    }
+                }
                 qin.push = Some(warp);
                 self.stats.car.enqueued += 1;
                 if let Some(ev) = &mut self.events {
                     ev.push(crate::events::SmEvent::Park { warp, entry: e });
                 }
                 self.stats.car.peak_occupancy = self.stats.car.peak_occupancy.max(q.occupancy as u64 + 1);
-                self.lsu.busy = false;
+                match self.car_entry {
+                    CarEntry::Instruction => self.lsu.busy = false,
+                    // The head goes on with its next line; its last one may have been parked.
+                    CarEntry::Access => self.lsu_line_done(),
+                }
             } else {
                 self.stats.lsu_stall_cycles += 1;
             }
         }
         self.blocks.queue_clock(now, &qin);
+    }
+
+    /// Whether the LD/ST head's next line would be accepted this cycle (hit-only for a
+    /// non-owner in MP), probed as the queue probes its entries.
+    fn head_would_progress(&self, mp: bool, owner: Option<u8>) -> bool {
+        if !self.lsu.busy {
+            return false;
+        }
+        let line = self.lsu.lines.lines[self.lsu.next].line;
+        if mp && owner != Some(self.lsu.warp) {
+            !self.lsu.store && self.l1.would_hit(line)
+        } else {
+            self.l1.would_accept(line, self.lsu.store)
+        }
     }
 
     /// The LD/ST head sends its next line. `restricted`: in MP with CAR, `Some(owner)` (or
@@ -543,12 +615,25 @@ impl Sm {
             self.stats.lsu_stall_cycles += 1;
             return None;
         }
-        self.lsu.next += 1;
-        if self.lsu.next == self.lsu.lines.len {
-            self.lsu.busy = false;
-            self.mem_instruction_sent(warp, store);
-        }
+        self.lsu_line_done();
         None
+    }
+
+    /// The LD/ST head's current line request has been accepted or parked. After its last
+    /// line the instruction leaves the unit; a store counts as sent once no line of it is
+    /// still parked.
+    fn lsu_line_done(&mut self) {
+        self.lsu.next += 1;
+        if self.lsu.next < self.lsu.lines.len {
+            return;
+        }
+        self.lsu.busy = false;
+        let (warp, store) = (self.lsu.warp, self.lsu.store);
+        if self.parked_lines[warp as usize] == 0 {
+            self.mem_instruction_sent(warp, store);
+        } else if store {
+            self.store_parked |= 1u64 << warp;
+        }
     }
 
     /// Presents one line request of warp `warp` to the L1 and books its outcome: a miss sent
@@ -736,7 +821,9 @@ impl Sm {
             let (warps, full, _) = self.blocks.queue_state();
             held |= warps & self.gmem_head;
             if full {
-                held |= self.gmem_head;
+                if self.cfg.car_full_blocks_issue {
+                    held |= self.gmem_head;
+                }
                 self.stats.car.queue_full_cycles += 1;
             }
         }
@@ -842,6 +929,7 @@ impl Sm {
                 self.lsu.busy = true;
                 self.lsu.warp = w as u8;
                 self.lsu.next = 0;
+                self.lsu.parked = false;
                 self.lsu.store = inst.op == OpKind::StoreGlobal;
                 let warp = &mut self.warps[w];
                 warp.in_pipeline += 1;
@@ -1090,7 +1178,11 @@ pub fn reference_blocks(cfg: &Config, sm: usize) -> RefBlocks {
         cfg.schedulers_per_sm as usize,
         cfg.owl_blp_parity.then_some(sm as u32 % 2),
     );
+    let hit_only = cfg.scheduler.uses_car() && cfg.mascar_non_owner_mem == NonOwnerMem::HitOnly;
     RefBlocks::new(
+        Wrc {
+            stall_non_owners: !hit_only,
+        },
         sched,
         cfg.scheduler
             .uses_car()
