@@ -177,13 +177,13 @@ fn rtl_machine() -> impl Strategy<Value = Config> {
 
 /// Each warp's re-execution-queue entries belong to one memory instruction (one entry per
 /// warp with `car_entry = instruction`), and the data beside the queue matches its count.
-fn parked_entries_violation(sm: &mascar::gpu::sm::Sm, occupancy: u32) -> Option<String> {
+fn parked_entries_violation(sm: &mascar::gpu::sm::Sm, occupancy: u32, one_per_warp: bool) -> Option<String> {
     let mut of_warp: [Option<(bool, u16)>; 64] = [None; 64];
     let mut n = 0;
     for (warp, store, load) in sm.parked_entries() {
         n += 1;
         let w = &mut of_warp[warp as usize];
-        if w.is_some_and(|x| x != (store, load) || sm.car_entry_is_instruction()) {
+        if w.is_some_and(|x| x != (store, load) || one_per_warp) {
             return Some(format!("warp {warp} holds entries of two memory instructions"));
         }
         *w = Some((store, load));
@@ -215,7 +215,9 @@ fn run_checked(cfg: &Config, k: &mascar::workload::Kernel) -> Result<(), TestCas
                     "re-execution queue {} of {}",
                     s.reexec_queue, cfg.car_queue_depth
                 ))
-            } else if let Some(b) = parked_entries_violation(sm, s.reexec_queue) {
+            } else if let Some(b) =
+                parked_entries_violation(sm, s.reexec_queue, cfg.car_entry == CarEntry::Instruction)
+            {
                 Some(b)
             } else if s.owner.is_some() && !s.mp {
                 Some("an owner outside MP".to_string())

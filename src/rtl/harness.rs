@@ -6,7 +6,7 @@
 use super::record::PortRecorder;
 use super::reexec_queue::ReexecQueueRtl;
 use super::top::IssueTopRtl;
-use crate::config::Config;
+use crate::config::{CarEntry, Config, NonOwnerMem};
 use crate::mascar::blocks::{IssueIn, IssueView, MascarBlocks};
 use crate::mascar::ports::*;
 use rust_hdl::prelude::*;
@@ -43,14 +43,14 @@ pub fn supports(cfg: &Config) -> Result<(), String> {
             cfg.car_queue_depth
         ));
     }
-    if cfg.scheduler.uses_car() && cfg.car_entry != crate::config::CarEntry::Instruction {
+    if cfg.scheduler.uses_car() && cfg.car_entry != CarEntry::Instruction {
         return Err(
             "the RTL re-execution queue keeps one holder bit per warp, so one entry per warp \
              (car_entry = access)"
                 .to_string(),
         );
     }
-    if cfg.scheduler.uses_car() && cfg.mascar_non_owner_mem != crate::config::NonOwnerMem::Stall {
+    if cfg.scheduler.uses_car() && cfg.mascar_non_owner_mem != NonOwnerMem::Stall {
         return Err(
             "the RTL warp readiness checker always stalls non-owners' memory instructions in MP \
              (mascar_non_owner_mem = hit_only)"

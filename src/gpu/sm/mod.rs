@@ -142,8 +142,6 @@ pub struct Sm {
     mas_last: (bool, Option<u8>),
     /// CAR is on: the data of the queue's entries, indexed by entry.
     car: Option<Vec<Parked>>,
-    /// What an entry holds (a refused line request or a refused instruction).
-    car_entry: CarEntry,
     /// Access entries: per warp, how many entries it holds (all from one instruction).
     parked_lines: [u8; 64],
     /// Warps whose store instruction has left the LD/ST unit with lines still parked.
@@ -242,7 +240,6 @@ impl Sm {
                 .scheduler
                 .uses_car()
                 .then(|| vec![Parked::default(); cfg.car_queue_depth as usize]),
-            car_entry: cfg.car_entry,
             parked_lines: [0; 64],
             store_parked: 0,
             launched: 0,
@@ -355,11 +352,6 @@ impl Sm {
             .flatten()
             .filter(|p| p.lines.len > 0)
             .map(|p| (p.warp, p.store, p.load))
-    }
-
-    /// Whether a queue entry holds a whole instruction (`car_entry = instruction`).
-    pub fn car_entry_is_instruction(&self) -> bool {
-        self.car_entry == CarEntry::Instruction
     }
 
     // ---------------------------------------------------------------- the cycle
@@ -500,7 +492,7 @@ impl Sm {
                 if self.l1.would_accept(line, p.store) {
                     qin.accept |= bit;
                 }
-                if !p.store && self.l1.would_hit(line) {
+                if self.hit_only_would_hit(line, p.store) {
                     qin.hit |= bit;
                 }
                 if p.store {
@@ -509,8 +501,11 @@ impl Sm {
             }
         }
         let q = self.blocks.queue_eval(&qin);
-        let head_goes = self.cfg.car_retry == CarRetry::HeadFirst && self.head_would_progress(mp, owner);
-        if let Some(e) = q.select.filter(|_| !head_goes) {
+        let restricted = mp.then(|| owner.unwrap_or(u8::MAX));
+        let queue_goes = q
+            .select
+            .filter(|_| self.cfg.car_retry == CarRetry::QueueFirst || !self.head_would_progress(restricted));
+        if let Some(e) = queue_goes {
             let e = e as usize;
             let p = &self.car.as_ref().expect("CAR")[e];
             let (warp, store, load, req) = (p.warp, p.store, p.load, p.next_line());
@@ -525,7 +520,7 @@ impl Sm {
             if p.next == p.lines.len {
                 p.lines.len = 0;
                 qin.free = Some(e as u8);
-                match self.car_entry {
+                match self.cfg.car_entry {
                     CarEntry::Instruction => self.mem_instruction_sent(warp, store),
                     CarEntry::Access => {
                         let w = warp as usize;
@@ -537,17 +532,23 @@ impl Sm {
                     }
                 }
             }
-        } else if let Some(warp) = self.ldst_head(now, true, mp.then(|| owner.unwrap_or(u8::MAX))) {
+        } else if let Some(warp) = self.ldst_head(now, true, restricted) {
             // Refused: park it when the queue has room and the warp holds no entry (or, for
             // access entries, only entries of this same instruction).
             let w = warp as usize;
-            let own_entries = self.car_entry == CarEntry::Access && self.lsu.parked;
+            let own_entries = self.cfg.car_entry == CarEntry::Access && self.lsu.parked;
             if let Some(e) = q.alloc.filter(|_| q.warps >> warp & 1 == 0 || own_entries) {
+                qin.push = Some(warp);
+                self.stats.car.enqueued += 1;
+                if let Some(ev) = &mut self.events {
+                    ev.push(crate::events::SmEvent::Park { warp, entry: e });
+                }
+                self.stats.car.peak_occupancy = self.stats.car.peak_occupancy.max(q.occupancy as u64 + 1);
                 let p = &mut self.car.as_mut().expect("CAR")[e as usize];
                 p.warp = warp;
                 p.store = self.lsu.store;
                 p.load = self.lsu.load;
-                match self.car_entry {
+                match self.cfg.car_entry {
                     CarEntry::Instruction => {
                         p.lines.clone_from(&self.lsu.lines);
                         p.next = self.lsu.next;
@@ -560,15 +561,9 @@ impl Sm {
                         self.lsu.parked = true;
                     }
                 }
-                qin.push = Some(warp);
-                self.stats.car.enqueued += 1;
-                if let Some(ev) = &mut self.events {
-                    ev.push(crate::events::SmEvent::Park { warp, entry: e });
-                }
-                self.stats.car.peak_occupancy = self.stats.car.peak_occupancy.max(q.occupancy as u64 + 1);
-                match self.car_entry {
+                match self.cfg.car_entry {
                     CarEntry::Instruction => self.lsu.busy = false,
-                    // The head goes on with its next line; its last one may have been parked.
+                    // The head goes on with its next line; this may have been its last.
                     CarEntry::Access => self.lsu_line_done(),
                 }
             } else {
@@ -578,18 +573,23 @@ impl Sm {
         self.blocks.queue_clock(now, &qin);
     }
 
-    /// Whether the LD/ST head's next line would be accepted this cycle (hit-only for a
-    /// non-owner in MP), probed as the queue probes its entries.
-    fn head_would_progress(&self, mp: bool, owner: Option<u8>) -> bool {
+    /// Whether the LD/ST head's next line would be accepted this cycle, probed as the queue
+    /// probes its entries (`restricted` as for [`Self::ldst_head`]).
+    fn head_would_progress(&self, restricted: Option<u8>) -> bool {
         if !self.lsu.busy {
             return false;
         }
         let line = self.lsu.lines.lines[self.lsu.next].line;
-        if mp && owner != Some(self.lsu.warp) {
-            !self.lsu.store && self.l1.would_hit(line)
+        if restricted.is_some_and(|o| o != self.lsu.warp) {
+            self.hit_only_would_hit(line, self.lsu.store)
         } else {
             self.l1.would_accept(line, self.lsu.store)
         }
+    }
+
+    /// Hit-only service (a non-owner in MP) accepts only a load that hits.
+    fn hit_only_would_hit(&self, line: u64, store: bool) -> bool {
+        !store && self.l1.would_hit(line)
     }
 
     /// The LD/ST head sends its next line. `restricted`: in MP with CAR, `Some(owner)` (or
@@ -603,7 +603,7 @@ impl Sm {
         let req = self.lsu.lines.lines[self.lsu.next];
         let (warp, store, load) = (self.lsu.warp, self.lsu.store, self.lsu.load);
         let hit_only = restricted.is_some_and(|o| o != warp);
-        let outcome = if hit_only && (store || !self.l1.would_hit(req.line)) {
+        let outcome = if hit_only && !self.hit_only_would_hit(req.line, store) {
             None
         } else {
             Some(self.access_line(warp, store, load, req, now, false))
