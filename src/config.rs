@@ -134,8 +134,6 @@ pub struct Config {
     pub l1_mshr_merge: u32,
     /// L1 miss queue entries; GPGPU-Sim treats it full at `size - 1`.
     pub l1_miss_queue: u32,
-    /// L1 fill (response) FIFO entries.
-    pub l1_response_queue: u32,
 
     // ---- interconnect ----
     pub flit_bytes: u32,
@@ -146,7 +144,9 @@ pub struct Config {
     pub partition_port_flits: u32,
     /// Cycles a packet spends in the network after serialisation [design].
     pub icnt_latency: u32,
-    /// Packets a destination can buffer (credit limit) [design].
+    /// Packets a destination can buffer, counting those still crossing the network (credit
+    /// limit), in both directions [design]. The SM's own response FIFO is not this buffer:
+    /// the SM takes one arrived reply per cycle, faster than its port delivers them.
     pub icnt_buffer: u32,
 
     // ---- L2 ----
@@ -245,7 +245,6 @@ impl Default for Config {
             l1_mshrs: 64,
             l1_mshr_merge: 8,
             l1_miss_queue: 8,
-            l1_response_queue: 8,
             flit_bytes: 32,
             sm_port_flits: 1,
             partition_port_flits: 2,
@@ -339,7 +338,6 @@ impl Config {
             ("l1_ways", self.l1_ways),
             ("l1_mshrs", self.l1_mshrs),
             ("l1_mshr_merge", self.l1_mshr_merge),
-            ("l1_response_queue", self.l1_response_queue),
             ("l2_partitions", self.l2_partitions),
             ("l2_sets", self.l2_sets),
             ("l2_ways", self.l2_ways),

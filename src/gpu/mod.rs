@@ -78,7 +78,7 @@ impl Gpu {
                 cfg.partition_port_flits,
                 cfg.sm_port_flits,
                 cfg.icnt_latency,
-                cfg.l1_response_queue,
+                cfg.icnt_buffer,
             ),
             cycle: 0,
             waves: None,
