@@ -96,6 +96,9 @@ pub struct KernelRun {
     pub peak_ipc: f64,
     pub l1_hit_rate: f64,
     pub lsu_stall_fraction: f64,
+    /// Fraction of the DRAM channels' cycles spent transferring.
+    #[serde(default)]
+    pub dram_utilization: f64,
     pub mp_fraction: f64,
     pub owner_changes: u64,
     pub reexecutions: u64,
@@ -113,6 +116,16 @@ pub struct KernelRow {
 impl KernelRow {
     pub fn run(&self, scheduler: &str) -> Option<&KernelRun> {
         self.runs.iter().find(|r| r.scheduler == scheduler)
+    }
+}
+
+impl KernelRun {
+    /// The most a scheduler could speed this run up without cutting its DRAM traffic or its
+    /// instruction count: the DRAM channels and the issue slots can at best be busy every
+    /// cycle, so cycles ≥ max(DRAM busy cycles per channel, instructions / peak IPC).
+    pub fn headroom(&self) -> Option<f64> {
+        let busiest = self.dram_utilization.max(self.ipc / self.peak_ipc);
+        (busiest > 0.0 && busiest.is_finite()).then(|| 1.0 / busiest)
     }
 }
 
@@ -232,6 +245,7 @@ fn kernel_run(rec: &RunRecord, base: &RunRecord) -> KernelRun {
         peak_ipc: s.peak_ipc,
         l1_hit_rate: s.l1_hit_rate,
         lsu_stall_fraction: s.lsu_stall_fraction,
+        dram_utilization: s.dram_utilization,
         mp_fraction: s.mp_fraction,
         owner_changes: s.mas.owner_changes,
         reexecutions: s.car.reexecutions,
@@ -444,6 +458,54 @@ fn md_mechanisms(out: &mut String, t: &SpeedupTable) {
     out.push('\n');
 }
 
+/// How close each kernel's baseline run already is to the machine's limits, beside the best
+/// speedup any scheduler reached: it tells a scheduler that cannot win from one whose run
+/// leaves room.
+fn md_headroom(out: &mut String, t: &SpeedupTable) {
+    let _ = writeln!(
+        out,
+        "## Headroom of the {b} runs, per kernel\n\n\
+         Headroom = 1 / max(DRAM utilization, fraction of peak IPC) of the {b} run: the largest \
+         speedup a scheduler can reach without reducing the kernel's DRAM traffic. A speedup \
+         beyond it means the scheduler cut DRAM accesses (more L1 hits).\n",
+        b = t.baseline
+    );
+    let head = [
+        "kernel",
+        "class",
+        "DRAM utilization",
+        "fraction of peak IPC",
+        "LSU stalled",
+        "headroom",
+        "best speedup",
+    ]
+    .map(str::to_string);
+    md_header(out, &head);
+    for k in &t.kernels {
+        let Some(base) = k.run(&t.baseline) else { continue };
+        let best = t
+            .compared()
+            .filter_map(|s| k.run(s))
+            .max_by(|a, b| a.speedup.total_cmp(&b.speedup))
+            .map_or("–".to_string(), |r| {
+                format!("{:.3} ({})", r.speedup, r.scheduler)
+            });
+        md_row(
+            out,
+            &[
+                k.kernel.clone(),
+                k.class.label().to_string(),
+                format!("{:.3}", base.dram_utilization),
+                format!("{:.3}", base.ipc / base.peak_ipc),
+                format!("{:.3}", base.lsu_stall_fraction),
+                fmt_opt(base.headroom(), 2),
+                best,
+            ],
+        );
+    }
+    out.push('\n');
+}
+
 fn md_energy(out: &mut String, t: &SpeedupTable) {
     let _ = writeln!(
         out,
@@ -486,6 +548,7 @@ pub fn to_markdown(t: &SpeedupTable) -> String {
     md_class_speedups(&mut out, t);
     md_kernel_speedups(&mut out, t);
     md_mechanisms(&mut out, t);
+    md_headroom(&mut out, t);
     md_energy(&mut out, t);
     if !t.notes.is_empty() {
         out.push_str("## Notes\n\n");
@@ -775,6 +838,29 @@ pub(crate) mod tests {
         assert!(md.contains("mascar MP fraction") && md.contains("car hits under miss"));
         assert!(md.contains("mas owner changes") && !md.contains("gto MP fraction"));
         assert!(!md.contains("(paper) | mas (paper)"));
+    }
+
+    #[test]
+    fn headroom_is_bounded_by_the_busiest_of_dram_and_issue() {
+        use KernelClass::*;
+        let mut base = rec("bw", Bandwidth, "lrr", 1000);
+        base.stats.dram_utilization = 0.8;
+        base.stats.ipc = 6.0;
+        base.stats.peak_ipc = 30.0;
+        let recs = vec![base, rec("bw", Bandwidth, "gto", 900)];
+        let t = speedup_table(&recs, "lrr");
+        let lrr = t.kernels[0].run("lrr").unwrap();
+        assert!(close(lrr.headroom().unwrap(), 1.25), "DRAM 80% busy");
+        let md = to_markdown(&t);
+        assert!(
+            md.contains("| bw | bandwidth | 0.800 | 0.200 | 0.000 | 1.25 | 1.111 (gto) |"),
+            "{md}"
+        );
+        assert_eq!(
+            t.kernels[0].run("gto").unwrap().headroom(),
+            None,
+            "no activity recorded"
+        );
     }
 
     #[test]
