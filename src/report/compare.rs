@@ -120,11 +120,16 @@ impl KernelRow {
 }
 
 impl KernelRun {
+    /// Issued instructions per cycle as a fraction of the machine's peak.
+    pub fn peak_fraction(&self) -> f64 {
+        self.ipc / self.peak_ipc
+    }
+
     /// The most a scheduler could speed this run up without cutting its DRAM traffic or its
     /// instruction count: the DRAM channels and the issue slots can at best be busy every
     /// cycle, so cycles ≥ max(DRAM busy cycles per channel, instructions / peak IPC).
     pub fn headroom(&self) -> Option<f64> {
-        let busiest = self.dram_utilization.max(self.ipc / self.peak_ipc);
+        let busiest = self.dram_utilization.max(self.peak_fraction());
         (busiest > 0.0 && busiest.is_finite()).then(|| 1.0 / busiest)
     }
 }
@@ -496,7 +501,7 @@ fn md_headroom(out: &mut String, t: &SpeedupTable) {
                 k.kernel.clone(),
                 k.class.label().to_string(),
                 format!("{:.3}", base.dram_utilization),
-                format!("{:.3}", base.ipc / base.peak_ipc),
+                format!("{:.3}", base.peak_fraction()),
                 format!("{:.3}", base.lsu_stall_fraction),
                 fmt_opt(base.headroom(), 2),
                 best,
