@@ -31,7 +31,7 @@ mutant() {
       plant src/mascar/wrc.rs 'waits_on_own_load \|\| w\.active' 'w.active' ;;
     queue-two-entries-per-warp)
       plant src/gpu/sm/mod.rs 'held \|= warps & self\.gmem_head;' 'let _ = warps;'
-      plant src/gpu/sm/mod.rs 'q\.alloc\.filter\(\|_\| q\.warps >> warp & 1 == 0\)' 'q.alloc' ;;
+      plant src/gpu/sm/mod.rs 'q\.alloc\.filter\(\|_\| q\.warps >> warp & 1 == 0 \|\| own_entries\)' 'q.alloc' ;;
     lrr-pointer-moves-without-issue)
       plant src/mascar/scheduler.rs 'None => \{\n(?=\s+if self\.greedy\[s\])' \
         $'None => {\n                    self.last[s] = (self.last[s] + 1) % 64;\n' ;;
@@ -39,6 +39,9 @@ mutant() {
       plant src/gpu/mem/cache.rs '\(self\.counts\[i\] as usize\) < self\.merge' '(self.counts[i] as usize) <= self.merge' ;;
     rtl-queue-owner-ignores-valid)
       plant src/rtl/reexec_queue.rs '\n\s+& self\.valid_r\.q\.val\(\)\.get_bit\(e\)' '' ;;
+    rtl-wrc-always-stalls-non-owners)
+      plant src/rtl/top.rs 'self\.wrc\.stall_non_owners\.next = self\.stall_non_owners\.val\(\);' \
+        'self.wrc.stall_non_owners.next = true;' ;;
     *) echo "unknown mutant $1" >&2; exit 2 ;;
   esac
 }
@@ -50,11 +53,12 @@ describe() {
     lrr-pointer-moves-without-issue) echo "LRR pointer advances on a cycle without an issue" ;;
     mshr-merge-off-by-one) echo "an MSHR accepts one merge more than its limit" ;;
     rtl-queue-owner-ignores-valid) echo "RTL queue marks a stale (invalid) entry as the owner's" ;;
+    rtl-wrc-always-stalls-non-owners) echo "RTL WRC ignores its parameter and stalls non-owners under hit_only" ;;
   esac
 }
 
 mutants=(owner-kept-on-dependent-load queue-two-entries-per-warp lrr-pointer-moves-without-issue
-  mshr-merge-off-by-one rtl-queue-owner-ignores-valid)
+  mshr-merge-off-by-one rtl-queue-owner-ignores-valid rtl-wrc-always-stalls-non-owners)
 
 {
   echo "| mutant | bug | caught | failing tests |"

@@ -144,6 +144,7 @@ fn rtl_machine() -> impl Strategy<Value = Config> {
             Just(CarEntry::Instruction),
             prop::sample::select(vec![CarRetry::HeadFirst, CarRetry::QueueFirst]),
             any::<bool>(),
+            prop::sample::select(vec![NonOwnerMem::Stall, NonOwnerMem::HitOnly]),
         ),
     )
         .prop_map(
@@ -155,9 +156,10 @@ fn rtl_machine() -> impl Strategy<Value = Config> {
                 depth,
                 scheduler,
                 (margin, hold, base),
-                (entry, retry, full_blocks),
+                (entry, retry, full_blocks, non_owner),
             )| Config {
                 car_entry: entry,
+                mascar_non_owner_mem: non_owner,
                 car_retry: retry,
                 car_full_blocks_issue: full_blocks,
                 sms,

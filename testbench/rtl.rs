@@ -87,10 +87,15 @@ fn cfg(s: SchedulerKind, engine: Engine) -> Config {
 /// Lockstep over the first `cycles` cycles of `kernel`: a mismatch fails, reaching the window
 /// end is the expected way to stop.
 fn lockstep_window(kernel: &str, s: SchedulerKind, cycles: u64) {
+    lockstep_window_on(kernel, cfg(s, Engine::Lockstep), cycles)
+}
+
+fn lockstep_window_on(kernel: &str, machine: Config, cycles: u64) {
     let k = builtin::find(kernel).unwrap().kernel();
+    let s = machine.scheduler;
     let c = Config {
         max_cycles: cycles,
-        ..cfg(s, Engine::Lockstep)
+        ..machine
     };
     match simulate(&c, &k, None) {
         Ok(_) | Err(SimError::MaxCycles(_)) => {}
@@ -114,6 +119,26 @@ fn lockstep_passes_on_every_builtin_under_every_rtl_scheduler() {
         ] {
             lockstep_window(b.name, s, window);
         }
+    }
+}
+
+/// Mascar with `mascar_non_owner_mem = hit_only`: the WRC's parameter input lets non-owners
+/// issue memory instructions in MP, and the queue serves their entries hit-only.
+#[test]
+fn lockstep_passes_with_hit_only_non_owners_on_the_memory_intensive_builtins() {
+    let window: u64 = std::env::var("MASCAR_LOCKSTEP_CYCLES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1500);
+    for b in builtin::builtins()
+        .iter()
+        .filter(|b| b.class.is_memory_intensive())
+    {
+        let machine = Config {
+            mascar_non_owner_mem: mascar::config::NonOwnerMem::HitOnly,
+            ..cfg(SchedulerKind::Mascar, Engine::Lockstep)
+        };
+        lockstep_window_on(b.name, machine, window);
     }
 }
 

@@ -6,7 +6,7 @@
 use super::record::PortRecorder;
 use super::reexec_queue::ReexecQueueRtl;
 use super::top::IssueTopRtl;
-use crate::config::{CarEntry, Config, NonOwnerMem};
+use crate::config::{CarEntry, Config};
 use crate::mascar::blocks::{IssueIn, IssueView, MascarBlocks};
 use crate::mascar::ports::*;
 use rust_hdl::prelude::*;
@@ -47,13 +47,6 @@ pub fn supports(cfg: &Config) -> Result<(), String> {
         return Err(
             "the RTL re-execution queue keeps one holder bit per warp, so one entry per warp \
              (car_entry = access)"
-                .to_string(),
-        );
-    }
-    if cfg.scheduler.uses_car() && cfg.mascar_non_owner_mem != NonOwnerMem::Stall {
-        return Err(
-            "the RTL warp readiness checker always stalls non-owners' memory instructions in MP \
-             (mascar_non_owner_mem = hit_only)"
                 .to_string(),
         );
     }
@@ -140,7 +133,9 @@ impl RtlBlocks {
     pub fn new(cfg: &Config) -> Self {
         let mut issue = Box::<IssueTopRtl<LANES>>::default();
         issue.connect_all();
-        let base = crate::gpu::sm::reference_blocks(cfg, 0).sched.params();
+        let reference = crate::gpu::sm::reference_blocks(cfg, 0);
+        let base = reference.sched.params();
+        issue.stall_non_owners.next = reference.wrc.stall_non_owners;
         issue.policy_gto.next = base.base == BaseOrder::Gto;
         issue.mas_enable.next = base.mas;
         issue.mp_exit_hold.next = (base.mp_exit_hold.min(u16::MAX as u32) as u64).into();

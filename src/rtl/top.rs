@@ -14,6 +14,8 @@ pub struct IssueTopRtl<const H: usize> {
     pub policy_gto: Signal<In, Bit>,
     pub mas_enable: Signal<In, Bit>,
     pub mp_exit_hold: Signal<In, Bits<16>>,
+    /// The WRC's parameter: stall non-owners' memory instructions in MP.
+    pub stall_non_owners: Signal<In, Bit>,
     // Warp signals (WRC).
     pub active: [Signal<In, Bits<H>>; 2],
     pub has_inst: [Signal<In, Bits<H>>; 2],
@@ -54,6 +56,7 @@ impl<const H: usize> Logic for IssueTopRtl<H> {
         self.sched.policy_gto.next = self.policy_gto.val();
         self.sched.mas_enable.next = self.mas_enable.val();
         self.sched.mp_exit_hold.next = self.mp_exit_hold.val();
+        self.wrc.stall_non_owners.next = self.stall_non_owners.val();
         self.wrc.mp.next = self.sched.mp.val();
         self.wrc.owner_valid.next = self.sched.owner_valid.val();
         self.wrc.owner.next = self.sched.owner.val();

@@ -14,6 +14,10 @@ pub struct WrcRtl<const H: usize> {
     pub dep_load: [Signal<In, Bits<H>>; 2],
     pub at_barrier: [Signal<In, Bits<H>>; 2],
     pub mem_in_flight: [Signal<In, Bits<H>>; 2],
+    /// Parameter: in MP, stall every memory warp but the owner (high, slide 11); low for
+    /// Mascar with `mascar_non_owner_mem = hit_only`, where the LD/ST side keeps non-owners'
+    /// requests inside L1 instead.
+    pub stall_non_owners: Signal<In, Bit>,
     /// Mode and owner registers in force.
     pub mp: Signal<In, Bit>,
     pub owner_valid: Signal<In, Bit>,
@@ -42,6 +46,7 @@ impl<const H: usize> Default for WrcRtl<H> {
             dep_load: Default::default(),
             at_barrier: Default::default(),
             mem_in_flight: Default::default(),
+            stall_non_owners: Default::default(),
             mp: Default::default(),
             owner_valid: Default::default(),
             owner: Default::default(),
@@ -78,7 +83,7 @@ impl<const H: usize> Logic for WrcRtl<H> {
             self.wst_mem[s].next = self.mem[s].val();
             // In MP only the owner's memory instructions may go beyond L1.
             self.wst_stall[s].next = 0.into();
-            if self.mp.val() {
+            if self.mp.val() & self.stall_non_owners.val() {
                 self.wst_stall[s].next = self.mem[s].val() & !self.owner_bit[s].val();
             }
             self.owner_candidates[s].next = self.mem[s].val()
