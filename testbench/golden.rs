@@ -129,13 +129,16 @@ impl MascarBlocks for Tabulated {
 
 #[test]
 fn mascar_block_ports_cycle_by_cycle_and_the_vcd_digest() {
-    // kmeans-1 at this window is in MP with owner hand-overs and hits under a miss (the
-    // same window as waves/example-kmeans-1-mascar.vcd).
+    // kmeans-1 at this window is in MP: the owner hands over (warp 0 → 8 when warp 0's last
+    // request leaves CAR's queue), then a one-cycle EP clears it and warp 10 takes over;
+    // misses wait in the queue with hits served under them (the window of
+    // waves/example-kmeans-1-mascar.vcd).
+    let (from, to) = (18700, 18750);
     let k = builtin::find("kmeans-1").unwrap().kernel();
     let cfg = Config {
         sms: 1,
         scheduler: SchedulerKind::Mascar,
-        max_cycles: 3890,
+        max_cycles: to,
         ..Config::default()
     };
     let rows = Arc::new(Mutex::new(vec![]));
@@ -143,19 +146,19 @@ fn mascar_block_ports_cycle_by_cycle_and_the_vcd_digest() {
     gpu.sms[0].blocks = Box::new(Tabulated {
         inner: reference_blocks(&cfg, 0),
         rows: rows.clone(),
-        window: 3850..3890,
+        window: from..to,
         queue: None,
     });
     let vcd = std::env::temp_dir().join(format!("mascar-golden-{}.vcd", std::process::id()));
     gpu.record_waves(&WaveOptions {
         path: vcd.clone(),
-        window: Some((3850, 3890)),
+        window: Some((from, to)),
         sms: None,
     })
     .unwrap();
     assert!(matches!(gpu.run(&k, None), Err(SimError::MaxCycles(_))));
-    let mut table = String::from(
-        "kmeans-1 under mascar, SM 0, cycles 3850..3890 (bit w of a mask = warp w)\n\
+    let mut table = format!(
+        "kmeans-1 under mascar, SM 0, cycles {from}..{to} (bit w of a mask = warp w)\n\
          WRC in: has_inst, is_mem, sb_ready, dep_load | WRC out: release, owner candidates | \
          WST: mem, stall | scheduler: issue0, issue1, mode, owner | queue: occupancy, push, \
          select, free, hit-only entries, full\n",
