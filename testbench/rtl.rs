@@ -84,6 +84,14 @@ fn cfg(s: SchedulerKind, engine: Engine) -> Config {
     }
 }
 
+/// The lockstep tests' window: `MASCAR_LOCKSTEP_CYCLES`, 1,500 cycles by default.
+fn lockstep_cycles() -> u64 {
+    std::env::var("MASCAR_LOCKSTEP_CYCLES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1500)
+}
+
 /// Lockstep over the first `cycles` cycles of `kernel`: a mismatch fails, reaching the window
 /// end is the expected way to stop.
 fn lockstep_window(kernel: &str, s: SchedulerKind, cycles: u64) {
@@ -105,10 +113,7 @@ fn lockstep_window_on(kernel: &str, machine: Config, cycles: u64) {
 
 #[test]
 fn lockstep_passes_on_every_builtin_under_every_rtl_scheduler() {
-    let window: u64 = std::env::var("MASCAR_LOCKSTEP_CYCLES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1500);
+    let window = lockstep_cycles();
     for b in builtin::builtins() {
         for s in [
             SchedulerKind::Lrr,
@@ -126,10 +131,7 @@ fn lockstep_passes_on_every_builtin_under_every_rtl_scheduler() {
 /// issue memory instructions in MP, and the queue serves their entries hit-only.
 #[test]
 fn lockstep_passes_with_hit_only_non_owners_on_the_memory_intensive_builtins() {
-    let window: u64 = std::env::var("MASCAR_LOCKSTEP_CYCLES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1500);
+    let window = lockstep_cycles();
     for b in builtin::builtins()
         .iter()
         .filter(|b| b.class.is_memory_intensive())
