@@ -62,12 +62,14 @@ pub enum NonOwnerMem {
     HitOnly,
 }
 
-/// A configuration error: the offending key and why its value is refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("config key `{key}`: {reason}")]
+/// A configuration error: the offending key and why its value is refused, with the line and
+/// column when it comes from a TOML file.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
     pub key: String,
     pub reason: String,
+    /// 1-based line and column in the TOML text, when the key came from one.
+    pub at: Option<(usize, usize)>,
 }
 
 impl ConfigError {
@@ -75,8 +77,72 @@ impl ConfigError {
         ConfigError {
             key: key.into(),
             reason: reason.into(),
+            at: None,
         }
     }
+
+    /// The same error, positioned at byte `offset` of `text`.
+    fn at_offset(mut self, text: &str, offset: usize) -> Self {
+        self.at = Some(line_column(text, offset));
+        self
+    }
+}
+
+/// A TOML error as a [`ConfigError`]: the key whose line the error is on (or the key whose
+/// value's span holds it), with line and column; `<file>` for a syntax error between keys.
+fn toml_error(
+    text: &str,
+    e: &toml::de::Error,
+    table: Option<&std::collections::BTreeMap<toml::Spanned<String>, toml::Spanned<toml::Value>>>,
+) -> ConfigError {
+    let span = e.span().unwrap_or(0..0);
+    let in_table = table.and_then(|t| {
+        t.iter()
+            .find(|(k, v)| k.span().contains(&span.start) || v.span().contains(&span.start))
+            .map(|(k, _)| k.get_ref().clone())
+    });
+    // A syntax error has no table: the key is the one written on its line, if any.
+    let on_line = || {
+        let start = text
+            .get(..span.start)
+            .unwrap_or(text)
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
+        let line = text[start..].lines().next().unwrap_or("");
+        let key = line.split('=').next().unwrap_or("").trim().trim_matches('"');
+        setting(key).map(|s| s.key.to_string())
+    };
+    let key = in_table.or_else(on_line).unwrap_or_else(|| "<file>".to_string());
+    let mut reason = e.message().to_string();
+    if let Some(s) = setting(&key) {
+        reason = format!("{reason}; expected {}", s.domain.expected());
+    }
+    ConfigError::new(key, reason).at_offset(text, span.start)
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some((line, column)) = self.at {
+            write!(f, "line {line}, column {column}: ")?;
+        }
+        write!(f, "config key `{}`: {}", self.key, self.reason)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// 1-based line and character column of byte `offset` in `text`.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut at = offset.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let before = &text[..at];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (
+        before.matches('\n').count() + 1,
+        before[line_start..].chars().count() + 1,
+    )
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -207,6 +273,14 @@ pub struct Config {
     /// CCWS: K_THROTTLE in LLDS = VTA hits × K_THROTTLE × cutoff / instructions.
     pub ccws_k_throttle: u32,
 
+    // ---- between kernels ----
+    /// Invalidate every L1 when a kernel ends, before the next one of a trace starts
+    /// (GPGPU-Sim `-gpgpu_flush_l1_cache`, off by default in 3.2.2).
+    pub flush_l1_between_kernels: bool,
+    /// Write back and invalidate the L2 when a kernel ends (GPGPU-Sim
+    /// `-gpgpu_flush_l2_cache`, off by default in 3.2.2).
+    pub flush_l2_between_kernels: bool,
+
     // ---- run control ----
     /// Which twin of the Mascar blocks runs: `ref` (behavioural), `rtl` (rust-hdl blocks in
     /// the loop) or `lockstep` (both, compared every cycle).
@@ -274,6 +348,8 @@ impl Default for Config {
             ccws_vta_ways: 8,
             ccws_base_score: 100,
             ccws_k_throttle: 8,
+            flush_l1_between_kernels: false,
+            flush_l2_between_kernels: false,
             engine: Engine::Ref,
             watchdog_cycles: 200_000,
             max_cycles: 0,
@@ -283,162 +359,522 @@ impl Default for Config {
 
 /// Latencies kept below this bound fit the SM's event wheel.
 pub const MAX_PIPE_LATENCY: u32 = 1000;
+/// Longest latency (cycles) of the memory system and interconnect: their pipes are
+/// allocated up front with room for this many cycles of requests.
+pub const MAX_MEM_LATENCY: u64 = 10_000;
+/// Most lines one SM's L1 holds (`l1_sets × l1_ways`): 2 MiB of 128-byte lines, 8× the
+/// largest real L1, so that 1024 such SMs still fit in memory.
+pub const MAX_L1_LINES: u64 = 16_384;
+/// Most lines one L2 partition holds (`l2_sets × l2_ways`): 8 MiB of 128-byte lines.
+pub const MAX_L2_LINES: u64 = 65_536;
+/// Longest run a cycle limit may ask for (a million seconds at 1 GHz).
+const MAX_RUN_CYCLES: u64 = 1_000_000_000_000;
+
+/// The values a key accepts, and its default.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Domain {
+    /// A whole number in `min..=max`.
+    Int {
+        min: u64,
+        max: u64,
+        default: u64,
+    },
+    /// A finite number in `min..=max`.
+    Real {
+        min: f64,
+        max: f64,
+        default: f64,
+    },
+    Bool {
+        default: bool,
+    },
+    /// One of the names.
+    Choice {
+        values: &'static [&'static str],
+        default: &'static str,
+    },
+}
+
+/// One configuration key: the range `validate()` checks and the line `mascar config
+/// --reference` prints, from the same row, so the documentation cannot drift from the checks.
+#[derive(Clone, Copy, Debug)]
+pub struct Setting {
+    pub key: &'static str,
+    pub unit: &'static str,
+    pub domain: Domain,
+    pub description: &'static str,
+    /// A rule beyond the range, between keys (checked in `validate()` too); empty if none.
+    pub rule: &'static str,
+}
+
+const fn int(
+    key: &'static str,
+    unit: &'static str,
+    min: u64,
+    max: u64,
+    default: u64,
+    description: &'static str,
+) -> Setting {
+    Setting {
+        key,
+        unit,
+        domain: Domain::Int { min, max, default },
+        description,
+        rule: "",
+    }
+}
+
+const fn flag(key: &'static str, default: bool, description: &'static str) -> Setting {
+    Setting {
+        key,
+        unit: "",
+        domain: Domain::Bool { default },
+        description,
+        rule: "",
+    }
+}
+
+const fn choice(
+    key: &'static str,
+    values: &'static [&'static str],
+    default: &'static str,
+    description: &'static str,
+) -> Setting {
+    Setting {
+        key,
+        unit: "",
+        domain: Domain::Choice { values, default },
+        description,
+        rule: "",
+    }
+}
+
+impl Setting {
+    const fn rule(mut self, rule: &'static str) -> Self {
+        self.rule = rule;
+        self
+    }
+}
+
+/// Scheduler names, as `SchedulerKind` spells them.
+const SCHEDULERS: &[&str] = &["lrr", "gto", "owl", "ccws", "mas", "car", "mascar"];
+const LAT: u64 = MAX_PIPE_LATENCY as u64;
+
+/// Every key of [`Config`], in its order, under the reference's section headings.
+pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
+    (
+        "GPU and SM resources",
+        &[
+            int("sms", "SMs", 1, 1024, 15, "Streaming multiprocessors."),
+            int("warps_per_sm", "warps", 1, 64, 48, "Warp contexts per SM (per-warp state is kept in 64-bit masks)."),
+            int("threads_per_sm", "threads", 1, 2048, 1536, "Resident threads per SM (64 warps × 32 lanes at most)."),
+            int("ctas_per_sm", "CTAs", 1, 64, 8, "Resident CTAs per SM."),
+            int("regs_per_sm", "registers", 1, 1 << 20, 32768, "32-bit registers per SM."),
+            int("shared_per_sm", "bytes", 0, 16 << 20, 48 * 1024, "Shared memory per SM."),
+            int("schedulers_per_sm", "schedulers", 1, 4, 2, "Warp schedulers per SM; warp slot w belongs to scheduler w mod this.")
+                .rule("at most warps_per_sm"),
+            int("ibuffer_entries", "entries", 1, 8, 2, "Instruction-buffer entries per warp."),
+            choice("scheduler", SCHEDULERS, "lrr", "Warp scheduling policy."),
+        ],
+    ),
+    (
+        "Pipelines",
+        &[
+            int("sp_units", "pipelines", 1, 64, 2, "SP pipelines: SP warp instructions accepted per cycle."),
+            int("sfu_units", "pipelines", 1, 64, 1, "SFU pipelines."),
+            int("sfu_initiation", "cycles", 1, LAT, 4, "Cycles an SFU pipeline is busy per warp instruction (Fermi: 4 SFUs serve 32 lanes)."),
+            int("alu_latency", "cycles", 1, LAT, 4, "Simple ALU op latency (cycles to dependent issue)."),
+            int("imul_latency", "cycles", 1, LAT, 8, "Integer multiply latency."),
+            int("idiv_latency", "cycles", 1, LAT, 40, "Integer divide latency."),
+            int("sfu_latency", "cycles", 1, LAT, 20, "SFU op latency."),
+            int("shared_latency", "cycles", 1, LAT, 24, "Shared-memory access latency (no bank conflicts modelled)."),
+            int("l1_hit_latency", "cycles", 1, LAT, 20, "L1 hit latency, access to register writeback."),
+            int("max_inflight_loads", "loads", 1, 65535, 256, "In-flight load instructions an SM tracks; a full table stalls the LSU."),
+        ],
+    ),
+    (
+        "L1 data cache",
+        &[
+            int("l1_sets", "sets", 1, MAX_L1_LINES, 64, "L1 sets.").rule("a power of two"),
+            int("l1_ways", "ways", 1, 1024, 4, "L1 associativity (up to 1024, so a fully associative L1 can be studied).")
+                .rule("l1_sets × l1_ways ≤ 16384 lines"),
+            int("line_bytes", "bytes", 32, 4096, 128, "Cache line size of L1 and L2.").rule("a power of two"),
+            int("l1_mshrs", "entries", 1, 4096, 64, "L1 MSHR entries."),
+            int("l1_mshr_merge", "requests", 1, 64, 8, "Requests merged into one MSHR entry (the first included)."),
+            int("l1_miss_queue", "entries", 2, 1024, 8, "L1 miss queue entries; GPGPU-Sim treats it full at size − 1, so at least 2."),
+        ],
+    ),
+    (
+        "Interconnect",
+        &[
+            int("flit_bytes", "bytes", 1, 4096, 32, "Flit size."),
+            int("sm_port_flits", "flits/cycle", 1, 64, 1, "Flits per cycle an SM port injects or ejects."),
+            int("partition_port_flits", "flits/cycle", 1, 64, 2, "Flits per cycle an L2 partition port injects or ejects."),
+            int("icnt_latency", "cycles", 1, MAX_MEM_LATENCY, 40, "Cycles a packet spends in the network after serialisation."),
+            int("icnt_buffer", "packets", 1, 4096, 64, "Packets a destination can buffer, counting those still crossing (credit limit)."),
+        ],
+    ),
+    (
+        "L2",
+        &[
+            int("l2_partitions", "partitions", 1, 128, 6, "L2 partitions (memory channels), each with its own DRAM."),
+            int("l2_sets", "sets", 1, MAX_L2_LINES, 128, "L2 sets per partition.").rule("a power of two"),
+            int("l2_ways", "ways", 1, 64, 8, "L2 associativity.").rule("l2_sets × l2_ways ≤ 65536 lines"),
+            int("l2_latency", "cycles", 1, MAX_MEM_LATENCY, 111, "L2 tag + data access latency (sets the 200-cycle round trip)."),
+            int("l2_mshrs", "entries", 1, 4096, 128, "L2 MSHR entries per partition."),
+            int("l2_mshr_merge", "requests", 1, 64, 8, "Requests merged into one L2 MSHR entry."),
+            int("l2_miss_queue", "entries", 1, 1024, 8, "L2 → DRAM queue entries."),
+            int("l2_response_queue", "entries", 1, 1024, 16, "Replies an L2 partition may hold before it stops taking requests."),
+        ],
+    ),
+    (
+        "DRAM",
+        &[
+            int("dram_queue", "entries", 1, 1024, 32, "Requests queued per partition."),
+            int("dram_latency", "cycles", 1, MAX_MEM_LATENCY, 238, "DRAM access latency (sets the 440-cycle round trip)."),
+            Setting {
+                key: "dram_cycles_per_line",
+                unit: "cycles",
+                domain: Domain::Real {
+                    min: 0.25,
+                    max: 10_000.0,
+                    default: 3.0,
+                },
+                description: "Core cycles per 128-byte line a partition's DRAM transfers (bandwidth).",
+                rule: "",
+            },
+        ],
+    ),
+    (
+        "MAS (Mascar's scheduler)",
+        &[
+            int("mas_sat_margin", "entries", 0, 4096, 1, "Saturation: MSHRs used ≥ l1_mshrs − margin, or miss queue used ≥ l1_miss_queue − margin."),
+            int("mas_mp_exit_hold", "cycles", 0, 10_000_000, 0, "Extra cycles MP mode lasts after saturation ends."),
+            choice("mas_base_order", &["gto", "lrr"], "gto", "Base order inside Mem_Q and Comp_Q."),
+            choice("mascar_non_owner_mem", &["stall", "hit_only"], "stall", "Non-owners' memory instructions in MP: stalled, or issued with hit-only service (with CAR only)."),
+        ],
+    ),
+    (
+        "CAR (cache-access re-execution)",
+        &[
+            int("car_queue_depth", "entries", 1, 64, 32, "Re-execution queue entries."),
+            choice("car_entry", &["access", "instruction"], "instruction", "What an entry holds: one refused line request, or the refused instruction's remaining lines."),
+            choice("car_retry", &["head_first", "queue_first"], "head_first", "Port priority between the LD/ST head and the queue."),
+            flag("car_full_blocks_issue", false, "A full queue stops global memory instructions from issuing (else a refused head waits at the head)."),
+        ],
+    ),
+    (
+        "OWL and CCWS",
+        &[
+            flag("owl_blp_parity", true, "OWL: SM i prefers CTA groups whose CTA id has parity i mod 2 (BLP awareness)."),
+            int("ccws_vta_entries", "entries", 1, 256, 16, "CCWS: victim tag array entries per warp.")
+                .rule("a multiple of ccws_vta_ways"),
+            int("ccws_vta_ways", "ways", 1, 256, 8, "CCWS: victim tag array associativity."),
+            int("ccws_base_score", "points", 1, 10_000, 100, "CCWS: base lost-locality score; scores decay by 1 per cycle toward it."),
+            int("ccws_k_throttle", "factor", 0, 1000, 8, "CCWS: K_THROTTLE in LLDS = VTA hits × K_THROTTLE × cutoff / instructions."),
+        ],
+    ),
+    (
+        "Between kernels",
+        &[
+            flag("flush_l1_between_kernels", false, "Invalidate every L1 when a kernel ends (GPGPU-Sim -gpgpu_flush_l1_cache)."),
+            flag("flush_l2_between_kernels", false, "Write back and invalidate the L2 when a kernel ends (GPGPU-Sim -gpgpu_flush_l2_cache)."),
+        ],
+    ),
+    (
+        "Run control",
+        &[
+            choice("engine", &["ref", "rtl", "lockstep"], "ref", "Which twin of the Mascar blocks runs: behavioural, rust-hdl RTL in the loop, or both compared every cycle.")
+                .rule(
+                "rtl and lockstep need schedulers_per_sm = 2, warps_per_sm ≤ 48, an LRR or GTO base order, and under CAR car_queue_depth ≤ 32 and car_entry = instruction",
+            ),
+            int("watchdog_cycles", "cycles", 0, MAX_RUN_CYCLES, 200_000, "Stop with an error after this many cycles without progress (0 = off)."),
+            int("max_cycles", "cycles", 0, MAX_RUN_CYCLES, 0, "Stop with an error after this many cycles in total (0 = unlimited)."),
+        ],
+    ),
+];
+
+/// Every key, in [`Config`]'s order.
+pub fn settings() -> impl Iterator<Item = &'static Setting> {
+    SETTING_GROUPS.iter().flat_map(|(_, s)| s.iter())
+}
+
+/// The row of `key`, if it is a configuration key.
+pub fn setting(key: &str) -> Option<&'static Setting> {
+    settings().find(|s| s.key == key)
+}
+
+impl Domain {
+    /// The valid values: `1..=1024`, `true or false`, `lrr, gto`.
+    pub fn range_text(&self) -> String {
+        match self {
+            Domain::Int { min, max, .. } => format!("{min}..={max}"),
+            Domain::Real { min, max, .. } => format!("{min}..={max}"),
+            Domain::Bool { .. } => "true or false".into(),
+            Domain::Choice { values, .. } => values.join(", "),
+        }
+    }
+
+    /// The default as written in a TOML file.
+    pub fn default_text(&self) -> String {
+        match self {
+            Domain::Int { default, .. } => default.to_string(),
+            Domain::Real { default, .. } => format!("{default:?}"),
+            Domain::Bool { default } => default.to_string(),
+            Domain::Choice { default, .. } => format!("\"{default}\""),
+        }
+    }
+
+    /// What a value must be, for messages: `a whole number in 1..=1024`.
+    pub fn expected(&self) -> String {
+        match self {
+            Domain::Int { .. } => format!("a whole number in {}", self.range_text()),
+            Domain::Real { .. } => format!("a number in {}", self.range_text()),
+            Domain::Bool { .. } => "true or false".into(),
+            Domain::Choice { .. } => format!("one of {}", self.range_text()),
+        }
+    }
+}
+
+impl Setting {
+    /// `{value} is out of range {min}..={max}`, or what the value should have been.
+    fn refuse(&self, value: impl fmt::Display) -> ConfigError {
+        let reason = match self.domain {
+            Domain::Int { .. } | Domain::Real { .. } => {
+                format!("{value} is out of range {}", self.domain.range_text())
+            }
+            _ => format!("`{value}` is not {}", self.domain.expected()),
+        };
+        ConfigError::new(self.key, reason)
+    }
+
+    /// Checks one value of this key as `serde_json` writes it (whole numbers as integers,
+    /// non-finite numbers as null).
+    fn check_json(&self, v: Option<&serde_json::Value>) -> Result<(), ConfigError> {
+        use serde_json::Value as J;
+        let missing = || ConfigError::new(self.key, "missing from the configuration");
+        let v = v.ok_or_else(missing)?;
+        match (self.domain, v) {
+            (Domain::Int { min, max, .. }, J::Number(n)) => match n.as_u64() {
+                Some(x) if (min..=max).contains(&x) => Ok(()),
+                _ => Err(self.refuse(n)),
+            },
+            (Domain::Real { min, max, .. }, J::Number(n)) => match n.as_f64() {
+                Some(x) if (min..=max).contains(&x) => Ok(()),
+                _ => Err(self.refuse(n)),
+            },
+            (Domain::Real { .. }, J::Null) => Err(self.refuse("a non-finite number")),
+            (Domain::Bool { .. }, J::Bool(_)) => Ok(()),
+            (Domain::Choice { values, .. }, J::String(s)) if values.contains(&s.as_str()) => Ok(()),
+            (_, other) => Err(self.refuse(other)),
+        }
+    }
+
+    /// Checks one TOML value given for this key (from `--set` or a file) before it is
+    /// converted, so that a wrong type or a number out of range names the valid values.
+    fn check_toml(&self, v: &toml::Value) -> Result<(), ConfigError> {
+        use toml::Value as T;
+        match (self.domain, v) {
+            (Domain::Int { min, max, .. }, T::Integer(i)) => {
+                if (min as i128..=max as i128).contains(&(*i as i128)) {
+                    Ok(())
+                } else {
+                    Err(self.refuse(i))
+                }
+            }
+            (Domain::Real { min, max, .. }, T::Integer(i)) if (min..=max).contains(&(*i as f64)) => Ok(()),
+            (Domain::Real { min, max, .. }, T::Float(x)) if (min..=max).contains(x) => Ok(()),
+            (Domain::Real { .. }, T::Integer(_) | T::Float(_)) => Err(self.refuse(v)),
+            (Domain::Bool { .. }, T::Boolean(_)) => Ok(()),
+            (Domain::Choice { values, .. }, T::String(s)) if values.contains(&s.as_str()) => Ok(()),
+            (Domain::Choice { .. }, T::String(s)) => Err(self.refuse(s)),
+            _ => Err(ConfigError::new(
+                self.key,
+                format!(
+                    "`{}` is not {}",
+                    v.as_str().map_or_else(|| v.to_string(), str::to_string),
+                    self.domain.expected()
+                ),
+            )),
+        }
+    }
+}
+
+/// `mascar config --reference`: every key with its unit, range, default and description,
+/// as Markdown (docs/configuration.md is this text).
+pub fn reference_markdown() -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "# Configuration reference\n\n\
+         <!-- Generated by `mascar config --reference`; do not edit. Regenerate with\n     \
+         `cargo run --release -- config --reference > docs/configuration.md`\n     \
+         (testbench/settings_ranges.rs fails when this file is stale). -->\n\n\
+         Every key of the machine configuration. Give keys in a TOML file (`--config FILE`,\n\
+         the format `mascar config --dump` prints; absent keys keep their defaults) or one at a\n\
+         time with `--set key=value`; a GPGPU-Sim `gpgpusim.config` given to `--config` sets the\n\
+         keys its options map onto and lists the rest. Every value is checked when loaded: a\n\
+         value outside its range, of the wrong type or breaking a rule is refused with an error\n\
+         naming the key, the value and the valid range.\n"
+    );
+    for (group, rows) in SETTING_GROUPS {
+        let _ = write!(
+            out,
+            "\n## {group}\n\n| key | unit | valid values | default | description |\n|---|---|---|---|---|\n"
+        );
+        for s in rows.iter() {
+            let rule = if s.rule.is_empty() {
+                String::new()
+            } else {
+                format!(" Also: {}.", s.rule)
+            };
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} | `{}` | {}{} |",
+                s.key,
+                if s.unit.is_empty() { "—" } else { s.unit },
+                s.domain.range_text(),
+                s.domain.default_text(),
+                s.description,
+                rule
+            );
+        }
+    }
+    let _ = write!(
+        out,
+        "\n## Input size limits\n\n\
+         Whole files are read only up to a cap; a longer one is refused with an error naming it,\n\
+         so that a wrong path (`/dev/zero`, a FIFO) ends at once.\n\n\
+         | input | limit |\n|---|---|\n\
+         | `.kern` kernel file (`-k`) | {} |\n\
+         | configuration file (`--config`, TOML or gpgpusim.config) | {} |\n\
+         | Accel-Sim `kernelslist.g` | {} |\n\
+         | one line of an Accel-Sim trace or kernelslist (`--trace`) | {} |\n",
+        crate::input::human_bytes(crate::input::MAX_KERNEL_BYTES),
+        crate::input::human_bytes(crate::input::MAX_CONFIG_BYTES),
+        crate::input::human_bytes(crate::input::MAX_LIST_BYTES),
+        crate::input::human_bytes(crate::workload::trace::reader::MAX_LINE_BYTES as u64),
+    );
+    out
+}
 
 impl Config {
-    /// Refuses impossible values up front, naming the key.
+    /// Refuses impossible values up front, naming the key: every key against its range in
+    /// [`SETTING_GROUPS`], then the rules between keys.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let at_least = |key: &str, v: u64, min: u64| -> Result<(), ConfigError> {
-            if v < min {
-                Err(ConfigError::new(key, format!("must be at least {min}, got {v}")))
-            } else {
-                Ok(())
-            }
-        };
-        let at_most = |key: &str, v: u64, max: u64| -> Result<(), ConfigError> {
-            if v > max {
-                Err(ConfigError::new(key, format!("must be at most {max}, got {v}")))
-            } else {
-                Ok(())
-            }
-        };
-        // Both bounds, with the same messages as the two checks above.
-        let in_range = |key: &str, v: u64, min: u64, max: u64| -> Result<(), ConfigError> {
-            at_least(key, v, min)?;
-            at_most(key, v, max)
-        };
-        in_range("sms", self.sms as u64, 1, 1024)?;
-        in_range("warps_per_sm", self.warps_per_sm as u64, 1, 64)?;
-        at_least("threads_per_sm", self.threads_per_sm as u64, 1)?;
-        in_range("ctas_per_sm", self.ctas_per_sm as u64, 1, 64)?;
-        at_least("regs_per_sm", self.regs_per_sm as u64, 1)?;
-        in_range(
-            "schedulers_per_sm",
-            self.schedulers_per_sm as u64,
-            1,
-            (self.warps_per_sm as u64).min(crate::mascar::ports::MAX_SCHEDULERS as u64),
-        )?;
-        in_range("ibuffer_entries", self.ibuffer_entries as u64, 1, 8)?;
-        at_least("sp_units", self.sp_units as u64, 1)?;
-        at_least("sfu_units", self.sfu_units as u64, 1)?;
-        at_least("sfu_initiation", self.sfu_initiation as u64, 1)?;
-        for (key, v) in [
-            ("alu_latency", self.alu_latency),
-            ("imul_latency", self.imul_latency),
-            ("idiv_latency", self.idiv_latency),
-            ("sfu_latency", self.sfu_latency),
-            ("shared_latency", self.shared_latency),
-            ("l1_hit_latency", self.l1_hit_latency),
-        ] {
-            at_least(key, v as u64, 1)?;
-            at_most(key, v as u64, MAX_PIPE_LATENCY as u64)?;
+        let values =
+            serde_json::to_value(self).map_err(|e| ConfigError::new("<configuration>", e.to_string()))?;
+        for s in settings() {
+            s.check_json(values.get(s.key))?;
         }
-        in_range("max_inflight_loads", self.max_inflight_loads as u64, 1, 65535)?;
+        let rule = |key: &str, reason: String| Err(ConfigError::new(key, reason));
+        if self.schedulers_per_sm > self.warps_per_sm {
+            return rule(
+                "schedulers_per_sm",
+                format!(
+                    "{} is more than warps_per_sm ({}): each scheduler needs a warp",
+                    self.schedulers_per_sm, self.warps_per_sm
+                ),
+            );
+        }
         for (key, v) in [
             ("l1_sets", self.l1_sets),
-            ("l1_ways", self.l1_ways),
-            ("l1_mshrs", self.l1_mshrs),
-            ("l1_mshr_merge", self.l1_mshr_merge),
-            ("l2_partitions", self.l2_partitions),
             ("l2_sets", self.l2_sets),
-            ("l2_ways", self.l2_ways),
-            ("l2_mshrs", self.l2_mshrs),
-            ("l2_mshr_merge", self.l2_mshr_merge),
-            ("l2_miss_queue", self.l2_miss_queue),
-            ("l2_response_queue", self.l2_response_queue),
-            ("dram_queue", self.dram_queue),
-            ("flit_bytes", self.flit_bytes),
-            ("sm_port_flits", self.sm_port_flits),
-            ("partition_port_flits", self.partition_port_flits),
-            ("icnt_latency", self.icnt_latency),
-            ("icnt_buffer", self.icnt_buffer),
-            ("l2_latency", self.l2_latency),
-            ("dram_latency", self.dram_latency),
+            ("line_bytes", self.line_bytes),
         ] {
-            at_least(key, v as u64, 1)?;
-        }
-        if !(self.dram_cycles_per_line.is_finite() && self.dram_cycles_per_line >= 0.25) {
-            return Err(ConfigError::new(
-                "dram_cycles_per_line",
-                format!("must be a number ≥ 0.25, got {}", self.dram_cycles_per_line),
-            ));
-        }
-        at_most("l1_mshr_merge", self.l1_mshr_merge as u64, 64)?;
-        at_most("l1_mshrs", self.l1_mshrs as u64, 4096)?;
-        at_most("l2_mshrs", self.l2_mshrs as u64, 4096)?;
-        // GPGPU-Sim treats the miss queue as full at size - 1, so it needs two entries.
-        at_least("l1_miss_queue", self.l1_miss_queue as u64, 2)?;
-        // Up to 1024 ways so that a fully associative L1 (1 set) can be studied.
-        at_most("l1_ways", self.l1_ways as u64, 1024)?;
-        at_most("l2_ways", self.l2_ways as u64, 64)?;
-        if !matches!(self.mas_base_order, SchedulerKind::Gto | SchedulerKind::Lrr) {
-            return Err(ConfigError::new("mas_base_order", "must be `gto` or `lrr`"));
-        }
-        in_range("car_queue_depth", self.car_queue_depth as u64, 1, 64)?;
-        if self.engine != Engine::Ref {
-            crate::rtl::harness::supports(self).map_err(|reason| ConfigError::new("engine", reason))?;
-        }
-        at_least("ccws_vta_ways", self.ccws_vta_ways as u64, 1)?;
-        in_range(
-            "ccws_vta_entries",
-            self.ccws_vta_entries as u64,
-            self.ccws_vta_ways as u64,
-            256,
-        )?;
-        if !self.ccws_vta_entries.is_multiple_of(self.ccws_vta_ways) {
-            return Err(ConfigError::new(
-                "ccws_vta_entries",
-                "must be a multiple of ccws_vta_ways",
-            ));
-        }
-        at_least("ccws_base_score", self.ccws_base_score as u64, 1)?;
-        for (key, v) in [("l1_sets", self.l1_sets), ("l2_sets", self.l2_sets)] {
             if !v.is_power_of_two() {
-                return Err(ConfigError::new(key, format!("must be a power of two, got {v}")));
+                return rule(key, format!("must be a power of two, got {v}"));
             }
         }
-        if !self.line_bytes.is_power_of_two() || self.line_bytes < 32 || self.line_bytes > 4096 {
-            return Err(ConfigError::new(
-                "line_bytes",
-                format!("must be a power of two in 32..=4096, got {}", self.line_bytes),
-            ));
+        // Tag arrays are allocated whole, per SM and per partition.
+        for (key, sets, ways, max) in [
+            ("l1_ways", self.l1_sets, self.l1_ways, MAX_L1_LINES),
+            ("l2_ways", self.l2_sets, self.l2_ways, MAX_L2_LINES),
+        ] {
+            let lines = sets as u64 * ways as u64;
+            if lines > max {
+                let level = &key[..2];
+                return rule(
+                    key,
+                    format!("{level}_sets × {level}_ways = {sets} × {ways} = {lines} lines, more than {max}"),
+                );
+            }
+        }
+        if !self.ccws_vta_entries.is_multiple_of(self.ccws_vta_ways) {
+            return rule(
+                "ccws_vta_entries",
+                format!(
+                    "{} is not a multiple of ccws_vta_ways ({})",
+                    self.ccws_vta_entries, self.ccws_vta_ways
+                ),
+            );
+        }
+        if self.engine != Engine::Ref {
+            crate::rtl::harness::supports(self).map_err(|reason| ConfigError::new("engine", reason))?;
         }
         Ok(())
     }
 
     /// Applies one `key=value` override; the value is a TOML literal (`64`, `"gto"`, `true`).
+    /// A value of the wrong type or out of its key's range is refused naming the key and the
+    /// valid values; rules between keys are left to [`Config::validate`], so that overrides
+    /// can be given in any order.
     pub fn set(&mut self, assignment: &str) -> Result<(), ConfigError> {
         let (key, value) = assignment
             .split_once('=')
             .ok_or_else(|| ConfigError::new(assignment, "expected `key=value`".to_string()))?;
         let key = key.trim();
         let value = value.trim();
-        let mut table = toml::Value::try_from(&*self).map_err(|e| ConfigError::new(key, e.to_string()))?;
-        let map = table.as_table_mut().expect("config serialises to a table");
-        if !map.contains_key(key) {
+        let Some(setting) = setting(key) else {
             return Err(ConfigError::new(
                 key,
-                "unknown configuration key (see `mascar config --dump`)",
+                "unknown configuration key (see `mascar config --reference`)",
             ));
-        }
+        };
+        let mut table = toml::Value::try_from(&*self).map_err(|e| ConfigError::new(key, e.to_string()))?;
+        let map = table.as_table_mut().expect("config serialises to a table");
         let parsed: toml::Value = match toml::from_str::<toml::Table>(&format!("v = {value}")) {
             Ok(mut t) => t.remove("v").expect("just inserted"),
             // A bare word such as `gto` is taken as a string.
             Err(_) => toml::Value::String(value.to_string()),
         };
+        setting.check_toml(&parsed)?;
         map.insert(key.to_string(), parsed);
         let updated: Config = table.try_into().map_err(|e: toml::de::Error| {
-            ConfigError::new(key, format!("invalid value `{value}`: {}", e.message()))
+            ConfigError::new(
+                key,
+                format!(
+                    "invalid value `{value}`: {}; expected {}",
+                    e.message(),
+                    setting.domain.expected()
+                ),
+            )
         })?;
         *self = updated;
         Ok(())
     }
 
     /// Reads a TOML config file (keys as in [`Config`]; absent keys keep their defaults).
+    /// Errors name the key with its line and column; a value out of its key's range is
+    /// refused here, the rules between keys by [`Config::validate`].
     pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
-        toml::from_str(text).map_err(|e| {
-            let key = e.message().split('`').nth(1).unwrap_or("<file>").to_string();
-            ConfigError::new(key, e.message().to_string())
-        })
+        use toml::Spanned;
+        // Syntax first, with every value's position kept.
+        let table: std::collections::BTreeMap<Spanned<String>, Spanned<toml::Value>> =
+            toml::from_str(text).map_err(|e| toml_error(text, &e, None))?;
+        for (key, value) in &table {
+            let Some(s) = setting(key.get_ref()) else {
+                return Err(ConfigError::new(
+                    key.get_ref().as_str(),
+                    "unknown configuration key (see `mascar config --reference`)",
+                )
+                .at_offset(text, key.span().start));
+            };
+            s.check_toml(value.get_ref())
+                .map_err(|e| e.at_offset(text, value.span().start))?;
+        }
+        toml::from_str(text).map_err(|e| toml_error(text, &e, Some(&table)))
     }
 
     /// L1 capacity in bytes.
@@ -497,5 +933,182 @@ mod tests {
         assert_eq!(Config::from_toml(&text).unwrap(), c);
         let e = Config::from_toml("l1_msrs = 3").unwrap_err();
         assert!(e.to_string().contains("l1_msrs"), "{e}");
+    }
+
+    #[test]
+    fn the_settings_table_lists_every_key_in_order_with_its_default() {
+        let dumped = Config::default().to_string();
+        let keys: Vec<&str> = dumped.lines().filter_map(|l| l.split(" = ").next()).collect();
+        let table: Vec<&str> = settings().map(|s| s.key).collect();
+        assert_eq!(keys, table);
+        let values = toml::Value::try_from(Config::default()).unwrap();
+        for s in settings() {
+            assert_eq!(s.domain.default_text(), values[s.key].to_string(), "{}", s.key);
+        }
+        let names: Vec<&str> = SchedulerKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(names, SCHEDULERS);
+        // Bounds that are the model's own array sizes.
+        let max = |key: &str| match setting(key).unwrap().domain {
+            Domain::Int { max, .. } => max,
+            _ => unreachable!(),
+        };
+        assert_eq!(
+            max("schedulers_per_sm"),
+            crate::mascar::ports::MAX_SCHEDULERS as u64
+        );
+        assert_eq!(max("ibuffer_entries"), crate::gpu::sm::warp::MAX_IBUF as u64);
+        assert_eq!(max("warps_per_sm"), 64);
+        assert_eq!(max("threads_per_sm"), 64 * 32);
+    }
+
+    #[test]
+    fn every_key_just_outside_its_range_is_refused_naming_key_value_and_range() {
+        let default = serde_json::to_value(Config::default()).unwrap();
+        for s in settings() {
+            let Domain::Int { min, max, .. } = s.domain else {
+                continue;
+            };
+            let mut outside = vec![max + 1];
+            if min > 0 {
+                outside.push(min - 1);
+            }
+            for v in outside {
+                let mut j = default.clone();
+                j[s.key] = v.into();
+                let c: Config = serde_json::from_value(j).unwrap();
+                let e = c.validate().unwrap_err();
+                assert_eq!(e.key, s.key);
+                assert_eq!(e.reason, format!("{v} is out of range {min}..={max}"));
+                let e = Config::default().set(&format!("{}={v}", s.key)).unwrap_err();
+                assert_eq!(
+                    (e.key.as_str(), e.reason.clone()),
+                    (s.key, format!("{v} is out of range {min}..={max}"))
+                );
+            }
+        }
+        let e = Config::default().set("dram_latency=4294967295").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "config key `dram_latency`: 4294967295 is out of range 1..=10000"
+        );
+        let e = Config::default().set("dram_cycles_per_line=0.1").unwrap_err();
+        assert_eq!(e.reason, "0.1 is out of range 0.25..=10000");
+        let e = Config::default().set("mas_base_order=ccws").unwrap_err();
+        assert_eq!(e.reason, "`ccws` is not one of gto, lrr");
+        let e = Config::default().set("l1_mshrs=many").unwrap_err();
+        assert!(e.reason.contains("a whole number in 1..=4096"), "{e}");
+    }
+
+    #[test]
+    fn rules_between_keys_are_kept() {
+        let bad = |c: Config| c.validate().unwrap_err().key;
+        let d = Config::default;
+        assert_eq!(bad(Config { l1_sets: 48, ..d() }), "l1_sets");
+        assert_eq!(
+            bad(Config {
+                line_bytes: 96,
+                ..d()
+            }),
+            "line_bytes"
+        );
+        assert_eq!(
+            bad(Config {
+                l1_sets: 64,
+                l1_ways: 1024,
+                ..d()
+            }),
+            "l1_ways"
+        );
+        assert_eq!(
+            bad(Config {
+                l2_sets: 65536,
+                l2_ways: 2,
+                ..d()
+            }),
+            "l2_ways"
+        );
+        assert_eq!(
+            bad(Config {
+                warps_per_sm: 1,
+                ..d()
+            }),
+            "schedulers_per_sm"
+        );
+        assert_eq!(
+            bad(Config {
+                ccws_vta_entries: 12,
+                ..d()
+            }),
+            "ccws_vta_entries"
+        );
+        assert_eq!(
+            bad(Config {
+                ccws_vta_entries: 4,
+                ..d()
+            }),
+            "ccws_vta_entries"
+        );
+        assert_eq!(
+            bad(Config {
+                dram_cycles_per_line: f64::NAN,
+                ..d()
+            }),
+            "dram_cycles_per_line"
+        );
+        // A fully associative L1 of the default size is fine.
+        Config {
+            l1_sets: 1,
+            l1_ways: 256,
+            ..d()
+        }
+        .validate()
+        .unwrap();
+    }
+
+    #[test]
+    fn toml_errors_name_the_key_with_line_and_column() {
+        let e = Config::from_toml("sms = 4\nl1_mshrs = \"x\"\n").unwrap_err();
+        assert_eq!((e.key.as_str(), e.at), ("l1_mshrs", Some((2, 12))), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("line 2, column 12: config key `l1_mshrs`: "),
+            "{e}"
+        );
+        assert!(e.reason.contains("1..=4096"), "{e}");
+        let e = Config::from_toml("sms = 4\n  dram_latency = 4294967295\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 2, column 18: config key `dram_latency`: 4294967295 is out of range 1..=10000"
+        );
+        let e = Config::from_toml("\nl1_msrs = 3").unwrap_err();
+        assert_eq!((e.key.as_str(), e.at), ("l1_msrs", Some((2, 1))), "{e}");
+        let e = Config::from_toml("sms = 4\nl1_mshrs = \n").unwrap_err();
+        assert_eq!((e.key.as_str(), e.at.map(|a| a.0)), ("l1_mshrs", Some(2)), "{e}");
+        let e = Config::from_toml("scheduler = 3").unwrap_err();
+        assert_eq!(e.key, "scheduler");
+        assert!(e.reason.contains("one of lrr, gto"), "{e}");
+    }
+
+    #[test]
+    fn the_reference_lists_every_key() {
+        let md = reference_markdown();
+        for s in settings() {
+            assert!(md.contains(&format!("| `{}` |", s.key)), "{}", s.key);
+        }
+        assert!(
+            md.contains("| `dram_latency` | cycles | 1..=10000 | `238` |"),
+            "{md}"
+        );
+        // The RTL limits in the engine rule are the harness's.
+        use crate::rtl::harness::{ENTRIES, LANES};
+        let engine = setting("engine").unwrap().rule;
+        assert!(
+            engine.contains(&format!("warps_per_sm ≤ {}", 2 * LANES)),
+            "{engine}"
+        );
+        assert!(
+            engine.contains(&format!("car_queue_depth ≤ {ENTRIES}")),
+            "{engine}"
+        );
     }
 }

@@ -11,6 +11,10 @@
 //!   reported but not modelled (the model's L1 is LRU, write-through with linear set index).
 //! - `-rop_latency` and `-dram_latency` map onto `l2_latency` and `dram_latency` as they are;
 //!   the model's defaults are calibrated to 200 / 440-cycle unloaded round trips instead.
+//! - `-gpgpu_flush_l1_cache` / `-gpgpu_flush_l2_cache` (GPGPU-Sim 3.2.2 `gpu-sim.cc`, both
+//!   default 0) map onto `flush_l1_between_kernels` / `flush_l2_between_kernels`.
+//! - A setting group whose option the file lacks keeps the base configuration's value and
+//!   is listed in [`Imported::defaulted`]; arithmetic on file values is checked.
 
 use crate::config::Config;
 use crate::sched::SchedulerKind;
@@ -36,13 +40,91 @@ pub struct OptionUse {
     pub note: String,
 }
 
+/// A model setting group the file did not give: it keeps the base configuration's values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Defaulted {
+    /// What the group is, e.g. `L1 data cache`.
+    pub setting: &'static str,
+    /// The option(s) that would have given it, without the leading `-`.
+    pub options: &'static [&'static str],
+    /// The values kept, as `key = value` pairs.
+    pub kept: String,
+}
+
 /// The configuration read from a GPGPU-Sim file.
 #[derive(Debug, Clone)]
 pub struct Imported {
     pub config: Config,
     pub used: Vec<OptionUse>,
     pub ignored: Vec<OptionUse>,
+    /// Setting groups no used option gave (absent from the file, or present but ignored).
+    pub defaulted: Vec<Defaulted>,
 }
+
+/// The model settings GPGPU-Sim options give: what, by which options, which keys.
+const GROUPS: &[(&str, &[&str], &[&str])] = &[
+    (
+        "SM count",
+        &["gpgpu_n_clusters", "gpgpu_n_cores_per_cluster"],
+        &["sms"],
+    ),
+    (
+        "threads and warps per SM",
+        &["gpgpu_shader_core_pipeline"],
+        &["threads_per_sm", "warps_per_sm"],
+    ),
+    ("registers per SM", &["gpgpu_shader_registers"], &["regs_per_sm"]),
+    ("CTAs per SM", &["gpgpu_shader_cta"], &["ctas_per_sm"]),
+    ("shared memory per SM", &["gpgpu_shmem_size"], &["shared_per_sm"]),
+    (
+        "schedulers per SM",
+        &["gpgpu_num_sched_per_core"],
+        &["schedulers_per_sm"],
+    ),
+    ("warp scheduler", &["gpgpu_scheduler"], &["scheduler"]),
+    ("SP pipelines", &["gpgpu_num_sp_units"], &["sp_units"]),
+    ("SFU pipelines", &["gpgpu_num_sfu_units"], &["sfu_units"]),
+    (
+        "integer latencies",
+        &["ptx_opcode_latency_int"],
+        &["alu_latency", "imul_latency", "idiv_latency"],
+    ),
+    (
+        "L1 data cache",
+        &["gpgpu_cache:dl1"],
+        &[
+            "l1_sets",
+            "l1_ways",
+            "line_bytes",
+            "l1_mshrs",
+            "l1_mshr_merge",
+            "l1_miss_queue",
+        ],
+    ),
+    (
+        "L2 cache",
+        &["gpgpu_cache:dl2"],
+        &["l2_sets", "l2_ways", "l2_mshrs", "l2_mshr_merge", "l2_miss_queue"],
+    ),
+    ("L2 partitions", &["gpgpu_n_mem"], &["l2_partitions"]),
+    ("L2 latency", &["rop_latency"], &["l2_latency"]),
+    ("DRAM latency", &["dram_latency"], &["dram_latency"]),
+    (
+        "DRAM queue",
+        &["gpgpu_frfcfs_dram_sched_queue_size"],
+        &["dram_queue"],
+    ),
+    (
+        "L1 flush between kernels",
+        &["gpgpu_flush_l1_cache"],
+        &["flush_l1_between_kernels"],
+    ),
+    (
+        "L2 flush between kernels",
+        &["gpgpu_flush_l2_cache"],
+        &["flush_l2_between_kernels"],
+    ),
+];
 
 impl fmt::Display for Imported {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -54,7 +136,15 @@ impl fmt::Display for Imported {
         for u in &self.ignored {
             writeln!(f, "  line {:>3}  -{} {}  ({})", u.line, u.option, u.value, u.note)?;
         }
-        Ok(())
+        writeln!(f, "Model settings the file does not give (defaults kept):")?;
+        for d in &self.defaulted {
+            let options: Vec<String> = d.options.iter().map(|o| format!("-{o}")).collect();
+            writeln!(f, "  {} ({}): {}", d.setting, options.join(", "), d.kept)?;
+        }
+        writeln!(
+            f,
+            "  (interconnect, MAS, CAR, OWL, CCWS and run-control keys have no GPGPU-Sim option; see `mascar config --reference`)"
+        )
     }
 }
 
@@ -171,8 +261,11 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
         .and_then(|v| v.parse().ok())
         .unwrap_or(1)
         .max(1);
-    let mut clusters = None;
-    let mut cores_per_cluster = None;
+    // (value, line) of each half of the SM count.
+    let mut clusters: Option<(u32, usize)> = None;
+    let mut cores_per_cluster: Option<(u32, usize)> = None;
+    // Which line and option last set each key, to place a refused value.
+    let mut set_by: Vec<(&str, usize, &str)> = vec![];
     for (line, name, value) in &opts {
         let err = |reason: String| GpgpusimError {
             file: file.into(),
@@ -188,11 +281,11 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
         let list = |v: &str| -> Result<Vec<u32>, GpgpusimError> { v.split(',').map(num).collect() };
         let note: Result<String, String> = match name.as_str() {
             "gpgpu_n_clusters" => {
-                clusters = Some(num(value)?);
+                clusters = Some((num(value)?, *line));
                 Ok("SMs = clusters × cores per cluster".into())
             }
             "gpgpu_n_cores_per_cluster" => {
-                cores_per_cluster = Some(num(value)?);
+                cores_per_cluster = Some((num(value)?, *line));
                 Ok("SMs = clusters × cores per cluster".into())
             }
             "gpgpu_shader_core_pipeline" => {
@@ -274,9 +367,16 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
             }
             "gpgpu_cache:dl2" => {
                 let g = parse_cache(value).map_err(err)?;
-                c.l2_sets = g.sets * sub_partitions;
+                let per_channel = |n: u32, what: &str| {
+                    n.checked_mul(sub_partitions).ok_or_else(|| {
+                        err(format!(
+                            "{what} {n} × {sub_partitions} sub-partitions overflows 32 bits"
+                        ))
+                    })
+                };
+                c.l2_sets = per_channel(g.sets, "sets")?;
                 c.l2_ways = g.ways;
-                c.l2_mshrs = g.mshrs * sub_partitions;
+                c.l2_mshrs = per_channel(g.mshrs, "MSHRs")?;
                 c.l2_mshr_merge = g.merge;
                 c.l2_miss_queue = g.miss_queue;
                 Ok(format!(
@@ -288,7 +388,12 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
                 c.l2_partitions = num(value)?;
                 Ok(format!("l2_partitions = {}", c.l2_partitions))
             }
-            "gpgpu_n_sub_partition_per_mchannel" => Ok("folded into l2_sets and l2_mshrs".into()),
+            "gpgpu_n_sub_partition_per_mchannel" => {
+                if num(value)? == 0 {
+                    return Err(err("must be at least 1".into()));
+                }
+                Ok("folded into l2_sets and l2_mshrs".into())
+            }
             "rop_latency" => {
                 c.l2_latency = num(value)?;
                 Ok(format!("l2_latency = {}", c.l2_latency))
@@ -306,6 +411,20 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
                 } else {
                     Err("0 (unlimited) has no counterpart: dram_queue keeps its value".into())
                 }
+            }
+            "gpgpu_flush_l1_cache" => {
+                c.flush_l1_between_kernels = num(value)? != 0;
+                Ok(format!(
+                    "flush_l1_between_kernels = {}",
+                    c.flush_l1_between_kernels
+                ))
+            }
+            "gpgpu_flush_l2_cache" => {
+                c.flush_l2_between_kernels = num(value)? != 0;
+                Ok(format!(
+                    "flush_l2_between_kernels = {}",
+                    c.flush_l2_between_kernels
+                ))
             }
             "gpgpu_pipeline_widths" => {
                 Err("the model issues one instruction per scheduler per cycle into its units".into())
@@ -337,24 +456,99 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
             },
         };
         match note {
-            Ok(_) => used.push(u),
+            Ok(_) => {
+                if let Some((_, _, keys)) = GROUPS.iter().find(|(_, o, _)| o.contains(&name.as_str())) {
+                    set_by.extend(keys.iter().map(|k| (*k, *line, name.as_str())));
+                }
+                used.push(u)
+            }
             Err(_) => ignored.push(u),
         }
     }
     if clusters.is_some() || cores_per_cluster.is_some() {
-        c.sms = clusters.unwrap_or(1) * cores_per_cluster.unwrap_or(1);
+        let (n, n_line) = clusters.unwrap_or((1, 0));
+        let (m, m_line) = cores_per_cluster.unwrap_or((1, 0));
+        // The product is made at the later of the two lines.
+        let (line, option) = if n_line > m_line {
+            (n_line, "gpgpu_n_clusters")
+        } else {
+            (m_line, "gpgpu_n_cores_per_cluster")
+        };
+        c.sms = n.checked_mul(m).ok_or_else(|| GpgpusimError {
+            file: file.into(),
+            line,
+            option: option.into(),
+            reason: format!(
+                "SMs = gpgpu_n_clusters × gpgpu_n_cores_per_cluster = {n} × {m} overflows 32 bits"
+            ),
+        })?;
     }
-    c.validate().map_err(|e| GpgpusimError {
-        file: file.into(),
-        line: 0,
-        option: e.key.clone(),
-        reason: format!("the imported machine is invalid: {}", e.reason),
+    c.validate().map_err(|e| {
+        // Placed at the option that set the refused key, when one did.
+        let (line, option) = set_by
+            .iter()
+            .rev()
+            .find(|(k, _, _)| *k == e.key)
+            .map_or((0, e.key.clone()), |(_, l, o)| (*l, o.to_string()));
+        let reason = if line > 0 {
+            format!("sets {}", e)
+        } else {
+            format!("the imported machine is invalid: {}", e.reason)
+        };
+        GpgpusimError {
+            file: file.into(),
+            line,
+            option,
+            reason,
+        }
     })?;
+    let mut defaulted = defaulted_groups(&c, &used);
+    // One half of the SM count without the other: the missing factor is taken as 1.
+    match (clusters, cores_per_cluster) {
+        (Some(_), None) => defaulted.push(Defaulted {
+            setting: "cores per cluster",
+            options: &["gpgpu_n_cores_per_cluster"],
+            kept: format!("1, so sms = {}", c.sms),
+        }),
+        (None, Some(_)) => defaulted.push(Defaulted {
+            setting: "clusters",
+            options: &["gpgpu_n_clusters"],
+            kept: format!("1, so sms = {}", c.sms),
+        }),
+        _ => {}
+    }
     Ok(Imported {
         config: c,
         used,
         ignored,
+        defaulted,
     })
+}
+
+/// The setting groups no used option gave, with the values they keep.
+fn defaulted_groups(c: &Config, used: &[OptionUse]) -> Vec<Defaulted> {
+    let values = toml::Value::try_from(c).ok();
+    GROUPS
+        .iter()
+        .filter(|(_, options, _)| !used.iter().any(|u| options.contains(&u.option.as_str())))
+        .map(|(setting, options, keys)| {
+            let kept: Vec<String> = keys
+                .iter()
+                .map(|k| {
+                    let v = values
+                        .as_ref()
+                        .and_then(|t| t.get(k))
+                        .map_or("?".into(), |v| v.to_string());
+                    format!("{k} = {v}")
+                })
+                .collect();
+            Defaulted {
+                setting,
+                options,
+                kept: kept.join(", "),
+            }
+        })
+        .collect()
 }
 
 /// The keys whose value differs between two configurations: (key, a, b).

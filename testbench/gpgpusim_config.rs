@@ -121,3 +121,98 @@ fn mutated_configs_give_errors_not_panics() {
         assert!(r.is_ok(), "panic on:\n{text}");
     }
 }
+
+#[test]
+fn the_sm_count_and_l2_geometry_use_checked_arithmetic() {
+    // 4294967295² wraps to 1 in 32 bits: once silently one SM.
+    let text = "-gpgpu_n_clusters 4294967295\n-gpgpu_n_cores_per_cluster 4294967295\n";
+    let e = import(text, "wrap.config", &Config::default()).unwrap_err();
+    assert_eq!(
+        (e.line, e.option.as_str()),
+        (2, "gpgpu_n_cores_per_cluster"),
+        "{e}"
+    );
+    assert!(e.reason.contains("overflows"), "{e}");
+    // (2^31 + 64) sets × 2 sub-partitions wraps to 128: once silently a default-sized L2.
+    let text = "-gpgpu_n_sub_partition_per_mchannel 2\n-gpgpu_cache:dl2 N:2147483712:128:8,L:B:m:W:L,A:32:4,4:0,32\n";
+    let e = import(text, "wrap.config", &Config::default()).unwrap_err();
+    assert_eq!((e.line, e.option.as_str()), (2, "gpgpu_cache:dl2"), "{e}");
+    assert!(e.reason.contains("overflows"), "{e}");
+    let e = import(
+        "-gpgpu_n_sub_partition_per_mchannel 0\n",
+        "z.config",
+        &Config::default(),
+    )
+    .unwrap_err();
+    assert_eq!(e.option, "gpgpu_n_sub_partition_per_mchannel");
+}
+
+#[test]
+fn a_value_out_of_range_names_the_option_and_line_that_gave_it() {
+    let text = "-gpgpu_n_clusters 15\n-gpgpu_n_mem 100000\n";
+    let e = import(text, "big.config", &Config::default()).unwrap_err();
+    assert_eq!((e.line, e.option.as_str()), (2, "gpgpu_n_mem"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("config key `l2_partitions`: 100000 is out of range 1..=128"),
+        "{e}"
+    );
+}
+
+#[test]
+fn settings_the_file_does_not_give_are_listed_as_defaulted() {
+    // Like the QuadroFX5600 config: no -gpgpu_cache:dl1 line.
+    let text = "-gpgpu_n_clusters 8\n-gpgpu_n_cores_per_cluster 2\n-gpgpu_n_mem 6\n-gpgpu_scheduler two_level_active:6:0:1\n";
+    let imported = import(text, "nodl1.config", &Config::default()).unwrap();
+    assert_eq!(imported.config.sms, 16);
+    let defaulted = |opt: &str| imported.defaulted.iter().find(|d| d.options.contains(&opt));
+    let dl1 = defaulted("gpgpu_cache:dl1").expect("dl1 listed as defaulted");
+    assert!(
+        dl1.kept.contains("l1_sets = 64") && dl1.kept.contains("l1_mshrs = 64"),
+        "{dl1:?}"
+    );
+    // Given and used: not defaulted. Given but ignored (an unmodelled scheduler): defaulted.
+    assert!(defaulted("gpgpu_n_clusters").is_none());
+    assert!(defaulted("gpgpu_n_mem").is_none());
+    assert_eq!(defaulted("gpgpu_scheduler").unwrap().kept, "scheduler = \"lrr\"");
+    assert!(defaulted("gpgpu_flush_l1_cache").is_some());
+    let shown = imported.to_string();
+    let at = shown
+        .find("Model settings the file does not give (defaults kept):")
+        .expect("printed after used and ignored");
+    assert!(at > shown.find("GPGPU-Sim options ignored:").unwrap());
+    assert!(
+        shown[at..].contains("L1 data cache (-gpgpu_cache:dl1): l1_sets = 64"),
+        "{shown}"
+    );
+    // Half of the SM count: the other factor is 1, and said so.
+    let half = import("-gpgpu_n_clusters 8\n", "half.config", &Config::default()).unwrap();
+    assert_eq!(half.config.sms, 8);
+    let cores = half
+        .defaulted
+        .iter()
+        .find(|d| d.options == ["gpgpu_n_cores_per_cluster"]);
+    assert_eq!(cores.map(|d| d.kept.as_str()), Some("1, so sms = 8"));
+    // The stock GTX480 file gives its caches.
+    let stock = import(&gtx480(), "gpgpusim.config", &Config::default()).unwrap();
+    assert!(!stock
+        .defaulted
+        .iter()
+        .any(|d| d.options.contains(&"gpgpu_cache:dl1")));
+}
+
+#[test]
+fn the_cache_flush_options_map_onto_the_between_kernel_flushes() {
+    let c = Config::default();
+    assert!(!c.flush_l1_between_kernels && !c.flush_l2_between_kernels);
+    let imported = import(
+        "-gpgpu_flush_l1_cache 1\n-gpgpu_flush_l2_cache 0\n",
+        "f.config",
+        &c,
+    )
+    .unwrap();
+    assert!(imported.config.flush_l1_between_kernels);
+    assert!(!imported.config.flush_l2_between_kernels);
+    assert!(imported.used.iter().any(|u| u.option == "gpgpu_flush_l1_cache"));
+    assert!(imported.used.iter().any(|u| u.option == "gpgpu_flush_l2_cache"));
+}

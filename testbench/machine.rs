@@ -230,8 +230,10 @@ fn every_request_is_answered_and_every_instruction_runs() {
 fn watchdog_stops_a_run_without_progress_and_names_the_waiting_warps() {
     // A DRAM slower than the watchdog: nothing issues or returns for longer than it allows.
     let cfg = Config {
-        dram_latency: 20_000,
-        watchdog_cycles: 8192,
+        // The top of dram_latency's range (docs/configuration.md); the watchdog looks every
+        // 4096 cycles.
+        dram_latency: 10_000,
+        watchdog_cycles: 4096,
         ..one_sm()
     };
     let k = kernel("kernel slow\ngrid 1\nblock 64\nbuffer A 1M\nld.global r1, A[4*tid]\nalu r2, r1\n");

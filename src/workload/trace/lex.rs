@@ -1,7 +1,11 @@
 //! Line-level lexing shared by the header, instruction and kernelslist parsers: whitespace
 //! tokens with their positions, and number parsing that says where it failed.
 
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
 use super::error::TraceError;
+use super::reader::MAX_LINE_BYTES;
 
 /// Longest token text quoted in an error message (fuzzed input can have huge tokens).
 const MAX_QUOTE: usize = 40;
@@ -199,4 +203,82 @@ pub(crate) fn split_key_value(text: &str) -> Option<(String, usize, &str)> {
     let value = rest.trim();
     let lead = rest.len() - rest.trim_start().len();
     Some((key, eq + 1 + lead, value))
+}
+
+/// Reads a whole small file of the trace (a kernelslist) line by line: a line longer than
+/// [`MAX_LINE_BYTES`] or a file longer than [`crate::input::MAX_LIST_BYTES`] is refused with
+/// its position, so that `/dev/zero` or an endless file ends at once.
+pub(crate) fn read_capped(path: &Path, file: &str) -> Result<String, TraceError> {
+    let f =
+        std::fs::File::open(path).map_err(|e| TraceError::unpositioned(file, format!("cannot read: {e}")))?;
+    let mut reader = BufReader::new(f);
+    let mut text = Vec::new();
+    let mut line_no = 0;
+    loop {
+        line_no += 1;
+        let start = text.len();
+        let n = (&mut reader)
+            .take(MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut text)
+            .map_err(|e| TraceError::new(file, line_no, 1, format!("read error: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        let line = &text[start..];
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        if body.len() > MAX_LINE_BYTES {
+            return Err(TraceError::new(
+                file,
+                line_no,
+                MAX_LINE_BYTES + 1,
+                format!("line longer than {MAX_LINE_BYTES} bytes"),
+            ));
+        }
+        if text.len() as u64 > crate::input::MAX_LIST_BYTES {
+            return Err(TraceError::new(
+                file,
+                line_no,
+                1,
+                format!(
+                    "file longer than {} (the cap on a kernel list)",
+                    crate::input::human_bytes(crate::input::MAX_LIST_BYTES)
+                ),
+            ));
+        }
+    }
+    String::from_utf8(text).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        TraceError::new(
+            file,
+            valid.iter().filter(|&&b| b == b'\n').count() + 1,
+            String::from_utf8_lossy(&valid[line_start..]).chars().count() + 1,
+            "invalid UTF-8",
+        )
+    })
+}
+
+#[cfg(test)]
+mod capped_tests {
+    use super::*;
+
+    #[test]
+    fn a_long_line_is_refused_at_its_line_and_a_short_list_is_read() {
+        let dir = std::env::temp_dir().join(format!("mascar-lex-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("kernelslist.g");
+        let long = "k".repeat(MAX_LINE_BYTES + 1);
+        std::fs::write(&p, format!("MemcpyHtoD,0x10,4\nkernel-1.traceg\n{long}\n")).unwrap();
+        let e = read_capped(&p, "list").unwrap_err();
+        assert_eq!((e.line, e.column), (3, MAX_LINE_BYTES + 1), "{e}");
+        std::fs::write(&p, "MemcpyHtoD,0x10,4\r\nkernel-1.traceg").unwrap();
+        assert_eq!(
+            read_capped(&p, "list").unwrap(),
+            "MemcpyHtoD,0x10,4\r\nkernel-1.traceg"
+        );
+        std::fs::write(&p, b"kernel-1.traceg\nker\xffnel").unwrap();
+        let e = read_capped(&p, "list").unwrap_err();
+        assert_eq!((e.line, e.column, e.message.as_str()), (2, 4, "invalid UTF-8"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
