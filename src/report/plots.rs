@@ -3,9 +3,12 @@
 //!
 //! Text is drawn with DejaVu Sans embedded in the binary (the `dejavu` crate) through plotters'
 //! `ab_glyph` font backend, so PNGs get their labels on a machine without any system fonts.
-//! Every file is rendered to a temporary path in the same directory and renamed into place.
+//! Plots are rendered into memory and returned, for the caller to stage in an
+//! [`OutputSet`](crate::report::OutputSet) with the command's other outputs.
+//!
+//! Font sizes: plotters' SVG backend writes `font-size` = size / 1.24, so every text here is
+//! at least [`MIN_FONT`] (15 → 12.1 px in the SVG), readable at the plots' default size.
 
-use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use anyhow::{anyhow, Context, Result};
@@ -19,7 +22,7 @@ use crate::report::compare::{ClassGroup, RunRecord, SpeedupTable};
 use crate::workload::builtin::KernelClass;
 
 const FONT: &str = "sans-serif";
-const SPEEDUP_SIZE: (u32, u32) = (1100, 540);
+const SPEEDUP_HEIGHT: u32 = 540;
 const STALLS_HEIGHT: u32 = 560;
 
 /// Registers the embedded font once; plotters' `ab_glyph` backend needs it for any text.
@@ -46,74 +49,68 @@ fn scheduler_color(name: &str) -> RGBColor {
     }
 }
 
-/// `dir/name.ext` → `dir/name.tmp.ext` (the backend picks the image format from the extension).
-fn tmp_path(path: &Path, ext: &str) -> PathBuf {
-    path.with_extension(format!("tmp.{ext}"))
-}
-
-/// Renders with `draw` into a temporary file, then renames it to `path`.
-fn write_with(path: &Path, ext: &str, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
+/// Renders an SVG into memory: the caller stages it in an [`OutputSet`](crate::report::OutputSet),
+/// so no plot is ever written at its final path before every output of the command is complete.
+fn svg(size: (u32, u32), draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<()>) -> Result<String> {
     fonts()?;
-    let tmp = tmp_path(path, ext);
-    let result = draw(&tmp).and_then(|()| {
-        std::fs::rename(&tmp, path).with_context(|| format!("renaming {} into place", tmp.display()))
-    });
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.with_context(|| format!("writing {}", path.display()))
-}
-
-fn svg(
-    path: &Path,
-    size: (u32, u32),
-    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<()>,
-) -> Result<()> {
-    write_with(path, "svg", |tmp| {
-        let root = SVGBackend::new(tmp, size).into_drawing_area();
+    let mut text = String::new();
+    {
+        let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
         draw(&root)?;
         root.present()?;
-        Ok(())
-    })
+    }
+    Ok(text)
 }
 
+/// Renders a PNG into memory (RGB pixels, then encoded).
 fn png(
-    path: &Path,
     size: (u32, u32),
     draw: impl FnOnce(&DrawingArea<BitMapBackend, Shift>) -> Result<()>,
-) -> Result<()> {
-    write_with(path, "png", |tmp| {
-        let root = BitMapBackend::new(tmp, size).into_drawing_area();
+) -> Result<Vec<u8>> {
+    use image::ImageEncoder;
+    fonts()?;
+    let (w, h) = size;
+    let mut pixels = vec![0u8; w as usize * h as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut pixels, size).into_drawing_area();
         draw(&root)?;
         root.present()?;
-        Ok(())
-    })
+    }
+    let mut bytes = Vec::new();
+    image::codecs::png::PngEncoder::new(&mut bytes)
+        .write_image(&pixels, w, h, image::ColorType::Rgb8)
+        .context("encoding the PNG")?;
+    Ok(bytes)
 }
 
-/// Grouped bars of the per-class speedups as SVG.
-pub fn speedup_svg(t: &SpeedupTable, path: &Path) -> Result<()> {
-    svg(path, SPEEDUP_SIZE, |root| draw_speedup(root, t))
+/// Grouped bars of the per-class speedups, as SVG text.
+pub fn speedup_svg(t: &SpeedupTable) -> Result<String> {
+    svg(speedup_size(t), |root| draw_speedup(root, t))
 }
 
-/// Grouped bars of the per-class speedups as PNG.
-pub fn speedup_png(t: &SpeedupTable, path: &Path) -> Result<()> {
-    png(path, SPEEDUP_SIZE, |root| draw_speedup(root, t))
+/// Grouped bars of the per-class speedups, as PNG bytes.
+pub fn speedup_png(t: &SpeedupTable) -> Result<Vec<u8>> {
+    png(speedup_size(t), |root| draw_speedup(root, t))
 }
 
 /// Per-kernel fraction of peak IPC and LSU stall fraction of the baseline runs ("lrr", or the
-/// first record's scheduler when there is no lrr run), as SVG.
-pub fn stalls_svg(records: &[RunRecord], path: &Path) -> Result<()> {
+/// first record's scheduler when there is no lrr run), as SVG text.
+pub fn stalls_svg(records: &[RunRecord]) -> Result<String> {
     let bars = stall_bars(records, stalls_scheduler(records));
-    svg(path, stalls_size(bars.1.len()), |root| draw_stalls(root, &bars))
+    svg(stalls_size(bars.1.len()), |root| draw_stalls(root, &bars))
 }
 
-/// The same as [`stalls_svg`], as PNG.
-pub fn stalls_png(records: &[RunRecord], path: &Path) -> Result<()> {
+/// The same as [`stalls_svg`], as PNG bytes.
+pub fn stalls_png(records: &[RunRecord]) -> Result<Vec<u8>> {
     let bars = stall_bars(records, stalls_scheduler(records));
-    png(path, stalls_size(bars.1.len()), |root| draw_stalls(root, &bars))
+    png(stalls_size(bars.1.len()), |root| draw_stalls(root, &bars))
+}
+
+/// Wide enough for 40-pixel bars (their value labels fit above them), and at least 1100.
+fn speedup_size(t: &SpeedupTable) -> (u32, u32) {
+    let bars = (t.classes.len() * t.compared().count()) as u32;
+    let width = LEGEND_WIDTH as u32 + 100 + 50 * bars;
+    (width.max(1100), SPEEDUP_HEIGHT)
 }
 
 /// Wide enough for 36 pixels per kernel, and at least 1200 pixels.
@@ -122,8 +119,11 @@ fn stalls_size(kernels: usize) -> (u32, u32) {
     (width.max(1200), STALLS_HEIGHT)
 }
 
+/// The smallest text size used (see the module note: 12.1 px in an SVG).
+pub const MIN_FONT: u32 = 15;
+
 fn font(size: u32) -> TextStyle<'static> {
-    (FONT, size).into_font().color(&BLACK)
+    (FONT, size.max(MIN_FONT)).into_font().color(&BLACK)
 }
 
 /// Our value and the paper's of one bar.
@@ -194,8 +194,8 @@ where
         .max_light_lines(0)
         .y_desc(format!("speedup over {}", t.baseline))
         .y_label_formatter(&|v| format!("{v:.1}"))
-        .label_style(font(14))
-        .axis_desc_style(font(15))
+        .label_style(font(15))
+        .axis_desc_style(font(16))
         .draw()?;
     let mut legend = Vec::new();
     for (slot, s) in compared.iter().enumerate() {
@@ -207,7 +207,7 @@ where
         }))?;
         chart.draw_series(bars.iter().map(|b| {
             let (l, r) = bar_span(b.class, b.slot, compared.len());
-            let style = font(11).pos(Pos::new(HPos::Center, VPos::Bottom));
+            let style = font(15).pos(Pos::new(HPos::Center, VPos::Bottom));
             Text::new(format!("{:.2}", b.value), ((l + r) / 2.0, b.value), style)
         }))?;
         legend.push((s.to_string(), Mark::Bar(color)));
@@ -221,7 +221,7 @@ where
     ))?;
     for (i, row) in t.classes.iter().enumerate() {
         let (x, y) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
-        let style = font(15).pos(Pos::new(HPos::Center, VPos::Top));
+        let style = font(16).pos(Pos::new(HPos::Center, VPos::Top));
         plot.draw(&Text::new(
             format!("{} ({})", row.label, row.kernels),
             (x, y + 8),
@@ -254,7 +254,7 @@ where
             Mark::Bar(c) => area.draw(&Rectangle::new([(8, y - 7), (26, y + 7)], c.filled()))?,
             Mark::Dash => area.draw(&Rectangle::new([(6, y - 2), (28, y + 1)], BLACK.filled()))?,
         }
-        let style = font(14).pos(Pos::new(HPos::Left, VPos::Center));
+        let style = font(15).pos(Pos::new(HPos::Left, VPos::Center));
         area.draw(&Text::new(label.clone(), (36, y), style))?;
     }
     Ok(())
@@ -360,8 +360,8 @@ where
         .max_light_lines(0)
         .y_desc("fraction")
         .y_label_formatter(&|v| format!("{v:.1}"))
-        .label_style(font(14))
-        .axis_desc_style(font(15))
+        .label_style(font(15))
+        .axis_desc_style(font(16))
         .draw()?;
     let series: [StallSeries; 2] = [
         (
@@ -383,7 +383,7 @@ where
     draw_group_split(&mut chart, bars)?;
     for (i, b) in bars.iter().enumerate() {
         let (x, y) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
-        let style = font(13)
+        let style = font(15)
             .transform(FontTransform::Rotate270)
             .pos(Pos::new(HPos::Right, VPos::Center));
         plot.draw(&Text::new(b.kernel.clone(), (x, y + 6), style))?;
@@ -402,7 +402,7 @@ where
         ("memory intensive", split, bars.len()),
     ];
     for (label, from, to) in groups.into_iter().filter(|g| g.2 > g.1) {
-        let style = font(14).pos(Pos::new(HPos::Center, VPos::Top));
+        let style = font(15).pos(Pos::new(HPos::Center, VPos::Top));
         chart.draw_series([Text::new(label, ((from + to) as f64 / 2.0, 1.09), style)])?;
     }
     if split > 0 && split < bars.len() {
@@ -415,17 +415,21 @@ where
     Ok(())
 }
 
+/// Every `font-size` of an SVG's texts (in px), and how many `<text` elements it has.
+pub fn svg_font_sizes(svg: &str) -> (Vec<f64>, usize) {
+    let sizes = svg
+        .split("font-size=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next()?.trim_end_matches("px").parse().ok())
+        .collect();
+    (sizes, svg.matches("<text").count())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::report::compare::speedup_table;
     use crate::report::compare::tests::sample;
-
-    fn dir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("mascar-plots-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
 
     fn with_ipc(mut recs: Vec<RunRecord>) -> Vec<RunRecord> {
         for (i, r) in recs.iter_mut().enumerate() {
@@ -445,23 +449,13 @@ mod tests {
     }
 
     #[test]
-    fn speedup_plots_are_written_atomically() {
-        let d = dir("speedup");
+    fn speedup_plots_render_svg_and_png() {
         let t = speedup_table(&sample(), "lrr");
-        let (s, p) = (d.join("speedup.svg"), d.join("speedup.png"));
-        speedup_svg(&t, &s).unwrap();
-        speedup_png(&t, &p).unwrap();
-        let text = std::fs::read_to_string(&s).unwrap();
+        let text = speedup_svg(&t).unwrap();
         assert!(text.contains("<svg") && text.contains("mascar") && text.contains("paper (HPCA 2015)"));
         assert!(text.contains("bandwidth intensive (2)"));
-        let bytes = std::fs::read(&p).unwrap();
+        let bytes = speedup_png(&t).unwrap();
         assert_eq!(&bytes[1..4], b"PNG");
-        let left: Vec<_> = std::fs::read_dir(&d)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(left.len(), 2, "temporary files left behind: {left:?}");
-        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]
@@ -473,22 +467,23 @@ mod tests {
         assert_eq!(names[0], "c1");
         assert!(bars[1..].iter().all(|b| b.memory));
         assert!(bars[1].ipc_fraction >= bars[2].ipc_fraction);
-        let d = dir("stalls");
-        stalls_svg(&recs, &d.join("stalls.svg")).unwrap();
-        stalls_png(&recs, &d.join("stalls.png")).unwrap();
-        assert!(std::fs::read_to_string(d.join("stalls.svg"))
-            .unwrap()
-            .contains("LSU stall fraction"));
-        let _ = std::fs::remove_dir_all(&d);
+        assert!(stalls_svg(&recs).unwrap().contains("LSU stall fraction"));
+        assert_eq!(&stalls_png(&recs).unwrap()[1..4], b"PNG");
     }
 
     #[test]
-    fn bad_directory_is_an_error_not_a_panic() {
-        let d = dir("bad");
-        let file = d.join("plain-file");
-        std::fs::write(&file, b"x").unwrap();
-        let t = speedup_table(&sample(), "lrr");
-        assert!(speedup_svg(&t, &file.join("speedup.svg")).is_err());
-        let _ = std::fs::remove_dir_all(&d);
+    fn every_svg_text_is_at_least_12_px() {
+        let recs = with_ipc(sample());
+        let t = speedup_table(&recs, "lrr");
+        for (name, svg) in [
+            ("speedup", speedup_svg(&t).unwrap()),
+            ("stalls", stalls_svg(&recs).unwrap()),
+        ] {
+            let (sizes, texts) = svg_font_sizes(&svg);
+            assert!(texts > 5, "{name}: only {texts} texts");
+            assert_eq!(sizes.len(), texts, "{name}: a text without a font-size");
+            let small: Vec<f64> = sizes.into_iter().filter(|&px| px < 12.0).collect();
+            assert!(small.is_empty(), "{name}: texts below 12 px: {small:?}");
+        }
     }
 }
