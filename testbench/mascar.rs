@@ -240,3 +240,121 @@ fn runs_are_deterministic() {
     let b = mascar::gpu::simulate(&cfg, &k, None).unwrap();
     assert_eq!(a, b);
 }
+
+/// Runs `k` to the end under `cfg`; every instruction executed and every request answered.
+fn finishes(cfg: &Config, k: &Kernel, what: &str) -> RunStats {
+    let stats = mascar::gpu::simulate(cfg, k, None).unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(stats.warp_instructions, k.total_warp_instructions(), "{what}");
+    assert_eq!(stats.sm.requests_sent, stats.sm.replies_received, "{what}");
+    stats
+}
+
+#[test]
+fn an_mp_held_for_ever_does_not_deadlock_mas_or_mascar() {
+    // A hold longer than the run keeps every SM in MP once it saturates. Under Mascar a miss
+    // parked in the re-execution queue by a warp that is not the owner is served hit-only;
+    // with nobody left to issue a memory instruction there was no owner, so it waited for
+    // ever (bp-2: the watchdog fired with warps waiting on loads that never return).
+    for name in ["bp-2", "kmeans-1"] {
+        let k = mascar::workload::builtin::find(name).unwrap().kernel();
+        for s in [SchedulerKind::Mas, SchedulerKind::Mascar] {
+            let cfg = Config {
+                sms: 2,
+                scheduler: s,
+                mas_mp_exit_hold: 1_000_000,
+                ..Config::default()
+            };
+            let st = finishes(&cfg, &k, &format!("{name} under {s}, hold 1000000"));
+            assert!(st.mas.mp_cycles > 0, "{name} {s}: MP was entered");
+        }
+    }
+}
+
+#[test]
+fn a_full_queue_of_hit_only_misses_does_not_strand_the_owner() {
+    // Non-owners issue in MP and their misses park; a one-entry queue is then full of a
+    // non-owner's miss, the next non-owner miss waits at the LD/ST head and the owner's next
+    // memory instruction cannot reach the L1. With MP held that used to last for ever.
+    let k = mascar::workload::builtin::find("bp-2").unwrap().kernel();
+    let cfg = Config {
+        sms: 2,
+        scheduler: SchedulerKind::Mascar,
+        mascar_non_owner_mem: mascar::config::NonOwnerMem::HitOnly,
+        car_queue_depth: 1,
+        mas_mp_exit_hold: 1_000_000,
+        ..Config::default()
+    };
+    finishes(
+        &cfg,
+        &k,
+        "bp-2, hit-only non-owners, one queue entry, hold 1000000",
+    );
+}
+
+#[test]
+fn no_mp_hold_deadlocks_any_mas_or_car_scheduler() {
+    use mascar::config::NonOwnerMem;
+    // Property over the settings that keep MP up or clog the LD/ST side: every combination
+    // finishes the first CTAs of two memory-intensive kernels.
+    let clogs: [(&str, fn(&mut Config)); 5] = [
+        ("defaults", |_| {}),
+        ("one queue entry", |c| c.car_queue_depth = 1),
+        ("full queue blocks issue", |c| {
+            c.car_queue_depth = 2;
+            c.car_full_blocks_issue = true;
+        }),
+        ("one load slot", |c| c.max_inflight_loads = 1),
+        ("always saturated", |c| c.mas_sat_margin = c.l1_mshrs),
+    ];
+    for name in ["bp-2", "kmeans-1"] {
+        let mut k = mascar::workload::builtin::find(name).unwrap().kernel();
+        k.grid = k.grid.min(12);
+        for hold in [0, 1000, 1_000_000] {
+            for s in [SchedulerKind::Mas, SchedulerKind::Car, SchedulerKind::Mascar] {
+                for non_owner in [NonOwnerMem::Stall, NonOwnerMem::HitOnly] {
+                    for (clog, set) in &clogs {
+                        let mut cfg = Config {
+                            sms: 2,
+                            scheduler: s,
+                            mas_mp_exit_hold: hold,
+                            mascar_non_owner_mem: non_owner,
+                            ..Config::default()
+                        };
+                        set(&mut cfg);
+                        let what = format!("{name} {s} hold {hold} {non_owner:?} {clog}");
+                        finishes(&cfg, &k, &what);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_rtl_twins_hand_ownership_over_as_the_reference_does_with_mp_held() {
+    use mascar::config::{Engine, NonOwnerMem};
+    // Lockstep compares every block output every cycle; with MP held (within the RTL hold
+    // counter's 16 bits) the quiet-path hand-over and the waiting-warp candidates are taken.
+    let mut k = mascar::workload::builtin::find("bp-2").unwrap().kernel();
+    k.grid = k.grid.min(6);
+    for (non_owner, depth) in [
+        (NonOwnerMem::Stall, 32),
+        (NonOwnerMem::HitOnly, 32),
+        (NonOwnerMem::HitOnly, 1),
+    ] {
+        let cfg = Config {
+            sms: 1,
+            scheduler: SchedulerKind::Mascar,
+            engine: Engine::Lockstep,
+            mascar_non_owner_mem: non_owner,
+            car_queue_depth: depth,
+            mas_mp_exit_hold: 60_000,
+            ..Config::default()
+        };
+        finishes(
+            &cfg,
+            &k,
+            &format!("lockstep, {non_owner:?}, {depth} entries, hold 60000"),
+        );
+    }
+}

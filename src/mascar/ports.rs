@@ -26,6 +26,8 @@ pub struct WarpSignals {
     /// The warp has a memory instruction whose requests have not all been sent yet (at the
     /// LD/ST head or in the re-execution queue).
     pub mem_in_flight: u64,
+    /// No miss of this SM is outstanding: no MSHR in use and the miss queue empty.
+    pub l1_quiet: bool,
 }
 
 /// Input of the saturation detector (a comparator on the L1's counters).
@@ -70,10 +72,12 @@ pub struct WrcOut {
     pub wst: WstWrite,
     /// The owner must give up the memory path: its next instruction depends on a load it
     /// issued and all its requests have left (none waits at the LD/ST head or in the
-    /// re-execution queue), or it waits at a barrier, or it has finished.
+    /// re-execution queue), or it waits at a barrier, or it has finished, or the L1 is quiet
+    /// while it has no request waiting to leave and another warp has.
     pub release_owner: bool,
-    /// Warps that could take ownership: next instruction is a ready global memory
-    /// instruction that does not wait on the warp's own load, and the warp is not the owner.
+    /// Warps that could take ownership (never the owner): those whose next instruction is a
+    /// ready global memory instruction that does not wait on the warp's own load; when the
+    /// L1 is quiet and some warp has requests waiting to leave, those warps instead.
     pub owner_candidates: u64,
 }
 

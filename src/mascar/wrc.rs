@@ -31,6 +31,9 @@ impl Wrc {
         } else {
             0
         };
+        // Warps other than the owner whose requests wait to leave (LD/ST head or re-execution
+        // queue): in MP those are refused beyond L1 (hit-only service under Mascar).
+        let waiting = w.mem_in_flight & w.active & !owner_bit;
         let release_owner = match i.owner {
             Some(o) => {
                 let bit = 1u64 << o;
@@ -38,11 +41,26 @@ impl Wrc {
                 // [design] Not before its own requests have all left: the owner is there to
                 // get *all* of its requests out so it can start computing early.
                 let waits_on_own_load = w.has_inst & w.dep_load & !w.mem_in_flight & bit != 0;
-                waits_on_own_load || w.active & bit == 0 || w.at_barrier & bit != 0
+                // [design] Only the owner's requests go beyond L1 (slide 11), so when nothing
+                // of this SM is outstanding below L1 and the owner has no request waiting
+                // while another warp has, the owner is not using the memory path and may be
+                // the one waiting on it (a queue full of others' misses, the LD/ST head or
+                // every load slot taken by them): hand over, or a mode held after saturation
+                // (`mas_mp_exit_hold`, `mas_sat_margin`) could keep the SM stuck for ever.
+                let idle_path = w.l1_quiet && w.mem_in_flight & bit == 0 && waiting != 0;
+                waits_on_own_load || idle_path || w.active & bit == 0 || w.at_barrier & bit != 0
             }
             None => false,
         };
-        let owner_candidates = mem & w.sb_ready & !w.dep_load & !owner_bit;
+        // The oldest candidate becomes the owner (slide 11, "assign new owner warp"): a warp
+        // ready to issue a memory instruction; [design] with the L1 quiet, a warp whose
+        // requests wait to leave, as it needs ownership to send them (while misses are
+        // outstanding they wait: the path is busy and hand-overs stay as the paper has them).
+        let owner_candidates = if w.l1_quiet && waiting != 0 {
+            waiting
+        } else {
+            mem & w.sb_ready & !w.dep_load & !owner_bit
+        };
         WrcOut {
             wst: WstWrite {
                 we: w.has_inst & w.active,
@@ -69,6 +87,7 @@ mod tests {
             dep_load: 0,
             at_barrier: 0,
             mem_in_flight: 0,
+            l1_quiet: false,
         }
     }
 
@@ -128,5 +147,57 @@ mod tests {
                 .release_owner,
             "finished owner"
         );
+    }
+
+    #[test]
+    fn with_the_l1_quiet_a_warp_with_requests_waiting_to_leave_takes_ownership() {
+        // Nobody's next instruction is a memory instruction; warp 2's miss waits in the queue.
+        let mut w = warps();
+        w.is_mem = 0;
+        w.dep_load = 0b0100;
+        w.mem_in_flight = 0b0100;
+        let step = |w: WarpSignals| {
+            Wrc::default()
+                .step(&WrcIn {
+                    warps: w,
+                    mp: true,
+                    owner: None,
+                })
+                .owner_candidates
+        };
+        assert_eq!(step(w), 0, "misses outstanding: it waits");
+        w.l1_quiet = true;
+        assert_eq!(step(w), 0b0100, "L1 quiet: the waiting warp");
+        w.is_mem = 0b0001;
+        assert_eq!(step(w), 0b0100, "before a warp ready to issue");
+        w.l1_quiet = false;
+        assert_eq!(step(w), 0b0001, "busy path: a warp ready to issue, as before");
+    }
+
+    #[test]
+    fn an_owner_not_using_a_quiet_memory_path_hands_it_to_a_waiting_warp() {
+        let mut w = warps();
+        w.mem_in_flight = 0b0100;
+        w.l1_quiet = true;
+        let step = |w: WarpSignals| {
+            Wrc::default()
+                .step(&WrcIn {
+                    warps: w,
+                    mp: true,
+                    owner: Some(1),
+                })
+                .release_owner
+        };
+        assert!(step(w), "owner 1 sends nothing while warp 2 waits");
+        w.l1_quiet = false;
+        assert!(
+            !step(w),
+            "misses outstanding: the owner keeps the path (slide 11)"
+        );
+        w.l1_quiet = true;
+        w.mem_in_flight = 0b0110;
+        assert!(!step(w), "the owner's own request still waits to leave");
+        w.mem_in_flight = 0;
+        assert!(!step(w), "nobody else waits");
     }
 }

@@ -50,6 +50,14 @@ pub fn supports(cfg: &Config) -> Result<(), String> {
                 .to_string(),
         );
     }
+    if cfg.scheduler.uses_mas() && cfg.mas_mp_exit_hold > u16::MAX as u32 {
+        // Refused rather than cut down to what the 16-bit hold counter can count.
+        return Err(format!(
+            "the RTL scheduler block counts the MP hold in 16 bits (mas_mp_exit_hold = {} > {})",
+            cfg.mas_mp_exit_hold,
+            u16::MAX
+        ));
+    }
     if !matches!(base, K::Lrr | K::Gto | K::Ccws | K::Car) {
         return Err(format!(
             "the RTL scheduler block orders warps by LRR or GTO, not {base} (scheduler {})",
@@ -183,6 +191,7 @@ impl RtlBlocks {
         set2(&mut t.dep_load, w.dep_load);
         set2(&mut t.at_barrier, w.at_barrier);
         set2(&mut t.mem_in_flight, w.mem_in_flight);
+        t.l1_quiet.next = w.l1_quiet;
         let s = &i.sched;
         set2(&mut t.ready, s.ready);
         set2(&mut t.alu, s.alu);

@@ -24,6 +24,7 @@ pub struct IssueTopRtl<const H: usize> {
     pub dep_load: [Signal<In, Bits<H>>; 2],
     pub at_barrier: [Signal<In, Bits<H>>; 2],
     pub mem_in_flight: [Signal<In, Bits<H>>; 2],
+    pub l1_quiet: Signal<In, Bit>,
     // Issue-side signals (scheduler).
     pub ready: [Signal<In, Bits<H>>; 2],
     pub alu: [Signal<In, Bits<H>>; 2],
@@ -57,6 +58,7 @@ impl<const H: usize> Logic for IssueTopRtl<H> {
         self.sched.mas_enable.next = self.mas_enable.val();
         self.sched.mp_exit_hold.next = self.mp_exit_hold.val();
         self.wrc.stall_non_owners.next = self.stall_non_owners.val();
+        self.wrc.l1_quiet.next = self.l1_quiet.val();
         self.wrc.mp.next = self.sched.mp.val();
         self.wrc.owner_valid.next = self.sched.owner_valid.val();
         self.wrc.owner.next = self.sched.owner.val();

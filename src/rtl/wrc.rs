@@ -14,6 +14,8 @@ pub struct WrcRtl<const H: usize> {
     pub dep_load: [Signal<In, Bits<H>>; 2],
     pub at_barrier: [Signal<In, Bits<H>>; 2],
     pub mem_in_flight: [Signal<In, Bits<H>>; 2],
+    /// No miss of the SM outstanding (no MSHR in use, miss queue empty).
+    pub l1_quiet: Signal<In, Bit>,
     /// Parameter: in MP, stall every memory warp but the owner (high, slide 11); low for
     /// Mascar with `mascar_non_owner_mem = hit_only`, where the LD/ST side keeps non-owners'
     /// requests inside L1 instead.
@@ -34,6 +36,10 @@ pub struct WrcRtl<const H: usize> {
     /// The owner as a lane mask per half (zero in the half it is not in).
     owner_bit: [Signal<Local, Bits<H>>; 2],
     mem: [Signal<Local, Bits<H>>; 2],
+    /// Warps other than the owner whose requests wait to leave.
+    waiting: [Signal<Local, Bits<H>>; 2],
+    /// The owner is not using a quiet memory path while another warp waits for it.
+    idle_path: Signal<Local, Bit>,
 }
 
 impl<const H: usize> Default for WrcRtl<H> {
@@ -46,6 +52,7 @@ impl<const H: usize> Default for WrcRtl<H> {
             dep_load: Default::default(),
             at_barrier: Default::default(),
             mem_in_flight: Default::default(),
+            l1_quiet: Default::default(),
             stall_non_owners: Default::default(),
             mp: Default::default(),
             owner_valid: Default::default(),
@@ -60,6 +67,8 @@ impl<const H: usize> Default for WrcRtl<H> {
             warp_id1: std::array::from_fn(|j| Constant::new((2 * j as u64 + 1).into())),
             owner_bit: Default::default(),
             mem: Default::default(),
+            waiting: Default::default(),
+            idle_path: Default::default(),
         }
     }
 }
@@ -86,19 +95,36 @@ impl<const H: usize> Logic for WrcRtl<H> {
             if self.mp.val() & self.stall_non_owners.val() {
                 self.wst_stall[s].next = self.mem[s].val() & !self.owner_bit[s].val();
             }
-            self.owner_candidates[s].next = self.mem[s].val()
-                & self.sb_ready[s].val()
-                & !self.dep_load[s].val()
-                & !self.owner_bit[s].val();
+            self.waiting[s].next =
+                self.mem_in_flight[s].val() & self.active[s].val() & !self.owner_bit[s].val();
         }
+        // A warp ready to issue a memory instruction takes ownership; with the L1 quiet, a
+        // warp whose requests wait to leave does (only the owner's go beyond L1, slide 11).
+        for s in 0..2 {
+            if self.l1_quiet.val() & (self.waiting[0].val().any() | self.waiting[1].val().any()) {
+                self.owner_candidates[s].next = self.waiting[s].val();
+            } else {
+                self.owner_candidates[s].next = self.mem[s].val()
+                    & self.sb_ready[s].val()
+                    & !self.dep_load[s].val()
+                    & !self.owner_bit[s].val();
+            }
+        }
+        // With the L1 quiet, an owner with no request waiting gives way to a warp that has.
+        self.idle_path.next = self.l1_quiet.val()
+            & !((self.mem_in_flight[0].val() & self.owner_bit[0].val()).any()
+                | (self.mem_in_flight[1].val() & self.owner_bit[1].val()).any())
+            & (self.waiting[0].val().any() | self.waiting[1].val().any());
         // The owner releases when its next instruction waits on its own load and its
-        // requests have all left, when it waits at a barrier, or when it has finished.
+        // requests have all left, when the memory path is idle for it, when it waits at a
+        // barrier, or when it has finished.
         self.release_owner.next = self.owner_valid.val()
-            & ((self.has_inst[0].val()
-                & self.dep_load[0].val()
-                & !self.mem_in_flight[0].val()
-                & self.owner_bit[0].val())
-            .any()
+            & (self.idle_path.val()
+                | (self.has_inst[0].val()
+                    & self.dep_load[0].val()
+                    & !self.mem_in_flight[0].val()
+                    & self.owner_bit[0].val())
+                .any()
                 | (self.has_inst[1].val()
                     & self.dep_load[1].val()
                     & !self.mem_in_flight[1].val()

@@ -736,6 +736,7 @@ impl Sm {
                 dep_load: self.dep_load,
                 at_barrier: self.barrier,
                 mem_in_flight: queue_warps | lsu_warp,
+                l1_quiet: self.l1.is_quiet(),
             },
             sched: SchedIn {
                 ready: self.issuable & self.sb_ready & !held,
@@ -1134,6 +1135,22 @@ impl Sm {
             out.push(format!(
                 "SM {} warp {} (CTA {} of {}): waits on {why}",
                 self.id, i, w.cta, k.name
+            ));
+        }
+        if self.mas || self.car.is_some() {
+            let (mp, owner) = self.blocks.registers();
+            let parked: Vec<String> = self.parked_entries().map(|(w, _, _)| w.to_string()).collect();
+            out.push(format!(
+                "SM {}: mode {}, owner {}, LD/ST head {}, re-execution queue warps [{}]",
+                self.id,
+                if mp { "MP" } else { "EP" },
+                owner.map_or("none".to_string(), |o| o.to_string()),
+                if self.lsu.busy {
+                    self.lsu.warp.to_string()
+                } else {
+                    "empty".to_string()
+                },
+                parked.join(" ")
             ));
         }
         out
