@@ -6,21 +6,34 @@ use rayon::prelude::*;
 
 use crate::config::Config;
 use crate::gpu::{simulate, SimError};
-use crate::report::compare::RunRecord;
-use crate::report::energy::{energy, EnergyModel};
+use crate::results::{Input, RunResult, Workload, WorkloadKind};
+use crate::runner::run_result;
 use crate::sched::SchedulerKind;
-use crate::workload::builtin::{Builtin, KernelClass};
+use crate::workload::builtin::Builtin;
 use crate::workload::Kernel;
 
 /// One run of the matrix.
 #[derive(Clone, Debug)]
 pub struct Job {
     pub kernel: Kernel,
-    pub class: KernelClass,
+    /// What the kernel is, for the result's provenance.
+    pub workload: Workload,
     /// The name the report shows for this machine variant (a scheduler name, or e.g.
     /// `lrr-full-assoc` in the resource study).
     pub label: String,
     pub cfg: Config,
+    /// The configuration file the machine was read from, if any.
+    pub config_file: Option<Input>,
+}
+
+/// A built-in as a results workload.
+fn builtin_workload(b: &Builtin) -> Workload {
+    Workload {
+        kind: WorkloadKind::Builtin,
+        name: b.name.to_string(),
+        class: Some(b.class),
+        inputs: vec![Input::of_text(&format!("builtin:{}", b.name), b.source)],
+    }
 }
 
 /// Every kernel under every scheduler, on the machine `base`.
@@ -31,7 +44,8 @@ pub fn scheduler_matrix(kernels: &[&Builtin], schedulers: &[SchedulerKind], base
         for &s in schedulers {
             jobs.push(Job {
                 kernel: kernel.clone(),
-                class: b.class,
+                workload: builtin_workload(b),
+                config_file: None,
                 label: s.name().to_string(),
                 cfg: Config {
                     scheduler: s,
@@ -90,7 +104,8 @@ pub fn variant_matrix(kernels: &[&Builtin], variants: &[(String, Config)]) -> Ve
         for (label, cfg) in variants {
             jobs.push(Job {
                 kernel: kernel.clone(),
-                class: b.class,
+                workload: builtin_workload(b),
+                config_file: None,
                 label: label.clone(),
                 cfg: cfg.clone(),
             });
@@ -110,12 +125,11 @@ pub struct JobError {
 }
 
 /// Runs `jobs` on `threads` threads (0 = one per core), calling `done` after each run.
-pub fn run_jobs(jobs: &[Job], threads: usize, done: &(dyn Fn() + Sync)) -> Result<Vec<RunRecord>, JobError> {
+pub fn run_jobs(jobs: &[Job], threads: usize, done: &(dyn Fn() + Sync)) -> Result<Vec<RunResult>, JobError> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .expect("thread pool");
-    let model = EnergyModel::default();
     pool.install(|| {
         jobs.par_iter()
             .map(|j| {
@@ -125,16 +139,13 @@ pub fn run_jobs(jobs: &[Job], threads: usize, done: &(dyn Fn() + Sync)) -> Resul
                     source,
                 })?;
                 done();
-                let mut stats = stats;
-                stats.scheduler = j.label.clone();
-                let energy = energy(&stats, j.cfg.sms, j.cfg.l2_partitions, &model);
-                Ok(RunRecord {
-                    kernel: j.kernel.name.clone(),
-                    class: j.class,
-                    scheduler: j.label.clone(),
-                    stats,
-                    energy,
-                })
+                Ok(run_result(
+                    &j.workload,
+                    &j.cfg,
+                    &j.label,
+                    j.config_file.clone(),
+                    vec![stats],
+                ))
             })
             .collect()
     })

@@ -12,10 +12,38 @@ use indicatif::{ProgressBar, ProgressStyle};
 use mascar::config::Config;
 use mascar::gpu::{simulate, Gpu};
 use mascar::report;
+use mascar::results::Results;
+use mascar::runner::LoadedWorkload;
 use mascar::sched::SchedulerKind;
 use mascar::stats::RunStats;
 use mascar::waves::WaveOptions;
-use mascar::workload::{builtin, kernel_format, Kernel};
+use mascar::workload::builtin;
+
+/// `println!` and `print!` that end the program quietly when stdout is a closed pipe
+/// (`mascar run … | head`), as Unix tools do, instead of panicking.
+macro_rules! println {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if writeln!(std::io::stdout(), $($arg)*).is_err() {
+            stdout_closed();
+        }
+    }};
+}
+macro_rules! print {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if write!(std::io::stdout(), $($arg)*).is_err() {
+            stdout_closed();
+        }
+    }};
+}
+
+/// Stdout is gone: leave no temporaries and exit as a process killed by SIGPIPE would
+/// appear to a shell (128 + 13).
+fn stdout_closed() -> ! {
+    report::remove_live_temporaries();
+    std::process::exit(141)
+}
 
 #[derive(Parser)]
 #[command(
@@ -46,38 +74,81 @@ struct MachineArgs {
     engine: Option<mascar::config::Engine>,
 }
 
+/// The machine a command runs on, and where its settings came from.
+struct Machine {
+    cfg: Config,
+    /// The configuration file, hashed, for the results' provenance.
+    config_file: Option<mascar::results::Input>,
+    /// `scheduler` was set by the configuration file or `--set` (not left at its default).
+    scheduler_set: bool,
+}
+
 impl MachineArgs {
-    fn config(&self) -> Result<Config> {
+    /// The effective configuration. One precedence rule for every command (docs/cli.md):
+    /// an explicit command-line flag > `--set` > the configuration file > built-in
+    /// defaults; a flag left at its default counts as not given.
+    fn machine(&self) -> Result<Machine> {
+        use mascar::input::{read_text_capped, MAX_CONFIG_BYTES};
+        let mut scheduler_set = false;
+        let mut config_file = None;
         let mut c = match &self.config {
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("cannot read {}", path.display()))?;
+                let text = read_text_capped(path, MAX_CONFIG_BYTES, "configuration file")?;
+                config_file = Some(mascar::results::Input::of_text(
+                    &path.display().to_string(),
+                    &text,
+                ));
                 if mascar::gpgpusim_config::looks_like_gpgpusim(&text) {
                     let name = path.display().to_string();
                     let imported = mascar::gpgpusim_config::import(&text, &name, &Config::default())?;
                     eprint!("{imported}");
+                    scheduler_set = imported.config.scheduler != Config::default().scheduler;
                     imported.config
                 } else {
-                    Config::from_toml(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+                    let cfg =
+                        Config::from_toml(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                    scheduler_set = text
+                        .parse::<toml::Table>()
+                        .is_ok_and(|t| t.contains_key("scheduler"));
+                    cfg
                 }
             }
             None => Config::default(),
         };
-        if let Some(n) = self.sms {
-            c.sms = n;
-        }
         for s in &self.set {
             c.set(s)?;
+            scheduler_set |= s.split('=').next().is_some_and(|k| k.trim() == "scheduler");
+        }
+        if let Some(n) = self.sms {
+            c.sms = n;
         }
         if let Some(e) = self.engine {
             c.engine = e;
         }
-        // The engine's limits depend on the scheduler, which `run` sets later.
+        // The engine's limits depend on the scheduler, which the command may still set.
         let engine = std::mem::take(&mut c.engine);
         c.validate()?;
         c.engine = engine;
-        Ok(c)
+        Ok(Machine {
+            cfg: c,
+            config_file,
+            scheduler_set,
+        })
     }
+
+    fn config(&self) -> Result<Config> {
+        Ok(self.machine()?.cfg)
+    }
+}
+
+/// The schedulers a command runs: the `--scheduler` flag when given, else the configured one.
+fn schedulers_of(flag: &[String], cfg: &Config) -> Result<Vec<SchedulerKind>> {
+    if flag.is_empty() {
+        return Ok(vec![cfg.scheduler]);
+    }
+    flag.iter()
+        .map(|n| n.parse().map_err(anyhow::Error::msg))
+        .collect()
 }
 
 #[derive(Subcommand)]
@@ -94,15 +165,16 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         trace: Option<PathBuf>,
         /// Scheduler(s): lrr, gto, owl, ccws, mas, car, mascar; a comma-separated list runs each
-        /// and prints them side by side.
-        #[arg(long, short, default_value = "lrr", value_delimiter = ',')]
+        /// and prints them side by side [default: the configuration's `scheduler`, lrr].
+        #[arg(long, short, value_delimiter = ',', value_name = "LIST")]
         scheduler: Vec<String>,
         #[command(flatten)]
         machine: MachineArgs,
-        /// Also write the statistics as JSON (one object, or an array for several schedulers).
+        /// Write the results document (docs/results.md: provenance, per-kernel statistics
+        /// and totals) to PATH.
         #[arg(long, value_name = "PATH")]
         json: Option<PathBuf>,
-        /// Also write one CSV row per run (columns in the README).
+        /// Write one CSV row per kernel and run (columns in docs/results.md) to PATH.
         #[arg(long, value_name = "PATH")]
         csv: Option<PathBuf>,
         /// Write a VCD waveform (1 ns per cycle) of the run, and a GTKWave save file beside
@@ -116,12 +188,12 @@ enum Command {
         #[arg(long, value_name = "LIST", requires = "vcd", value_delimiter = ',')]
         vcd_sms: Option<Vec<usize>>,
         /// Write one line per event (issue, L1 outcome, MSHR alloc/free, owner change,
-        /// re-execution) to PATH; one scheduler only, not with --trace.
-        #[arg(long, value_name = "PATH", conflicts_with = "trace")]
-        trace_events: Option<PathBuf>,
-        /// Cycles --trace-events covers, START..END.
-        #[arg(long, value_name = "START..END", requires = "trace_events", value_parser = mascar::waves::parse_window)]
-        window: Option<(u64, u64)>,
+        /// re-execution) to PATH; one scheduler and one kernel only.
+        #[arg(long, value_name = "PATH", alias = "trace-events")]
+        events: Option<PathBuf>,
+        /// Cycles --events covers, START..END.
+        #[arg(long, value_name = "START..END", alias = "window", requires = "events", value_parser = mascar::waves::parse_window)]
+        events_window: Option<(u64, u64)>,
         /// Record the RTL blocks' ports (one SM, from cycle 0) into DIR, for `mascar rtl
         /// replay` against the Verilog. Needs --engine rtl or lockstep.
         #[arg(long, value_name = "DIR")]
@@ -139,12 +211,13 @@ enum Command {
     /// Run built-in kernels under several schedulers in parallel and write the paper's
     /// comparison: speedup.md/.csv/.svg/.png, stalls.svg, results.json.
     Compare {
-        /// Kernels to run (default: every built-in).
-        #[arg(long, value_delimiter = ',')]
-        kernels: Vec<String>,
-        /// Schedulers to compare (default: all; lrr is always added as the baseline).
-        #[arg(long, value_delimiter = ',')]
-        schedulers: Vec<String>,
+        /// Built-in kernels to run, comma-separated (default: every built-in).
+        #[arg(long, short, alias = "kernels", value_delimiter = ',', value_name = "LIST")]
+        kernel: Vec<String>,
+        /// Schedulers to compare, comma-separated (default: all; lrr is always added as the
+        /// baseline). A scheduler in the configuration is ignored here.
+        #[arg(long, short, alias = "schedulers", value_delimiter = ',', value_name = "LIST")]
+        scheduler: Vec<String>,
         /// Output directory.
         #[arg(long, default_value = "results")]
         out: PathBuf,
@@ -161,7 +234,7 @@ enum Command {
         /// the slices into the report.
         #[arg(long, value_name = "K/N", value_parser = parse_shard)]
         shard: Option<(usize, usize)>,
-        /// Also write every run's record as JSON to PATH (as results.json).
+        /// Also write the results document to PATH (as results.json).
         #[arg(long, value_name = "PATH")]
         json: Option<PathBuf>,
         /// Also write one CSV row per run to PATH (as runs.csv).
@@ -184,19 +257,41 @@ enum Command {
     },
     /// Measure simulation speed (use a release build).
     Bench {
-        /// Kernels to time (default: a memory-intensive and a compute-intensive built-in).
-        #[arg(long, value_delimiter = ',', default_value = "kmeans-1,srad-1,sgemm")]
-        kernels: Vec<String>,
-        #[arg(long, short, default_value = "lrr")]
-        scheduler: String,
+        /// Kernels to time, built-in names or .kern files (default: kmeans-1, cache-sensitive;
+        /// srad-1, bandwidth-bound; sgemm, compute-bound).
+        #[arg(
+            long,
+            short,
+            alias = "kernels",
+            value_delimiter = ',',
+            value_name = "LIST",
+            default_value = "kmeans-1,srad-1,sgemm"
+        )]
+        kernel: Vec<String>,
+        /// Scheduler [default: the configuration's `scheduler`, lrr].
+        #[arg(long, short)]
+        scheduler: Option<String>,
         #[command(flatten)]
         machine: MachineArgs,
+    },
+    /// Run the runs of a results document (`--json`, `results.json`) again and report
+    /// whether every number matches; refuses when an input file has changed.
+    Rerun {
+        /// The results document.
+        results: PathBuf,
+        /// No progress output.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Show the effective configuration.
     Config {
         /// Print the configuration as TOML (the format `--config` reads).
         #[arg(long)]
         dump: bool,
+        /// Print the configuration reference as Markdown: every key with its unit, valid
+        /// values, default and description (docs/configuration.md is this output).
+        #[arg(long, conflicts_with = "dump")]
+        reference: bool,
         #[command(flatten)]
         machine: MachineArgs,
     },
@@ -233,9 +328,20 @@ enum RtlAction {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // SIGINT/SIGTERM: remove the temporaries of unfinished output files, say so, exit 130.
+    if let Err(e) = report::remove_temporaries_on_interrupt() {
+        eprintln!("warning: cannot install the interrupt handler: {e}");
+    }
     match dispatch(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
+            let broken_pipe = e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            });
+            if broken_pipe {
+                stdout_closed();
+            }
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
@@ -263,75 +369,80 @@ fn dispatch(cmd: Command) -> Result<()> {
             record,
             record_sm,
             record_cycles,
-            trace_events,
-            window,
+            events,
+            events_window,
             quiet,
         } => {
-            let base = machine.config()?;
-            if let Some(path) = trace {
-                return run_trace(&path, &scheduler, &base, json.as_deref(), csv.as_deref());
+            let m = machine.machine()?;
+            let workload = match (&kernel, &trace) {
+                (_, Some(path)) => LoadedWorkload::trace(path)?,
+                (Some(name), None) => LoadedWorkload::kernel(name)?,
+                (None, None) => bail!("give --kernel NAME|FILE or --trace PATH"),
+            };
+            for note in &workload.notes {
+                eprintln!("note: {note}");
             }
-            let k = load_kernel(kernel.as_deref().expect("clap requires --kernel or --trace"))?;
-            let waves = vcd.map(|path| WaveOptions {
-                path,
-                window: vcd_window,
-                sms: vcd_sms,
-            });
-            if waves.is_some() && scheduler.len() > 1 {
-                bail!(
-                    "--vcd records one run: give one scheduler, not {}",
-                    scheduler.join(",")
-                );
+            let kinds = schedulers_of(&scheduler, &m.cfg)?;
+            let hooks = Hooks {
+                waves: vcd.map(|path| WaveOptions {
+                    path,
+                    window: vcd_window,
+                    sms: vcd_sms,
+                }),
+                record: record.map(|dir| (dir, record_sm, record_cycles)),
+                events: events.map(|p| (p, events_window)),
+            };
+            for (flag, given) in [
+                ("--vcd", hooks.waves.is_some()),
+                ("--record", hooks.record.is_some()),
+                ("--events", hooks.events.is_some()),
+            ] {
+                if given && kinds.len() > 1 {
+                    let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+                    bail!(
+                        "{flag} records one run: give one scheduler, not {}",
+                        names.join(",")
+                    );
+                }
+                if given && workload.len() > 1 {
+                    bail!(
+                        "{flag} records one kernel; the trace has {} ({})",
+                        workload.len(),
+                        workload.kernel_names().join(", ")
+                    );
+                }
             }
-            if record.is_some() && scheduler.len() > 1 {
-                bail!(
-                    "--record records one run: give one scheduler, not {}",
-                    scheduler.join(",")
-                );
-            }
-            let record = record.map(|dir| (dir, record_sm, record_cycles));
-            if trace_events.is_some() && scheduler.len() > 1 {
-                bail!(
-                    "--trace-events logs one run: give one scheduler, not {}",
-                    scheduler.join(",")
-                );
-            }
-            let events = trace_events.map(|p| (p, window));
-            let mut runs = vec![];
-            for name in &scheduler {
-                let kind: SchedulerKind = name.parse().map_err(anyhow::Error::msg)?;
+            let mut results = vec![];
+            // Per run, each kernel's wall time.
+            let mut walls: Vec<Vec<Duration>> = vec![];
+            for kind in kinds {
                 let cfg = Config {
                     scheduler: kind,
-                    ..base.clone()
+                    ..m.cfg.clone()
                 };
-                let start = Instant::now();
-                let stats =
-                    run_with_progress(&cfg, &k, quiet, waves.as_ref(), record.as_ref(), events.as_ref())?;
-                runs.push((stats, start.elapsed()));
+                let (kernels, wall) = run_workload(&cfg, &workload, quiet, &hooks)?.into_iter().unzip();
+                walls.push(wall);
+                results.push(workload.result(&cfg, kind.name(), m.config_file.clone(), kernels));
             }
-            print!("{}", report::summary_table(&runs));
-            if let Some(path) = json {
-                let stats: Vec<&RunStats> = runs.iter().map(|(s, _)| s).collect();
-                let value = if stats.len() == 1 {
-                    serde_json::to_value(stats[0])?
-                } else {
-                    serde_json::to_value(&stats)?
-                };
-                report::write_atomic(&path, serde_json::to_string_pretty(&value)?.as_bytes())?;
+            print_run_summary(&workload, &results, &walls);
+            let mut files = report::OutputSet::new();
+            if let Some(path) = &json {
+                files.write(path, Results::new("run", results.clone()).to_json().as_bytes())?;
             }
-            if let Some(path) = csv {
-                report::write_atomic(&path, report::runs_csv(runs.iter().map(|(s, _)| s)).as_bytes())?;
+            if let Some(path) = &csv {
+                files.write(path, mascar::results::to_csv(&results).as_bytes())?;
             }
+            files.commit()?;
             if !quiet {
-                for (s, wall) in &runs {
-                    eprintln!("{}", report::exit_summary(s, *wall));
+                for (r, wall) in results.iter().zip(&walls) {
+                    eprintln!("{}", report::exit_summary(&r.total, wall.iter().sum()));
                 }
             }
             Ok(())
         }
         Command::Compare {
-            kernels,
-            schedulers,
+            kernel,
+            scheduler,
             out,
             resources,
             threads,
@@ -341,25 +452,34 @@ fn dispatch(cmd: Command) -> Result<()> {
             machine,
             quiet,
         } => {
-            let records = compare(
-                kernels, schedulers, out, resources, threads, shard, machine, quiet,
+            let mut files = report::OutputSet::new();
+            let (doc, wrote) = compare(
+                kernel, scheduler, &out, resources, threads, shard, machine, quiet, &mut files,
             )?;
-            if let Some(p) = json {
-                report::write_atomic(&p, serde_json::to_string_pretty(&records)?.as_bytes())?;
+            if let Some(p) = &json {
+                files.write(p, doc.to_json().as_bytes())?;
             }
-            if let Some(p) = csv {
-                report::write_atomic(&p, report::runs_csv(records.iter().map(|r| &r.stats)).as_bytes())?;
+            if let Some(p) = &csv {
+                files.write(p, mascar::results::to_csv(&doc.runs).as_bytes())?;
             }
+            files.commit()?;
+            if doc.shard.is_none() {
+                print!("{}", report_table(&doc));
+            }
+            eprintln!("{wrote}");
             Ok(())
         }
         Command::Merge { dirs, out } => merge(&dirs, &out),
+        Command::Rerun { results, quiet } => rerun(&results, quiet),
         Command::Bench {
-            kernels,
+            kernel: kernels,
             scheduler,
             machine,
         } => {
             let mut cfg = machine.config()?;
-            cfg.scheduler = scheduler.parse().map_err(anyhow::Error::msg)?;
+            if let Some(name) = scheduler {
+                cfg.scheduler = name.parse().map_err(anyhow::Error::msg)?;
+            }
             if cfg!(debug_assertions) {
                 eprintln!("warning: debug build; measure with `cargo run --release -- bench`");
             }
@@ -368,7 +488,7 @@ fn dispatch(cmd: Command) -> Result<()> {
                 "kernel", "cycles", "warp-insts", "wall s", "SM-cycles/s", "warp-insts/s"
             );
             for name in &kernels {
-                let k = load_kernel(name)?;
+                let k = LoadedWorkload::kernel(name)?.first_kernel()?;
                 let start = Instant::now();
                 let s = simulate(&cfg, &k, None)?;
                 let wall = start.elapsed().as_secs_f64();
@@ -395,7 +515,15 @@ fn dispatch(cmd: Command) -> Result<()> {
             clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout())?;
             Ok(())
         }
-        Command::Config { dump, machine } => {
+        Command::Config {
+            dump,
+            reference,
+            machine,
+        } => {
+            if reference {
+                print!("{}", mascar::config::reference_markdown());
+                return Ok(());
+            }
             let cfg = machine.config()?;
             if dump {
                 print!("{cfg}");
@@ -430,15 +558,28 @@ fn parse_shard(s: &str) -> Result<(usize, usize), String> {
 fn compare(
     kernels: Vec<String>,
     schedulers: Vec<String>,
-    out: PathBuf,
+    out: &Path,
     resources: bool,
     threads: usize,
     shard: Option<(usize, usize)>,
     machine: MachineArgs,
     quiet: bool,
-) -> Result<Vec<mascar::report::compare::RunRecord>> {
+    files: &mut report::OutputSet,
+) -> Result<(Results, String)> {
     use mascar::experiment;
-    let base = machine.config()?;
+    let m = machine.machine()?;
+    let base = m.cfg;
+    if m.scheduler_set {
+        eprintln!(
+            "note: the configuration's scheduler ({}) is ignored: compare runs {}",
+            base.scheduler,
+            if resources {
+                "the resource study's machines"
+            } else {
+                "the schedulers given by --scheduler (default: all)"
+            }
+        );
+    }
     let mut picked = vec![];
     if kernels.is_empty() {
         picked.extend(
@@ -453,7 +594,7 @@ fn compare(
             picked.push(b);
         }
     }
-    let jobs = if resources {
+    let mut jobs = if resources {
         experiment::variant_matrix(&picked, &experiment::resource_variants(&base))
     } else {
         let mut kinds: Vec<SchedulerKind> = vec![SchedulerKind::Lrr];
@@ -470,6 +611,14 @@ fn compare(
         }
         experiment::scheduler_matrix(&picked, &kinds, &base)
     };
+    for j in &mut jobs {
+        j.config_file = m.config_file.clone();
+    }
+    let command = if resources {
+        "compare --resources"
+    } else {
+        "compare"
+    };
     let bar = if quiet || !std::io::stderr().is_terminal() {
         ProgressBar::hidden()
     } else {
@@ -479,7 +628,7 @@ fn compare(
         b.set_style(style.expect("valid template"));
         b
     };
-    let mut jobs = jobs;
+    let all_jobs = jobs.len();
     if let Some((k, n)) = shard {
         // Slice K takes every N-th job: each slice gets a mix of long and short runs.
         jobs = jobs
@@ -490,232 +639,132 @@ fn compare(
             .collect();
         bar.set_length(jobs.len() as u64);
     }
-    let records = experiment::run_jobs(&jobs, threads, &|| bar.inc(1))?;
+    let runs = experiment::run_jobs(&jobs, threads, &|| bar.inc(1))?;
     bar.finish_and_clear();
-    let json_name = if resources {
-        "resources.json"
-    } else {
-        "results.json"
-    };
+    let mut doc = Results::new(command, runs);
+    let json_name = json_name(resources);
     if let Some((k, n)) = shard {
-        let json = serde_json::to_string_pretty(&records)?;
-        report::write_atomic(&out.join(json_name), json.as_bytes())?;
-        eprintln!(
+        doc.shard = Some(mascar::results::Shard {
+            index: k,
+            count: n,
+            jobs: all_jobs,
+            base_config_sha256: mascar::results::config_sha256(&base),
+        });
+        files.write(&out.join(json_name), doc.to_json().as_bytes())?;
+        let wrote = format!(
             "slice {k}/{n}: {} runs written to {}; combine the slices with `mascar merge DIR...`",
-            records.len(),
+            doc.runs.len(),
             out.join(json_name).display()
         );
-        return Ok(records);
+        return Ok((doc, wrote));
     }
-    write_report(&records, &out, resources)?;
-    Ok(records)
+    let wrote = write_report(&doc, out, resources, files)?;
+    Ok((doc, wrote))
 }
 
-/// `mascar merge`: the records of every slice, one report.
-fn merge(dirs: &[PathBuf], out: &Path) -> Result<()> {
-    use mascar::report::compare::RunRecord;
-    let mut records: Vec<RunRecord> = vec![];
-    let mut resources = None;
-    for d in dirs {
-        let (path, is_resources) = if d.join("results.json").is_file() {
-            (d.join("results.json"), false)
-        } else if d.join("resources.json").is_file() {
-            (d.join("resources.json"), true)
-        } else {
-            bail!(
-                "{}: no results.json or resources.json (a `compare --shard` output)",
-                d.display()
-            );
-        };
-        if resources.is_some_and(|r| r != is_resources) {
-            bail!(
-                "{}: mixes a --resources slice with a scheduler-comparison slice",
-                d.display()
-            );
-        }
-        resources = Some(is_resources);
-        let text =
-            std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
-        let part: Vec<RunRecord> = serde_json::from_str(&text)
-            .with_context(|| format!("{}: not a slice's records", path.display()))?;
-        records.extend(part);
-    }
-    // The same run in two slices is a mistake (overlapping slices), not more data.
-    let mut seen = std::collections::HashSet::new();
-    for r in &records {
-        if !seen.insert((r.kernel.clone(), r.scheduler.clone())) {
-            bail!(
-                "{} under {} appears in more than one slice",
-                r.kernel,
-                r.scheduler
-            );
-        }
-    }
-    write_report(&records, out, resources.unwrap_or(false))
-}
-
-/// Writes the comparison report of `records` into `out`.
-fn write_report(records: &[mascar::report::compare::RunRecord], out: &Path, resources: bool) -> Result<()> {
-    use mascar::report::{compare as cmp, plots};
-    let records = records.to_vec();
-    let json_name = if resources {
+fn json_name(resources: bool) -> &'static str {
+    if resources {
         "resources.json"
     } else {
         "results.json"
-    };
-    let table = cmp::speedup_table(&records, "lrr");
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    let stem = if resources { "resources" } else { "speedup" };
-    report::write_atomic(
-        &out.join(format!("{stem}.md")),
-        cmp::to_markdown(&table).as_bytes(),
-    )?;
-    report::write_atomic(&out.join(format!("{stem}.csv")), cmp::to_csv(&table).as_bytes())?;
-    plots::speedup_svg(&table, &out.join(format!("{stem}.svg")))?;
-    plots::speedup_png(&table, &out.join(format!("{stem}.png")))?;
-    if !resources {
-        plots::stalls_svg(&records, &out.join("stalls.svg"))?;
     }
-    let json = serde_json::to_string_pretty(&records)?;
-    report::write_atomic(&out.join(json_name), json.as_bytes())?;
+}
+
+/// `mascar merge`: the slices of one `compare --shard K/N` matrix, one report, identical to
+/// the report of the unsharded run. Slices that do not belong together are refused.
+fn merge(dirs: &[PathBuf], out: &Path) -> Result<()> {
+    let mut slices: Vec<(PathBuf, Results)> = vec![];
+    for d in dirs {
+        let path = [json_name(false), json_name(true)]
+            .iter()
+            .map(|n| d.join(n))
+            .find(|p| p.is_file())
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: no results.json or resources.json (a `compare --shard` output)",
+                    d.display()
+                )
+            })?;
+        let doc = Results::read(&path)?;
+        slices.push((path, doc));
+    }
+    let merged = mascar::results::merge_shards(&slices)?;
+    let mut files = report::OutputSet::new();
+    let wrote = write_report(&merged, out, merged.command == "compare --resources", &mut files)?;
+    files.commit()?;
+    print!("{}", report_table(&merged));
+    eprintln!("{wrote}");
+    Ok(())
+}
+
+/// The comparison table of `doc`, as printed.
+fn report_table(doc: &Results) -> String {
+    let records: Vec<_> = doc.runs.iter().map(|r| r.record()).collect();
+    mascar::report::compare::to_stdout_table(&mascar::report::compare::speedup_table(&records, "lrr"))
+}
+
+/// Stages the comparison report of `doc` into `out` in `files`: the caller's commit puts
+/// every file in place at once, so a failure (a full disk, an unwritable target) leaves the
+/// previous report as it was.
+fn write_report(doc: &Results, out: &Path, resources: bool, files: &mut report::OutputSet) -> Result<String> {
+    use mascar::report::{compare as cmp, plots};
+    let records: Vec<_> = doc.runs.iter().map(|r| r.record()).collect();
+    let json_name = json_name(resources);
     let runs_name = if resources {
         "resources-runs.csv"
     } else {
         "runs.csv"
     };
-    report::write_atomic(
-        &out.join(runs_name),
-        report::runs_csv(records.iter().map(|r| &r.stats)).as_bytes(),
+    let stem = if resources { "resources" } else { "speedup" };
+    let table = cmp::speedup_table(&records, "lrr");
+    let mut markdown = cmp::to_markdown(&table);
+    markdown.push_str(&format!(
+        "\nMade by mascar {} (commit {}); every run's configuration, inputs and statistics are in {json_name}.\n",
+        doc.mascar.version, doc.mascar.commit
+    ));
+    files.write(&out.join(format!("{stem}.md")), markdown.as_bytes())?;
+    files.write(&out.join(format!("{stem}.csv")), cmp::to_csv(&table).as_bytes())?;
+    files.write(
+        &out.join(format!("{stem}.svg")),
+        plots::speedup_svg(&table)?.as_bytes(),
     )?;
-    print!("{}", cmp::to_stdout_table(&table));
-    eprintln!(
-        "wrote {stem}.md, .csv, .svg, .png, {json_name} and {runs_name} to {}",
+    files.write(&out.join(format!("{stem}.png")), &plots::speedup_png(&table)?)?;
+    if !resources {
+        files.write(&out.join("stalls.svg"), plots::stalls_svg(&records)?.as_bytes())?;
+    }
+    files.write(&out.join(json_name), doc.to_json().as_bytes())?;
+    files.write(
+        &out.join(runs_name),
+        mascar::results::to_csv(&doc.runs).as_bytes(),
+    )?;
+    Ok(format!(
+        "wrote {stem}.md, .csv, .svg, .png, {}{json_name} and {runs_name} to {}",
+        if resources { "" } else { "stalls.svg, " },
         out.display()
-    );
-    Ok(())
+    ))
 }
 
-/// `mascar run --trace`: the trace's kernels in launch order, one machine per scheduler.
-fn run_trace(
-    path: &Path,
-    schedulers: &[String],
-    base: &Config,
-    json: Option<&Path>,
-    csv: Option<&Path>,
-) -> Result<()> {
-    use mascar::workload::trace::{kernelslist, ListEntry};
-    use mascar::workload::trace_kernel;
-    let entries = kernelslist::resolve(path)?;
-    let mut kernels = vec![];
-    let mut memcpys = 0;
-    for e in &entries {
-        match e {
-            ListEntry::Kernel(p) => kernels.push(trace_kernel::load(p)?),
-            ListEntry::Memcpy { .. } => memcpys += 1,
-        }
-    }
-    if kernels.is_empty() {
-        bail!("{}: the trace lists no kernel", path.display());
-    }
-    for t in &kernels {
-        for (name, count) in &t.unknown_opcodes {
-            eprintln!(
-                "warning: {}: unknown opcode {name} ({count} times) runs as ALU",
-                t.kernel.name
-            );
-        }
-    }
-    if memcpys > 0 {
-        eprintln!("note: {memcpys} memcpy line(s) of the kernel list are not simulated");
-    }
-    // runs[kernel][scheduler]
-    let mut runs: Vec<Vec<(RunStats, Duration)>> = vec![vec![]; kernels.len()];
-    for name in schedulers {
-        let kind: SchedulerKind = name.parse().map_err(anyhow::Error::msg)?;
-        let cfg = Config {
-            scheduler: kind,
-            ..base.clone()
-        };
-        let mut gpu = Gpu::new(&cfg)?;
-        for (i, t) in kernels.iter().enumerate() {
-            let start = Instant::now();
-            let kernel = t.fresh_kernel()?;
-            let stats = gpu.run(&kernel, None)?;
-            if stats.warp_instructions != t.trace_instructions {
-                bail!(
-                    "{}: simulated {} warp instructions, the trace has {}",
-                    t.kernel.name,
-                    stats.warp_instructions,
-                    t.trace_instructions
-                );
-            }
-            runs[i].push((stats, start.elapsed()));
-        }
-    }
-    for (r, t) in runs.iter().zip(&kernels) {
-        print!("{}", report::summary_table(r));
-        println!(
-            "trace: {} warp instructions, {} thread instructions (active lanes)",
-            t.trace_instructions, t.thread_instructions
-        );
-    }
-    let dir = if path.is_dir() {
-        path
-    } else {
-        path.parent().unwrap_or(Path::new("."))
-    };
-    let peer = trace_kernel::peer_statistics(dir);
-    if !peer.is_empty() {
-        println!("reported for this trace by the tools that made it (another machine):");
-        for (src, stat, value) in peer {
-            println!("  {src}: {stat} = {value}");
-        }
-    }
-    for (s, wall) in runs.iter().flatten() {
-        eprintln!("{}", report::exit_summary(s, *wall));
-    }
-    let all: Vec<&RunStats> = runs.iter().flatten().map(|(s, _)| s).collect();
-    if let Some(path) = json {
-        report::write_atomic(path, serde_json::to_string_pretty(&all)?.as_bytes())?;
-    }
-    if let Some(path) = csv {
-        report::write_atomic(path, report::runs_csv(all).as_bytes())?;
-    }
-    Ok(())
+/// What `mascar run` records besides statistics (one scheduler, one kernel).
+struct Hooks {
+    waves: Option<WaveOptions>,
+    record: Option<(PathBuf, usize, u64)>,
+    events: Option<(PathBuf, Option<(u64, u64)>)>,
 }
 
-/// A built-in name, or a path to a kernel file.
-fn load_kernel(name: &str) -> Result<Kernel> {
-    if let Some(b) = builtin::find(name) {
-        return Ok(b.kernel());
-    }
-    let path = Path::new(name);
-    if path.exists() {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        return Ok(kernel_format::parse_kernel(&text, &path.display().to_string())?);
-    }
-    let names: Vec<&str> = builtin::builtins().iter().map(|b| b.name).collect();
-    bail!(
-        "unknown kernel `{name}`: not a built-in ({}) and no such file",
-        names.join(", ")
-    )
-}
-
-/// Runs one simulation with a progress bar on a terminal once it has taken a second.
-fn run_with_progress(
+/// Runs a workload's kernels back to back on one GPU built from `cfg`, with a progress bar
+/// on a terminal once it has taken a second.
+fn run_workload(
     cfg: &Config,
-    k: &Kernel,
+    w: &LoadedWorkload,
     quiet: bool,
-    waves: Option<&WaveOptions>,
-    record: Option<&(PathBuf, usize, u64)>,
-    events: Option<&(PathBuf, Option<(u64, u64)>)>,
-) -> Result<RunStats> {
+    hooks: &Hooks,
+) -> Result<Vec<(RunStats, Duration)>> {
     let show = !quiet && std::io::stderr().is_terminal();
     let start = Instant::now();
     let mut bar: Option<ProgressBar> = None;
-    let label = format!("{} / {}", k.name, cfg.scheduler);
-    let mut progress = |cycle: u64, done: u64, total: u64| {
+    let names = w.kernel_names();
+    let many = names.len() > 1;
+    let mut progress = |kernel: usize, cycle: u64, done: u64, total: u64| {
         if !show {
             return;
         }
@@ -725,29 +774,41 @@ fn run_with_progress(
                 ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} CTAs, cycle {prefix}")
                     .expect("valid template"),
             );
-            b.set_message(label.clone());
             bar = Some(b);
         }
         if let Some(b) = &bar {
+            let label = if many {
+                format!(
+                    "kernel {}/{} {} / {}",
+                    kernel + 1,
+                    names.len(),
+                    names[kernel],
+                    cfg.scheduler
+                )
+            } else {
+                format!("{} / {}", names[kernel], cfg.scheduler)
+            };
+            b.set_message(label);
+            b.set_length(total);
             b.set_position(done);
             b.set_prefix(cycle.to_string());
         }
     };
     let mut gpu = Gpu::new(cfg)?;
-    if let Some(w) = waves {
+    if let Some(w) = &hooks.waves {
         gpu.record_waves(w)?;
     }
-    if let Some((dir, sm, cycles)) = record {
+    if let Some((dir, sm, cycles)) = &hooks.record {
         gpu.record_ports(dir, *sm, *cycles)?;
     }
-    if let Some((path, window)) = events {
+    if let Some((path, window)) = &hooks.events {
         gpu.record_events(path, *window)?;
     }
-    let result = gpu.run(k, Some(&mut progress));
+    let result = w.run_on(&mut gpu, &mut progress);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    if let Some(w) = waves {
+    if let Some(w) = &hooks.waves {
         let sms: Vec<usize> = w.sms.clone().unwrap_or_else(|| (0..cfg.sms as usize).collect());
         let (start, end) = w.window.unwrap_or((0, u64::MAX));
         let gtkw = w.path.with_extension("gtkw");
@@ -758,11 +819,134 @@ fn run_with_progress(
             cfg.schedulers_per_sm as usize,
             cfg.warps_per_sm,
             (start, end.min(gpu.cycle.max(start + 1))),
-        )
-        .with_context(|| format!("cannot write {}", gtkw.display()))?;
+        )?;
         eprintln!("wrote {} and {}", w.path.display(), gtkw.display());
     }
-    Ok(result?)
+    result
+}
+
+/// The run's tables: one per kernel (schedulers side by side), and the total of a
+/// multi-kernel workload.
+fn print_run_summary(w: &LoadedWorkload, results: &[mascar::results::RunResult], walls: &[Vec<Duration>]) {
+    let counts = w.trace_counts();
+    for (i, count) in counts.iter().enumerate() {
+        let runs: Vec<(RunStats, Duration)> = results
+            .iter()
+            .zip(walls)
+            .map(|(r, wall)| (r.kernels[i].clone(), wall[i]))
+            .collect();
+        if counts.len() > 1 {
+            println!("== kernel {} of {}", i + 1, counts.len());
+        }
+        print!("{}", report::summary_table(&runs));
+        if let Some((warp, thread)) = count {
+            println!("trace: {warp} warp instructions, {thread} thread instructions (active lanes)");
+        }
+    }
+    if counts.len() > 1 {
+        println!("== total of {} kernels, back to back", counts.len());
+        let runs: Vec<(RunStats, Duration)> = results
+            .iter()
+            .zip(walls)
+            .map(|(r, wall)| (r.total.clone(), wall.iter().sum()))
+            .collect();
+        print!("{}", report::summary_table(&runs));
+    }
+    if w.info.kind == mascar::results::WorkloadKind::Trace {
+        let path = Path::new(&w.info.name);
+        let dir = if path.is_dir() {
+            path
+        } else {
+            path.parent().unwrap_or(Path::new("."))
+        };
+        let peer = mascar::workload::trace_kernel::peer_statistics(dir);
+        if !peer.is_empty() {
+            println!("reported for this trace by the tools that made it (another machine):");
+            for (src, stat, value) in peer {
+                println!("  {src}: {stat} = {value}");
+            }
+        }
+    }
+}
+
+/// `mascar rerun`: every run of a results document again, every number compared.
+fn rerun(path: &Path, quiet: bool) -> Result<()> {
+    use rayon::prelude::*;
+    let doc = Results::read(path)?;
+    let build = mascar::results::Build::current();
+    if doc.mascar != build {
+        eprintln!(
+            "note: recorded by mascar {} (commit {}), rerun by {} (commit {})",
+            doc.mascar.version, doc.mascar.commit, build.version, build.commit
+        );
+    }
+    // Inputs first, so a changed file is refused before anything runs.
+    for r in &doc.runs {
+        mascar::runner::check_inputs(&r.workload.inputs)?;
+        if let Some(f) = &r.config_file {
+            mascar::runner::check_inputs(std::slice::from_ref(f))?;
+        }
+    }
+    let outcomes: Vec<Result<Vec<String>>> = doc
+        .runs
+        .par_iter()
+        .map(|r| {
+            let w = mascar::runner::reload(&r.workload)?;
+            let now = w.run(&r.config, &r.label, r.config_file.clone())?;
+            let mut diffs = vec![];
+            for (name, a, b) in [
+                (
+                    "kernels",
+                    serde_json::to_value(&r.kernels)?,
+                    serde_json::to_value(&now.kernels)?,
+                ),
+                (
+                    "total",
+                    serde_json::to_value(&r.total)?,
+                    serde_json::to_value(&now.total)?,
+                ),
+                (
+                    "energy",
+                    serde_json::to_value(&r.energy)?,
+                    serde_json::to_value(&now.energy)?,
+                ),
+            ] {
+                mascar::results::diff_values(name, &a, &b, &mut diffs);
+            }
+            Ok(diffs)
+        })
+        .collect();
+    let mut differing = 0;
+    for (r, outcome) in doc.runs.iter().zip(outcomes) {
+        let diffs = outcome.with_context(|| format!("{} under {}", r.workload.name, r.label))?;
+        if diffs.is_empty() {
+            if !quiet {
+                println!("same    {} under {}", r.workload.name, r.label);
+            }
+        } else {
+            differing += 1;
+            println!("DIFFERS {} under {}:", r.workload.name, r.label);
+            for d in diffs.iter().take(20) {
+                println!("  {d}");
+            }
+            if diffs.len() > 20 {
+                println!("  … and {} more", diffs.len() - 20);
+            }
+        }
+    }
+    if differing > 0 {
+        bail!(
+            "{differing} of {} runs of {} differ from the record",
+            doc.runs.len(),
+            path.display()
+        );
+    }
+    println!(
+        "all {} runs of {} match the record, every number",
+        doc.runs.len(),
+        path.display()
+    );
+    Ok(())
 }
 
 fn rtl(action: RtlAction) -> Result<()> {

@@ -241,3 +241,51 @@ pub struct RunStats {
     pub mas: MasStats,
     pub car: CarStats,
 }
+
+impl RunStats {
+    /// The statistics of kernels run back to back, as one run: counters summed, rates over
+    /// the summed cycles (GPGPU-Sim's `gpu_tot_*` figures), named `name`.
+    pub fn total(name: &str, parts: &[RunStats]) -> RunStats {
+        let Some(first) = parts.first() else {
+            return RunStats {
+                kernel: name.to_string(),
+                ..RunStats::default()
+            };
+        };
+        let mut t = RunStats {
+            kernel: name.to_string(),
+            scheduler: first.scheduler.clone(),
+            sms: first.sms,
+            peak_ipc: first.peak_ipc,
+            ..RunStats::default()
+        };
+        // Time-weighted sums of the per-kernel rates whose denominators the stats do not carry.
+        let (mut dram_busy, mut dram_bytes) = (0.0, 0.0);
+        for p in parts {
+            t.cycles += p.cycles;
+            t.sm.add(&p.sm);
+            t.l1.add(&p.l1);
+            t.l2.add(&p.l2);
+            t.dram.reads += p.dram.reads;
+            t.dram.writes += p.dram.writes;
+            t.dram.busy_cycles += p.dram.busy_cycles;
+            t.icnt_request_flits += p.icnt_request_flits;
+            t.icnt_reply_flits += p.icnt_reply_flits;
+            dram_busy += p.dram_utilization * p.cycles as f64;
+            dram_bytes += p.dram_bytes_per_cycle * p.cycles as f64;
+        }
+        let cycles = t.cycles.max(1) as f64;
+        let sm_cycles = cycles * t.sms as f64;
+        t.warp_instructions = t.sm.warp_instructions;
+        t.ipc = t.warp_instructions as f64 / cycles;
+        t.l1_hit_rate = t.l1.hit_rate();
+        t.l1_reservation_fails = t.l1.reservation_fails();
+        t.lsu_stall_fraction = t.sm.lsu_stall_cycles as f64 / sm_cycles;
+        t.dram_utilization = dram_busy / cycles;
+        t.dram_bytes_per_cycle = dram_bytes / cycles;
+        t.mp_fraction = t.sm.mas.mp_cycles as f64 / sm_cycles;
+        t.mas = t.sm.mas.clone();
+        t.car = t.sm.car.clone();
+        t
+    }
+}

@@ -27,11 +27,22 @@ pub enum SimError {
     MaxCycles(u64),
     #[error("{0}")]
     Lockstep(Box<crate::rtl::lockstep::Mismatch>),
-    #[error("recording into {path}: {error}")]
+    #[error("{}", naming(path, "recording into", error))]
     Record { path: String, error: std::io::Error },
     /// A waveform or event log could not be written.
-    #[error("writing {path}: {error}")]
+    #[error("{}", naming(path, "writing", error))]
     Output { path: String, error: std::io::Error },
+}
+
+/// An output error that names its path once: I/O errors from the output files' own
+/// writers already do (`cannot write PATH: …`), raw ones get the path in front.
+fn naming(path: &str, doing: &str, error: &std::io::Error) -> String {
+    let text = error.to_string();
+    if text.contains(&format!("{path}: ")) {
+        text
+    } else {
+        format!("{doing} {path}: {text}")
+    }
 }
 
 /// Called now and then during a run with (cycle, CTAs finished, CTAs in the grid).
@@ -53,6 +64,8 @@ pub struct Gpu {
     events: Option<crate::events::EventLog>,
     /// The SM whose RTL ports are being recorded, and where.
     recording: Option<(usize, std::path::PathBuf)>,
+    /// Kernels run so far: the next one runs back to back after them (see [`Gpu::run`]).
+    kernels_run: u32,
 }
 
 impl Gpu {
@@ -84,6 +97,7 @@ impl Gpu {
             waves: None,
             events: None,
             recording: None,
+            kernels_run: 0,
         })
     }
 
@@ -176,6 +190,12 @@ impl Gpu {
 
     /// Runs `k` to completion. A VCD being recorded is completed and moved into place
     /// whether the run succeeds or stops with an error (it then ends at the failing cycle).
+    ///
+    /// Kernels run one after another on the same GPU run back to back, as in Accel-Sim:
+    /// the cycle count goes on, L1 and L2 keep their lines (unless
+    /// `flush_l1_between_kernels` / `flush_l2_between_kernels`), while each SM's warps,
+    /// pipelines and scheduling blocks (every engine's) start as in a fresh run, and the
+    /// statistics returned are the kernel's own.
     pub fn run(&mut self, k: &Kernel, progress: Option<Progress>) -> Result<RunStats, SimError> {
         self.run_observed(k, progress, None)
     }
@@ -219,6 +239,10 @@ impl Gpu {
         mut observe: Option<Observer>,
     ) -> Result<RunStats, SimError> {
         self.check_fits(k)?;
+        if self.kernels_run > 0 {
+            self.next_kernel();
+        }
+        self.kernels_run += 1;
         let mut progress = progress;
         let grid = k.grid as u64;
         let mut next_cta = 0u32;
@@ -327,6 +351,28 @@ impl Gpu {
             }
         }
         Ok(self.summary(k, self.cycle - start))
+    }
+
+    /// Between two kernels (the GPU is idle): fresh SMs around the old L1 contents, the
+    /// L2 and DRAM as they are, every counter at zero.
+    fn next_kernel(&mut self) {
+        let cfg = &self.cfg;
+        for s in &mut self.sms {
+            let mut fresh = Sm::new(s.id, cfg);
+            std::mem::swap(&mut fresh.l1, &mut s.l1);
+            fresh.l1.next_kernel(cfg.flush_l1_between_kernels);
+            // Test and debugging hooks stay attached.
+            fresh.issue_log = s.issue_log.take();
+            fresh.mas_log = s.mas_log.take();
+            fresh.request_log = s.request_log.take();
+            fresh.events = s.events.take();
+            *s = fresh;
+        }
+        for p in &mut self.partitions {
+            p.next_kernel(cfg.flush_l2_between_kernels);
+        }
+        self.requests.flits_sent = 0;
+        self.replies.flits_sent = 0;
     }
 
     /// Builds the run's statistics.

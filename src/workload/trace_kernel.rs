@@ -207,7 +207,12 @@ pub fn load(path: &Path) -> Result<TraceKernel, TraceError> {
             .get_mut(index as usize)
             .ok_or_else(|| whole(format!("CTA ({x},{y},{z}) is outside the grid {:?}", h.grid_dim)))?;
         if *seen {
-            return Err(whole(format!("CTA ({x},{y},{z}) appears twice")));
+            return Err(TraceError::new(
+                &file,
+                cta.begin_line,
+                1,
+                format!("thread block ({x},{y},{z}) appears twice"),
+            ));
         }
         *seen = true;
         trace_instructions += cta.num_insts() as u64;
@@ -224,6 +229,20 @@ pub fn load(path: &Path) -> Result<TraceKernel, TraceError> {
             warp_program(insts, opcodes, &mut memory_without_lanes)
                 .map_err(|e| whole(format!("CTA ({x},{y},{z}) warp {w}: {e}")))?;
         }
+    }
+    // Accel-Sim runs every block of the grid; a block the trace lacks would silently run
+    // nothing, so the kernel would not be the one traced.
+    let missing: Vec<usize> = (0..present.len()).filter(|&i| !present[i]).collect();
+    if let Some(&first) = missing.first() {
+        let (gx, gy) = (gx.max(1) as usize, gy.max(1) as usize);
+        let id = |i: usize| format!("({},{},{})", i % gx, i / gx % gy, i / (gx * gy));
+        return Err(whole(format!(
+            "the trace lacks {} of the grid's {} thread blocks, the first {} (grid {:?})",
+            missing.len(),
+            present.len(),
+            id(first),
+            h.grid_dim
+        )));
     }
     let mut tk = TraceKernel {
         kernel: Kernel {

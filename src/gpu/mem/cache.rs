@@ -170,6 +170,17 @@ impl TagArray {
         }
     }
 
+    /// Drops every valid line, as GPGPU-Sim 3.2.2's `tag_array::flush` (gpu-cache.cc) does
+    /// between kernels when asked; reserved lines (fills under way) stay.
+    pub fn invalidate_all(&mut self) {
+        for w in &mut self.lines {
+            if w.state == LineState::Valid {
+                w.state = LineState::Invalid;
+                w.dirty = false;
+            }
+        }
+    }
+
     /// Drops a valid line (the Fermi L1 on a store hit). Reserved lines stay.
     pub fn invalidate(&mut self, line: u64) {
         if let Some(i) = self.find(line) {

@@ -65,6 +65,19 @@ impl Partition {
         }
     }
 
+    /// Starts the next kernel of a sequence: the L2 keeps its lines (dropped with `flush`,
+    /// as `-gpgpu_flush_l2_cache` does; GPGPU-Sim 3.2.2's `flushL2` writes nothing back) and
+    /// the counters start from zero.
+    pub fn next_kernel(&mut self, flush: bool) {
+        if flush {
+            self.tags.invalidate_all();
+        }
+        self.stats = CacheStats::default();
+        self.dram.reads = 0;
+        self.dram.writes = 0;
+        self.dram.busy_cycles = 0.0;
+    }
+
     /// One cycle, in reverse pipeline order: DRAM fills, DRAM issue, finished hits, then one
     /// new request from `input` (the network whose destination `self.index` is this partition).
     pub fn cycle(&mut self, now: u64, input: &mut Network<MemRequest>) {

@@ -63,6 +63,16 @@ impl L1 {
         }
     }
 
+    /// Starts the next kernel of a sequence: the lines stay (dropped with `flush`, as
+    /// `-gpgpu_flush_l1_cache` does) and the counters start from zero.
+    pub fn next_kernel(&mut self, flush: bool) {
+        if flush {
+            self.tags.invalidate_all();
+        }
+        self.stats = CacheStats::default();
+        self.last_eviction = None;
+    }
+
     /// GPGPU-Sim treats the miss queue as full at `size - 1` entries.
     fn miss_queue_full(&self) -> bool {
         self.miss_queue.len() + 1 >= self.miss_queue_size

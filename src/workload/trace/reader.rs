@@ -30,6 +30,8 @@ pub struct TraceCta {
     /// Other `key = value` lines of the CTA, such as the `cluster id` / `cluster cta` /
     /// `cluster rank` lines of newer Hopper traces.
     pub other: Vec<(String, String)>,
+    /// The line of its `#BEGIN_TB`, for messages about the CTA as a whole.
+    pub begin_line: usize,
 }
 
 impl TraceCta {
@@ -289,6 +291,7 @@ impl CtaBuilder {
             id,
             warps: self.warps,
             other: self.other,
+            begin_line: self.begin_line,
         })
     }
 }
