@@ -165,11 +165,17 @@ impl SmStats {
         self.mas.mp_cycles += o.mas.mp_cycles;
         self.mas.mp_entries += o.mas.mp_entries;
         self.mas.owner_changes += o.mas.owner_changes;
+        self.mas.owner_first += o.mas.owner_first;
+        self.mas.owner_after_dependent_load += o.mas.owner_after_dependent_load;
+        self.mas.owner_after_exit += o.mas.owner_after_exit;
+        self.mas.owner_other += o.mas.owner_other;
         self.mas.stalled_warp_cycles += o.mas.stalled_warp_cycles;
         self.car.enqueued += o.car.enqueued;
         self.car.reexecutions += o.car.reexecutions;
         self.car.hits_under_miss += o.car.hits_under_miss;
         self.car.queue_full_cycles += o.car.queue_full_cycles;
+        self.car.nacks += o.car.nacks;
+        self.car.hit_only_nacks += o.car.hit_only_nacks;
         self.car.peak_occupancy = self.car.peak_occupancy.max(o.car.peak_occupancy);
     }
 }
@@ -190,8 +196,18 @@ pub struct MasStats {
     pub mp_cycles: u64,
     /// Transitions EP → MP.
     pub mp_entries: u64,
-    /// Times the owner warp changed to another warp (hand-overs and first assignments).
+    /// Times the owner warp changed to another warp (hand-overs and first assignments);
+    /// the four counters below split them by what the previous owner was doing when the
+    /// new owner took over.
     pub owner_changes: u64,
+    /// No previous owner: the first owner of an MP period, or one after an owner-less spell.
+    pub owner_first: u64,
+    /// The previous owner waited on a load it had issued (the paper's hand-over, slide 11).
+    pub owner_after_dependent_load: u64,
+    /// The previous owner had finished (exited).
+    pub owner_after_exit: u64,
+    /// Any other hand-over, e.g. to a warp whose requests wait to leave a quiet L1.
+    pub owner_other: u64,
     /// Warp-cycles a warp's memory instruction was held back by the stall bit.
     pub stalled_warp_cycles: u64,
 }
@@ -207,6 +223,11 @@ pub struct CarStats {
     pub hits_under_miss: u64,
     /// SM-cycles the queue was full.
     pub queue_full_cycles: u64,
+    /// LD/ST-head accesses the L1 refused (NACKs: a reservation failure, or a non-owner's
+    /// miss refused by hit-only service in MP), counted per attempt.
+    pub nacks: u64,
+    /// Of those, the non-owners' misses refused by hit-only service.
+    pub hit_only_nacks: u64,
     /// Highest occupancy seen on any SM.
     pub peak_occupancy: u64,
 }

@@ -296,7 +296,8 @@ fn no_mp_hold_deadlocks_any_mas_or_car_scheduler() {
     use mascar::config::NonOwnerMem;
     // Property over the settings that keep MP up or clog the LD/ST side: every combination
     // finishes the first CTAs of two memory-intensive kernels.
-    let clogs: [(&str, fn(&mut Config)); 5] = [
+    type Clog = (&'static str, fn(&mut Config));
+    let clogs: [Clog; 5] = [
         ("defaults", |_| {}),
         ("one queue entry", |c| c.car_queue_depth = 1),
         ("full queue blocks issue", |c| {
@@ -357,4 +358,40 @@ fn the_rtl_twins_hand_ownership_over_as_the_reference_does_with_mp_held() {
             &format!("lockstep, {non_owner:?}, {depth} entries, hold 60000"),
         );
     }
+}
+
+#[test]
+fn owner_changes_split_by_cause_and_nacks_are_counted() {
+    use mascar::config::NonOwnerMem;
+    let k = mascar::workload::builtin::find("kmeans-1").unwrap().kernel();
+    let mut hit_only_nacks = vec![];
+    for non_owner in [NonOwnerMem::Stall, NonOwnerMem::HitOnly] {
+        let cfg = Config {
+            sms: 2,
+            scheduler: SchedulerKind::Mascar,
+            mascar_non_owner_mem: non_owner,
+            ..Config::default()
+        };
+        let s = mascar::gpu::simulate(&cfg, &k, None).unwrap();
+        let m = &s.mas;
+        assert!(m.owner_changes > 0, "{non_owner:?}");
+        assert_eq!(
+            m.owner_first + m.owner_after_dependent_load + m.owner_after_exit + m.owner_other,
+            m.owner_changes,
+            "{non_owner:?}: the causes partition the changes"
+        );
+        // The paper's hand-over (the owner's next instruction needs its own load) is how
+        // ownership moves on a cache-sensitive kernel.
+        assert!(
+            m.owner_after_dependent_load > m.owner_other,
+            "{non_owner:?}: {m:?}"
+        );
+        let c = &s.car;
+        assert!(c.nacks >= c.enqueued && c.nacks > 0, "{non_owner:?}: {c:?}");
+        assert!(c.hit_only_nacks <= c.nacks, "{c:?}");
+        hit_only_nacks.push(c.hit_only_nacks);
+    }
+    // Stalled at issue, a non-owner reaches the head in MP only with an instruction issued
+    // before MP began; issuing with hit-only service, every one of its misses is refused.
+    assert!(hit_only_nacks[1] > hit_only_nacks[0], "{hit_only_nacks:?}");
 }

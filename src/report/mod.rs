@@ -21,11 +21,19 @@ const MAS_ROWS: &[Row] = &[
     ("MP fraction", |s| format!("{:.3}", s.mp_fraction)),
     ("MP entries", |s| s.mas.mp_entries.to_string()),
     ("owner changes", |s| s.mas.owner_changes.to_string()),
+    ("  first owner", |s| s.mas.owner_first.to_string()),
+    ("  after dependent load", |s| {
+        s.mas.owner_after_dependent_load.to_string()
+    }),
+    ("  after owner exit", |s| s.mas.owner_after_exit.to_string()),
+    ("  other hand-over", |s| s.mas.owner_other.to_string()),
     ("stalled warp-cycles", |s| s.mas.stalled_warp_cycles.to_string()),
 ];
 
 /// CAR (cache access re-execution) counters of [`summary_table`].
 const CAR_ROWS: &[Row] = &[
+    ("NACKs (L1 refusals)", |s| s.car.nacks.to_string()),
+    ("  hit-only refusals", |s| s.car.hit_only_nacks.to_string()),
     ("CAR parked", |s| s.car.enqueued.to_string()),
     ("re-executions", |s| s.car.reexecutions.to_string()),
     ("hits under miss", |s| s.car.hits_under_miss.to_string()),

@@ -610,6 +610,8 @@ impl Sm {
         };
         if !outcome.is_some_and(Outcome::accepted) {
             if car {
+                self.stats.car.nacks += 1;
+                self.stats.car.hit_only_nacks += outcome.is_none() as u64;
                 return Some(warp);
             }
             self.stats.lsu_stall_cycles += 1;
@@ -835,7 +837,15 @@ impl Sm {
         let (mp, owner) = (view.sched.mp, view.sched.owner);
         let st = &mut self.stats.mas;
         st.mp_cycles += mp as u64;
-        st.owner_changes += (owner.is_some() && owner != self.mas_last.1) as u64;
+        if owner.is_some() && owner != self.mas_last.1 {
+            st.owner_changes += 1;
+            match self.mas_last.1.map(u64::from) {
+                None => st.owner_first += 1,
+                Some(p) if self.active >> p & 1 == 0 => st.owner_after_exit += 1,
+                Some(p) if self.dep_load >> p & 1 == 1 => st.owner_after_dependent_load += 1,
+                Some(_) => st.owner_other += 1,
+            }
+        }
         st.mp_entries += (mp && !self.mas_last.0) as u64;
         st.stalled_warp_cycles += (view.wst.stall & self.issuable & self.sb_ready).count_ones() as u64;
         if (mp, owner) != self.mas_last {
