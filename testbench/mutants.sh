@@ -28,7 +28,12 @@ plant() {
 mutant() {
   case $1 in
     owner-kept-on-dependent-load)
-      plant src/mascar/wrc.rs 'waits_on_own_load \|\| w\.active' 'w.active' ;;
+      plant src/mascar/wrc.rs 'waits_on_own_load \|\| idle_path' 'idle_path' ;;
+    wrc-no-quiet-handover)
+      plant src/mascar/wrc.rs 'let idle_path = w\.l1_quiet &&' 'let idle_path = false && w.l1_quiet &&'
+      plant src/mascar/wrc.rs 'let owner_candidates = if w\.l1_quiet &&' 'let owner_candidates = if false && w.l1_quiet &&' ;;
+    l1-flushed-between-kernels)
+      plant src/gpu/mod.rs 'fresh\.l1\.next_kernel\(cfg\.flush_l1_between_kernels\)' 'fresh.l1.next_kernel(true)' ;;
     queue-two-entries-per-warp)
       plant src/gpu/sm/mod.rs 'held \|= warps & self\.gmem_head;' 'let _ = warps;'
       plant src/gpu/sm/mod.rs 'q\.alloc\.filter\(\|_\| q\.warps >> warp & 1 == 0 \|\| own_entries\)' 'q.alloc' ;;
@@ -54,11 +59,14 @@ describe() {
     mshr-merge-off-by-one) echo "an MSHR accepts one merge more than its limit" ;;
     rtl-queue-owner-ignores-valid) echo "RTL queue marks a stale (invalid) entry as the owner's" ;;
     rtl-wrc-always-stalls-non-owners) echo "RTL WRC ignores its parameter and stalls non-owners under hit_only" ;;
+    wrc-no-quiet-handover) echo "WRC never hands ownership to a warp waiting behind a quiet L1 (the MP-hold deadlock)" ;;
+    l1-flushed-between-kernels) echo "L1 contents are dropped between the kernels of a trace although no flush was asked for" ;;
   esac
 }
 
 mutants=(owner-kept-on-dependent-load queue-two-entries-per-warp lrr-pointer-moves-without-issue
-  mshr-merge-off-by-one rtl-queue-owner-ignores-valid rtl-wrc-always-stalls-non-owners)
+  mshr-merge-off-by-one rtl-queue-owner-ignores-valid rtl-wrc-always-stalls-non-owners
+  wrc-no-quiet-handover l1-flushed-between-kernels)
 
 {
   echo "| mutant | bug | caught | failing tests |"
