@@ -102,7 +102,7 @@ impl MachineArgs {
                     let name = path.display().to_string();
                     let imported = mascar::gpgpusim_config::import(&text, &name, &Config::default())?;
                     eprint!("{imported}");
-                    scheduler_set = imported.config.scheduler != Config::default().scheduler;
+                    scheduler_set = imported.used.iter().any(|u| u.option == "gpgpu_scheduler");
                     imported.config
                 } else {
                     let cfg =
