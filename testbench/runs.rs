@@ -117,8 +117,8 @@ fn a_list_of_different_kernels_runs_back_to_back_under_every_scheduler_and_engin
         // Caches persist from one kernel to the next (GPGPU-Sim 3.2.2 flushes nothing by
         // default): vectoradd's second launch finds its lines.
         assert!(
-            reference[2].l1.hits + reference[2].l2.hits > reference[0].l1.hits + reference[0].l2.hits,
-            "{kind}: the second vectoradd should hit what the first brought in"
+            reference[2].l1.hits > reference[0].l1.hits && reference[2].l2.misses < reference[0].l2.misses,
+            "{kind}: the second vectoradd should hit in L1 (and L2) what the first brought in"
         );
         // Every engine gives the same statistics, kernel by kernel.
         for engine in [Engine::Rtl, Engine::Lockstep] {
