@@ -269,8 +269,7 @@ pub fn to_csv(runs: &[RunResult]) -> String {
             rows.push(("total".to_string(), &r.total));
         }
         for (index, stats) in rows {
-            let line = crate::report::runs_csv(std::iter::once(stats));
-            let row = line.lines().nth(1).unwrap_or_default();
+            let row = crate::report::run_csv_row(stats);
             out.push_str(&format!(
                 "{},{},{},{},{},{index},{row}\n",
                 build.version,

@@ -461,7 +461,7 @@ impl Drop for OutputSet {
     }
 }
 
-/// The columns of [`runs_csv`], in order (stable names, documented in the README).
+/// The columns of [`run_csv_row`], in order (stable names, documented in docs/results.md).
 pub const RUN_CSV_COLUMNS: &[&str] = &[
     "kernel",
     "scheduler",
@@ -482,34 +482,28 @@ pub const RUN_CSV_COLUMNS: &[&str] = &[
     "hits_under_miss",
 ];
 
-/// One CSV row per run.
-pub fn runs_csv<'a>(runs: impl IntoIterator<Item = &'a RunStats>) -> String {
-    let mut out = RUN_CSV_COLUMNS.join(",");
-    out.push('\n');
-    for s in runs {
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{},{:.6},{:.6},{:.6},{},{:.6},{:.6},{:.6},{:.6},{:.6},{},{},{}",
-            s.kernel,
-            s.scheduler,
-            s.sms,
-            s.cycles,
-            s.warp_instructions,
-            s.ipc,
-            s.peak_ipc,
-            s.l1_hit_rate,
-            s.l1_reservation_fails,
-            s.lsu_stall_fraction,
-            s.l2.hit_rate(),
-            s.dram_utilization,
-            s.dram_bytes_per_cycle,
-            s.mp_fraction,
-            s.mas.owner_changes,
-            s.car.reexecutions,
-            s.car.hits_under_miss
-        );
-    }
-    out
+/// One run's values in the order of [`RUN_CSV_COLUMNS`], without a line end.
+pub fn run_csv_row(s: &RunStats) -> String {
+    format!(
+        "{},{},{},{},{},{:.6},{:.6},{:.6},{},{:.6},{:.6},{:.6},{:.6},{:.6},{},{},{}",
+        s.kernel,
+        s.scheduler,
+        s.sms,
+        s.cycles,
+        s.warp_instructions,
+        s.ipc,
+        s.peak_ipc,
+        s.l1_hit_rate,
+        s.l1_reservation_fails,
+        s.lsu_stall_fraction,
+        s.l2.hit_rate(),
+        s.dram_utilization,
+        s.dram_bytes_per_cycle,
+        s.mp_fraction,
+        s.mas.owner_changes,
+        s.car.reexecutions,
+        s.car.hits_under_miss
+    )
 }
 
 /// The closing line of a run, as GPGPU-Sim users expect: wall time and simulation speed.
