@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+pub use crate::mascar::ports::MasModeCheck;
 use crate::sched::SchedulerKind;
 
 /// Which twin of the Mascar blocks a run uses.
@@ -37,16 +38,17 @@ pub enum CarEntry {
     Instruction,
 }
 
-/// Which goes to the L1 first when the LD/ST head and a re-execution-queue entry could both
-/// make progress (spec §5) [design].
+/// Which takes the L1 port when the LD/ST head and a re-execution-queue entry worth
+/// retrying (armed by an MSHR-free or miss-queue-free pulse since its last try) both want it
+/// (spec §5) [design].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CarRetry {
-    /// The head; parked requests use the cycles the head cannot (no head, or it would be
-    /// refused), so re-execution never delays a new request.
-    #[default]
+    /// The head, unless it waits behind a refusal it could not park (queue full); armed
+    /// entries use the other cycles.
     HeadFirst,
-    /// The oldest entry that can make progress; the head only when none can.
+    /// The oldest armed entry; the head when none is armed (spec §5).
+    #[default]
     QueueFirst,
 }
 
@@ -60,6 +62,33 @@ pub enum NonOwnerMem {
     /// Issue it; the LD/ST unit and the re-execution queue serve it hit-only (a miss waits
     /// in the queue), so still only the owner's requests go beyond L1 (CAR only).
     HitOnly,
+}
+
+/// Which DRAM model each partition's channel runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DramModel {
+    /// GDDR5 with banks, open rows, FR-FCFS and GDDR5 timing, as GPGPU-Sim 3.2.2's
+    /// `dram.cc` / `dram_sched.cc`.
+    #[default]
+    Gddr5,
+    /// A FIFO moving one line every `dram_cycles_per_line` core cycles [design; the model
+    /// before GDDR5].
+    Fixed,
+}
+
+/// Where the buffers of a kernel written in the kernel format are placed in memory (kernels
+/// from traces keep their recorded addresses).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BufferPlacement {
+    /// One after another from one heap base, each 256 B aligned, as `cudaMalloc` places
+    /// them in GPGPU-Sim 3.2.2 (`cuda-sim.cc`, `gpgpu_t::gpu_malloc`).
+    #[default]
+    Packed,
+    /// Each buffer in its own 1 MiB-aligned region, 1 MiB apart, skewed by (k mod 7) × 9
+    /// lines [design; the layout before packed placement].
+    Spread,
 }
 
 /// A configuration error: the offending key and why its value is refused, with the line and
@@ -228,20 +257,61 @@ pub struct Config {
     /// Replies an L2 partition may hold before it stops taking requests.
     pub l2_response_queue: u32,
 
+    /// L2 sub-partitions per memory channel (`-gpgpu_n_sub_partition_per_mchannel`): the
+    /// model folds them into one L2 slice per channel (`l2_sets` counts both), but the
+    /// address map needs their number, and the DRAM's banks must divide among them.
+    pub l2_sub_partitions: u32,
+
     // ---- DRAM ----
-    /// Requests queued per partition.
+    /// `gddr5` (GPGPU-Sim 3.2.2's model) or `fixed` (a fixed-rate pipe).
+    pub dram_model: DramModel,
+    /// Requests queued per partition (the FR-FCFS queue).
     pub dram_queue: u32,
-    /// DRAM access latency [design; sets the 440-cycle round trip].
+    /// Fixed latency (core cycles) from the L2's miss queue to the DRAM queue (GPGPU-Sim's
+    /// `-dram_latency` queue); with `fixed`, the pipe's access latency [design; sets the
+    /// 440-cycle round trip].
     pub dram_latency: u32,
-    /// Core cycles per 128 B line a partition's DRAM transfers (bandwidth) [design].
+    /// Core cycles per 128 B line a partition's DRAM transfers (bandwidth), `fixed` only [design].
     pub dram_cycles_per_line: f64,
+    /// GDDR5 timing in DRAM command cycles (`-gpgpu_dram_timing_opt`).
+    pub dram_banks: u32,
+    pub dram_bank_groups: u32,
+    pub dram_tccd: u32,
+    pub dram_trrd: u32,
+    pub dram_trcd: u32,
+    pub dram_tras: u32,
+    pub dram_trp: u32,
+    pub dram_trc: u32,
+    pub dram_cl: u32,
+    pub dram_wl: u32,
+    pub dram_tcdlr: u32,
+    pub dram_twr: u32,
+    pub dram_tccdl: u32,
+    pub dram_trtpl: u32,
+    /// Burst length (`-gpgpu_dram_burst_length`).
+    pub dram_burst_length: u32,
+    /// Bytes per chip per beat (`-gpgpu_dram_buswidth`).
+    pub dram_bus_bytes: u32,
+    /// Chips per channel (`-gpgpu_n_mem_per_ctrlr`).
+    pub dram_chips: u32,
+    /// Data beats per command cycle (`-dram_data_command_freq_ratio`; 4 = GDDR5's QDR).
+    pub dram_data_command_ratio: u32,
+    /// Core and DRAM command clocks (`-gpgpu_clock_domains` first and last fields).
+    pub core_clock_mhz: u32,
+    pub dram_clock_mhz: u32,
+    /// Address map (`-gpgpu_mem_addr_mapping`, GPGPU-Sim 3.2.2 `addrdec.cc` syntax).
+    pub dram_address_map: String,
 
     // ---- MAS (spec §4) ----
     /// Saturation: MSHRs used ≥ l1_mshrs − margin, or miss queue used ≥ l1_miss_queue −
     /// margin [design].
     pub mas_sat_margin: u32,
-    /// Extra cycles MP mode lasts after saturation ends [design].
+    /// Extra cycles saturation counts as lasting after it ends, wherever the mode machine
+    /// reads it (`mas_mode_check`) [design].
     pub mas_mp_exit_hold: u32,
+    /// When MP reads saturation: at owner hand-over, as the authors' flowchart (slide 11), or
+    /// every cycle [design: the old behaviour].
+    pub mas_mode_check: MasModeCheck,
     /// Base order inside Mem_Q and Comp_Q: `gto` or `lrr` [design].
     pub mas_base_order: SchedulerKind,
 
@@ -258,8 +328,9 @@ pub struct Config {
     /// Port priority between the LD/ST head and the queue: `head_first` or `queue_first`
     /// [design].
     pub car_retry: CarRetry,
-    /// A full queue stops global memory instructions from issuing (`true`), or lets them in
-    /// and a refused head then waits at the head as without CAR (`false`) [design].
+    /// A full queue stops global memory instructions from issuing (`true`, spec §5: the LSU
+    /// then only retries from the queue), or lets them in and a refused head then waits at
+    /// the head, retrying in the cycles no armed entry takes the port (`false`) [design].
     pub car_full_blocks_issue: bool,
 
     // ---- OWL and CCWS (spec §3) ----
@@ -280,6 +351,14 @@ pub struct Config {
     /// Write back and invalidate the L2 when a kernel ends (GPGPU-Sim
     /// `-gpgpu_flush_l2_cache`, off by default in 3.2.2).
     pub flush_l2_between_kernels: bool,
+
+    // ---- buffer placement ----
+    /// How kernel-format buffers are laid out: `packed` (GPGPU-Sim's `cudaMalloc`) or
+    /// `spread` (1 MiB regions with a skew) [design].
+    pub buffer_placement: BufferPlacement,
+    /// Which placement: 1 is the exact layout; k > 1 moves the base by a seeded multiple of
+    /// 256 B below 1 MiB and, when packed, pads each gap by a seeded 0–7 × 256 B.
+    pub placement: u32,
 
     // ---- run control ----
     /// Which twin of the Mascar blocks runs: `ref` (behavioural), `rtl` (rust-hdl blocks in
@@ -332,17 +411,41 @@ impl Default for Config {
             l2_mshr_merge: 8,
             l2_miss_queue: 8,
             l2_response_queue: 16,
+            l2_sub_partitions: 2,
+            dram_model: DramModel::Gddr5,
             dram_queue: 32,
-            dram_latency: 238,
+            dram_latency: 217,
             dram_cycles_per_line: 3.0,
+            dram_banks: 16,
+            dram_bank_groups: 4,
+            dram_tccd: 2,
+            dram_trrd: 6,
+            dram_trcd: 12,
+            dram_tras: 28,
+            dram_trp: 12,
+            dram_trc: 40,
+            dram_cl: 12,
+            dram_wl: 4,
+            dram_tcdlr: 5,
+            dram_twr: 12,
+            dram_tccdl: 3,
+            dram_trtpl: 2,
+            dram_burst_length: 8,
+            dram_bus_bytes: 4,
+            dram_chips: 2,
+            dram_data_command_ratio: 4,
+            core_clock_mhz: 700,
+            dram_clock_mhz: 924,
+            dram_address_map: crate::gpu::mem::addrdec::GTX480_MAPPING.to_string(),
             mas_sat_margin: 1,
             mas_mp_exit_hold: 0,
+            mas_mode_check: MasModeCheck::Handover,
             mas_base_order: SchedulerKind::Gto,
             car_queue_depth: 32,
             mascar_non_owner_mem: NonOwnerMem::Stall,
             car_entry: CarEntry::Instruction,
-            car_retry: CarRetry::HeadFirst,
-            car_full_blocks_issue: false,
+            car_retry: CarRetry::QueueFirst,
+            car_full_blocks_issue: true,
             owl_blp_parity: true,
             ccws_vta_entries: 16,
             ccws_vta_ways: 8,
@@ -350,6 +453,8 @@ impl Default for Config {
             ccws_k_throttle: 8,
             flush_l1_between_kernels: false,
             flush_l2_between_kernels: false,
+            buffer_placement: BufferPlacement::Packed,
+            placement: 1,
             engine: Engine::Ref,
             watchdog_cycles: 200_000,
             max_cycles: 0,
@@ -391,6 +496,10 @@ pub enum Domain {
     /// One of the names.
     Choice {
         values: &'static [&'static str],
+        default: &'static str,
+    },
+    /// A string whose form `validate()` checks.
+    Text {
         default: &'static str,
     },
 }
@@ -525,13 +634,15 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
             int("l2_mshr_merge", "requests", 1, 64, 8, "Requests merged into one L2 MSHR entry."),
             int("l2_miss_queue", "entries", 1, 1024, 8, "L2 → DRAM queue entries."),
             int("l2_response_queue", "entries", 1, 1024, 16, "Replies an L2 partition may hold before it stops taking requests."),
+            int("l2_sub_partitions", "per channel", 1, 16, 2, "L2 sub-partitions per channel (GPGPU-Sim -gpgpu_n_sub_partition_per_mchannel): folded into one slice per channel; used by the address map.").rule("a power of two dividing dram_banks"),
         ],
     ),
     (
         "DRAM",
         &[
-            int("dram_queue", "entries", 1, 1024, 32, "Requests queued per partition."),
-            int("dram_latency", "cycles", 1, MAX_MEM_LATENCY, 238, "DRAM access latency (sets the 440-cycle round trip)."),
+            choice("dram_model", &["gddr5", "fixed"], "gddr5", "gddr5: banks, open rows, FR-FCFS and GDDR5 timing (GPGPU-Sim 3.2.2 dram.cc); fixed: a FIFO moving one line per dram_cycles_per_line."),
+            int("dram_queue", "entries", 1, 1024, 32, "Requests queued per partition (the FR-FCFS queue; GPGPU-Sim -gpgpu_frfcfs_dram_sched_queue_size)."),
+            int("dram_latency", "cycles", 1, MAX_MEM_LATENCY, 217, "Fixed latency from the L2 miss queue to the DRAM queue (gddr5; GPGPU-Sim -dram_latency) or of the pipe (fixed); sets the 440-cycle round trip."),
             Setting {
                 key: "dram_cycles_per_line",
                 unit: "cycles",
@@ -540,8 +651,37 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
                     max: 10_000.0,
                     default: 3.0,
                 },
-                description: "Core cycles per 128-byte line a partition's DRAM transfers (bandwidth).",
+                description: "Core cycles per 128-byte line a partition's DRAM transfers (bandwidth; dram_model = fixed only).",
                 rule: "",
+            },
+            int("dram_banks", "banks", 1, 64, 16, "Banks per channel (GDDR5 nbk).").rule("a multiple of dram_bank_groups"),
+            int("dram_bank_groups", "groups", 1, 64, 4, "Bank groups (nbkgrp)."),
+            int("dram_tccd", "DRAM cycles", 0, 1000, 2, "Column to column delay (CCD)."),
+            int("dram_trrd", "DRAM cycles", 0, 1000, 6, "Activate to activate, different banks (RRD)."),
+            int("dram_trcd", "DRAM cycles", 0, 1000, 12, "Activate to column command (RCD)."),
+            int("dram_tras", "DRAM cycles", 0, 1000, 28, "Activate to precharge (RAS)."),
+            int("dram_trp", "DRAM cycles", 0, 1000, 12, "Precharge to activate (RP)."),
+            int("dram_trc", "DRAM cycles", 0, 1000, 40, "Activate to activate, same bank (RC)."),
+            int("dram_cl", "DRAM cycles", 1, 1000, 12, "Read latency (CAS latency, CL)."),
+            int("dram_wl", "DRAM cycles", 1, 1000, 4, "Write latency (WL)."),
+            int("dram_tcdlr", "DRAM cycles", 0, 1000, 5, "Last write data to read command (CDLR)."),
+            int("dram_twr", "DRAM cycles", 0, 1000, 12, "Last write data to precharge (WR)."),
+            int("dram_tccdl", "DRAM cycles", 0, 1000, 3, "Column to column delay within a bank group (CCDL)."),
+            int("dram_trtpl", "DRAM cycles", 0, 1000, 2, "Read to precharge within a bank group (RTPL)."),
+            int("dram_burst_length", "beats", 1, 64, 8, "Burst length (GPGPU-Sim -gpgpu_dram_burst_length)."),
+            int("dram_bus_bytes", "bytes", 1, 64, 4, "Data bus width per chip (-gpgpu_dram_buswidth)."),
+            int("dram_chips", "chips", 1, 16, 2, "Chips per channel (-gpgpu_n_mem_per_ctrlr)."),
+            int("dram_data_command_ratio", "beats/cycle", 1, 16, 4, "Data beats per command cycle (-dram_data_command_freq_ratio; 4 for GDDR5).").rule("at most dram_burst_length"),
+            int("core_clock_mhz", "MHz", 1, 100_000, 700, "Core (and interconnect and L2) clock (-gpgpu_clock_domains)."),
+            int("dram_clock_mhz", "MHz", 1, 100_000, 924, "DRAM command clock (-gpgpu_clock_domains)."),
+            Setting {
+                key: "dram_address_map",
+                unit: "",
+                domain: Domain::Text {
+                    default: crate::gpu::mem::addrdec::GTX480_MAPPING,
+                },
+                description: "Address map (-gpgpu_mem_addr_mapping): dramid@N; then 64 letters R row, B bank, C column, S burst, D channel, 0 unused, from bit 63 down.",
+                rule: "parses for l2_partitions channels of l2_sub_partitions; channel bits above the line offset",
             },
         ],
     ),
@@ -549,7 +689,8 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
         "MAS (Mascar's scheduler)",
         &[
             int("mas_sat_margin", "entries", 0, 4096, 1, "Saturation: MSHRs used ≥ l1_mshrs − margin, or miss queue used ≥ l1_miss_queue − margin."),
-            int("mas_mp_exit_hold", "cycles", 0, 10_000_000, 0, "Extra cycles MP mode lasts after saturation ends."),
+            int("mas_mp_exit_hold", "cycles", 0, 10_000_000, 0, "Extra cycles saturation counts as lasting after it ends, where the mode machine reads it (every_cycle: MP outlasts saturation by this much; handover: a hand-over this soon after saturation goes to the next owner)."),
+            choice("mas_mode_check", &["handover", "every_cycle"], "handover", "When MP reads saturation: when the owner gives up the memory path (slide 11's flowchart: saturated → next owner, else EP), or every cycle."),
             choice("mas_base_order", &["gto", "lrr"], "gto", "Base order inside Mem_Q and Comp_Q."),
             choice("mascar_non_owner_mem", &["stall", "hit_only"], "stall", "Non-owners' memory instructions in MP: stalled, or issued with hit-only service (with CAR only)."),
         ],
@@ -559,8 +700,8 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
         &[
             int("car_queue_depth", "entries", 1, 64, 32, "Re-execution queue entries."),
             choice("car_entry", &["access", "instruction"], "instruction", "What an entry holds: one refused line request, or the refused instruction's remaining lines."),
-            choice("car_retry", &["head_first", "queue_first"], "head_first", "Port priority between the LD/ST head and the queue."),
-            flag("car_full_blocks_issue", false, "A full queue stops global memory instructions from issuing (else a refused head waits at the head)."),
+            choice("car_retry", &["head_first", "queue_first"], "queue_first", "L1 port priority: the oldest queue entry armed by an MSHR- or miss-queue-free pulse since its last try, or the LD/ST head (unless it waits behind a refusal)."),
+            flag("car_full_blocks_issue", true, "A full queue stops global memory instructions from issuing (else a refused head waits at the head and retries)."),
         ],
     ),
     (
@@ -579,6 +720,13 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
         &[
             flag("flush_l1_between_kernels", false, "Invalidate every L1 when a kernel ends (GPGPU-Sim -gpgpu_flush_l1_cache)."),
             flag("flush_l2_between_kernels", false, "Write back and invalidate the L2 when a kernel ends (GPGPU-Sim -gpgpu_flush_l2_cache)."),
+        ],
+    ),
+    (
+        "Buffer placement",
+        &[
+            choice("buffer_placement", &["packed", "spread"], "packed", "How the buffers of kernel-format kernels are laid out: packed one after another from 0x8000_0000, each 256 B aligned (GPGPU-Sim 3.2.2 cudaMalloc), or each in its own 1 MiB region with a (k mod 7) × 9-line skew. Trace kernels keep their recorded addresses."),
+            int("placement", "index", 1, 1_000_000, 1, "Which placement: 1 is the exact layout; k > 1 moves the base up by a seeded multiple of 256 B below 1 MiB and, when packed, pads each gap between buffers by a seeded 0–7 × 256 B."),
         ],
     ),
     (
@@ -612,6 +760,7 @@ impl Domain {
             Domain::Real { min, max, .. } => format!("{min}..={max}"),
             Domain::Bool { .. } => "true or false".into(),
             Domain::Choice { values, .. } => values.join(", "),
+            Domain::Text { .. } => "text".into(),
         }
     }
 
@@ -622,6 +771,7 @@ impl Domain {
             Domain::Real { default, .. } => format!("{default:?}"),
             Domain::Bool { default } => default.to_string(),
             Domain::Choice { default, .. } => format!("\"{default}\""),
+            Domain::Text { default } => format!("\"{default}\""),
         }
     }
 
@@ -632,6 +782,7 @@ impl Domain {
             Domain::Real { .. } => format!("a number in {}", self.range_text()),
             Domain::Bool { .. } => "true or false".into(),
             Domain::Choice { .. } => format!("one of {}", self.range_text()),
+            Domain::Text { .. } => "a string".into(),
         }
     }
 }
@@ -666,6 +817,7 @@ impl Setting {
             (Domain::Real { .. }, J::Null) => Err(self.refuse("a non-finite number")),
             (Domain::Bool { .. }, J::Bool(_)) => Ok(()),
             (Domain::Choice { values, .. }, J::String(s)) if values.contains(&s.as_str()) => Ok(()),
+            (Domain::Text { .. }, J::String(_)) => Ok(()),
             (_, other) => Err(self.refuse(other)),
         }
     }
@@ -688,6 +840,7 @@ impl Setting {
             (Domain::Bool { .. }, T::Boolean(_)) => Ok(()),
             (Domain::Choice { values, .. }, T::String(s)) if values.contains(&s.as_str()) => Ok(()),
             (Domain::Choice { .. }, T::String(s)) => Err(self.refuse(s)),
+            (Domain::Text { .. }, T::String(_)) => Ok(()),
             _ => Err(ConfigError::new(
                 self.key,
                 format!(
@@ -810,6 +963,7 @@ impl Config {
                 ),
             );
         }
+        self.validate_dram()?;
         if self.engine != Engine::Ref {
             crate::rtl::harness::supports(self).map_err(|reason| ConfigError::new("engine", reason))?;
         }
@@ -889,6 +1043,59 @@ impl fmt::Display for Config {
             Ok(s) => f.write_str(&s),
             Err(_) => Err(fmt::Error),
         }
+    }
+}
+
+/// The DRAM rules between keys (the DRAM section's part of [`Config::validate`]).
+impl Config {
+    fn validate_dram(&self) -> Result<(), ConfigError> {
+        let rule = |key: &str, reason: String| Err(ConfigError::new(key, reason));
+        if !self.dram_banks.is_multiple_of(self.dram_bank_groups) {
+            return rule(
+                "dram_banks",
+                format!(
+                    "{} is not a multiple of dram_bank_groups ({})",
+                    self.dram_banks, self.dram_bank_groups
+                ),
+            );
+        }
+        let sub = self.l2_sub_partitions;
+        if !sub.is_power_of_two() || !self.dram_banks.is_multiple_of(sub) {
+            return rule(
+                "l2_sub_partitions",
+                format!(
+                    "{sub} must be a power of two dividing dram_banks ({})",
+                    self.dram_banks
+                ),
+            );
+        }
+        if self.dram_data_command_ratio > self.dram_burst_length {
+            return rule(
+                "dram_data_command_ratio",
+                format!(
+                    "{} is more than dram_burst_length ({}): a burst would take no bus cycle",
+                    self.dram_data_command_ratio, self.dram_burst_length
+                ),
+            );
+        }
+        let map = crate::gpu::mem::addrdec::AddrDec::parse(&self.dram_address_map, self.l2_partitions, sub)
+            .map_err(|reason| {
+            ConfigError::new(
+                "dram_address_map",
+                format!("`{}`: {reason}", self.dram_address_map),
+            )
+        })?;
+        if (1u64 << map.chip_low_bit()) < self.line_bytes as u64 {
+            return rule(
+                "dram_address_map",
+                format!(
+                    "the channel bits start at bit {}, inside a {}-byte line: a line must lie in one channel",
+                    map.chip_low_bit(),
+                    self.line_bytes
+                ),
+            );
+        }
+        Ok(())
     }
 }
 
@@ -1096,7 +1303,7 @@ mod tests {
             assert!(md.contains(&format!("| `{}` |", s.key)), "{}", s.key);
         }
         assert!(
-            md.contains("| `dram_latency` | cycles | 1..=10000 | `238` |"),
+            md.contains("| `dram_latency` | cycles | 1..=10000 | `217` |"),
             "{md}"
         );
         // The RTL limits in the engine rule are the harness's.

@@ -78,6 +78,8 @@ pub fn resource_variants(base: &Config) -> Vec<(String, Config)> {
     };
     let faster_dram = |c: Config| Config {
         dram_cycles_per_line: c.dram_cycles_per_line / 1.2,
+        // GDDR5 (the default model): a 20 % faster DRAM clock.
+        dram_clock_mhz: c.dram_clock_mhz * 6 / 5,
         ..c
     };
     vec![

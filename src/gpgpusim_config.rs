@@ -9,6 +9,10 @@
 //! - Cache strings `[N|S:]sets:line:assoc,rep:wr:alloc:wr_alloc[:index],mshr:entries:merge,mq`
 //!   give sets, ways, line size, MSHRs, merge limit and miss queue; the policy letters are
 //!   reported but not modelled (the model's L1 is LRU, write-through with linear set index).
+//! - DRAM: `-gpgpu_dram_timing_opt`, `-gpgpu_mem_addr_mapping`, `-gpgpu_dram_burst_length`,
+//!   `-gpgpu_dram_buswidth`, `-gpgpu_n_mem_per_ctrlr`, `-dram_data_command_freq_ratio`,
+//!   `-gpgpu_clock_domains` (core and DRAM fields) and `-gpgpu_n_sub_partition_per_mchannel`
+//!   set the GDDR5 model's keys (docs/dram.md).
 //! - `-rop_latency` and `-dram_latency` map onto `l2_latency` and `dram_latency` as they are;
 //!   the model's defaults are calibrated to 200 / 440-cycle unloaded round trips instead.
 //! - `-gpgpu_flush_l1_cache` / `-gpgpu_flush_l2_cache` (GPGPU-Sim 3.2.2 `gpu-sim.cc`, both
@@ -114,6 +118,53 @@ const GROUPS: &[(&str, &[&str], &[&str])] = &[
         &["gpgpu_frfcfs_dram_sched_queue_size"],
         &["dram_queue"],
     ),
+    (
+        "L2 sub-partitions",
+        &["gpgpu_n_sub_partition_per_mchannel"],
+        &["l2_sub_partitions"],
+    ),
+    (
+        "DRAM timing",
+        &["gpgpu_dram_timing_opt"],
+        &[
+            "dram_banks",
+            "dram_bank_groups",
+            "dram_tccd",
+            "dram_trrd",
+            "dram_trcd",
+            "dram_tras",
+            "dram_trp",
+            "dram_trc",
+            "dram_cl",
+            "dram_wl",
+            "dram_tcdlr",
+            "dram_twr",
+            "dram_tccdl",
+            "dram_trtpl",
+        ],
+    ),
+    (
+        "DRAM burst length",
+        &["gpgpu_dram_burst_length"],
+        &["dram_burst_length"],
+    ),
+    ("DRAM bus width", &["gpgpu_dram_buswidth"], &["dram_bus_bytes"]),
+    (
+        "DRAM chips per channel",
+        &["gpgpu_n_mem_per_ctrlr"],
+        &["dram_chips"],
+    ),
+    (
+        "DRAM data/command ratio",
+        &["dram_data_command_freq_ratio"],
+        &["dram_data_command_ratio"],
+    ),
+    (
+        "clocks",
+        &["gpgpu_clock_domains"],
+        &["core_clock_mhz", "dram_clock_mhz"],
+    ),
+    ("address map", &["gpgpu_mem_addr_mapping"], &["dram_address_map"]),
     (
         "L1 flush between kernels",
         &["gpgpu_flush_l1_cache"],
@@ -392,8 +443,65 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
                 if num(value)? == 0 {
                     return Err(err("must be at least 1".into()));
                 }
-                Ok("folded into l2_sets and l2_mshrs".into())
+                c.l2_sub_partitions = num(value)?;
+                Ok(format!(
+                    "l2_sub_partitions = {} (folded into l2_sets and l2_mshrs)",
+                    c.l2_sub_partitions
+                ))
             }
+            "gpgpu_dram_timing_opt" => {
+                let base = crate::gpu::mem::dram::DramTiming::from_config(&c);
+                let t = crate::gpu::mem::dram::DramTiming::parse(value, &base).map_err(err)?;
+                c.dram_banks = t.nbk;
+                c.dram_bank_groups = t.nbkgrp;
+                c.dram_tccd = t.ccd;
+                c.dram_trrd = t.rrd;
+                c.dram_trcd = t.rcd;
+                c.dram_tras = t.ras;
+                c.dram_trp = t.rp;
+                c.dram_trc = t.rc;
+                c.dram_cl = t.cl;
+                c.dram_wl = t.wl;
+                c.dram_tcdlr = t.cdlr;
+                c.dram_twr = t.wr;
+                c.dram_tccdl = t.ccdl;
+                c.dram_trtpl = t.rtpl;
+                Ok(format!(
+                    "dram_banks, dram_bank_groups, dram_t* = {}",
+                    t.to_option()
+                ))
+            }
+            "gpgpu_mem_addr_mapping" => {
+                c.dram_address_map = value.clone();
+                Ok(format!("dram_address_map = {value}"))
+            }
+            "gpgpu_dram_burst_length" => {
+                c.dram_burst_length = num(value)?;
+                Ok(format!("dram_burst_length = {}", c.dram_burst_length))
+            }
+            "gpgpu_dram_buswidth" => {
+                c.dram_bus_bytes = num(value)?;
+                Ok(format!("dram_bus_bytes = {}", c.dram_bus_bytes))
+            }
+            "gpgpu_n_mem_per_ctrlr" => {
+                c.dram_chips = num(value)?;
+                Ok(format!("dram_chips = {}", c.dram_chips))
+            }
+            "dram_data_command_freq_ratio" => {
+                c.dram_data_command_ratio = num(value)?;
+                Ok(format!("dram_data_command_ratio = {}", c.dram_data_command_ratio))
+            }
+            "gpgpu_dram_scheduler" => match value.trim() {
+                "1" => Ok("FR-FCFS (dram_model = gddr5)".into()),
+                other => Err(format!("scheduler {other}: only FR-FCFS (1) is modelled")),
+            },
+            "gpgpu_dram_return_queue_size" => Err(
+                "the DRAM return queue never blocks in the model (the partition drains it every DRAM cycle)"
+                    .into(),
+            ),
+            "gpgpu_mem_address_mask" => Err(
+                "the address map comes from -gpgpu_mem_addr_mapping (or dram_address_map's default)".into(),
+            ),
             "rop_latency" => {
                 c.l2_latency = num(value)?;
                 Ok(format!("l2_latency = {}", c.l2_latency))
@@ -429,10 +537,39 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
             "gpgpu_pipeline_widths" => {
                 Err("the model issues one instruction per scheduler per cycle into its units".into())
             }
-            "gpgpu_clock_domains" => Err("the model has one clock: core cycles".into()),
-            n if n.starts_with("gpgpu_dram") || n.starts_with("dram_") => Err(
-                "DRAM timing is modelled as a fixed latency and a line rate (dram_cycles_per_line)".into(),
-            ),
+            "gpgpu_clock_domains" => {
+                // core:icnt:L2:DRAM in MHz; the model's interconnect and L2 run at the core clock.
+                let f: Vec<&str> = value.split(':').collect();
+                let mhz = |s: &str| -> Result<u32, GpgpusimError> {
+                    let x: f64 = s
+                        .trim()
+                        .parse()
+                        .map_err(|_| err(format!("`{}` is not a frequency in MHz", s.trim())))?;
+                    if !(1.0..=100_000.0).contains(&x) {
+                        return Err(err(format!("{x} MHz is out of range 1..=100000")));
+                    }
+                    Ok(x.round() as u32)
+                };
+                if f.len() != 4 {
+                    return Err(err("expected core:icnt:L2:DRAM".into()));
+                }
+                c.core_clock_mhz = mhz(f[0])?;
+                c.dram_clock_mhz = mhz(f[3])?;
+                if mhz(f[1])? != c.core_clock_mhz || mhz(f[2])? != c.core_clock_mhz {
+                    Ok(format!(
+                        "core_clock_mhz = {}, dram_clock_mhz = {} (interconnect and L2 run at the core clock in the model)",
+                        c.core_clock_mhz, c.dram_clock_mhz
+                    ))
+                } else {
+                    Ok(format!(
+                        "core_clock_mhz = {}, dram_clock_mhz = {}",
+                        c.core_clock_mhz, c.dram_clock_mhz
+                    ))
+                }
+            }
+            n if n.starts_with("gpgpu_dram") || n.starts_with("dram_") => {
+                Err("no counterpart in the DRAM model".into())
+            }
             n if n.starts_with("ptx_opcode_") => Err(
                 "only the integer ADD / MUL / DIV latencies are modelled (one ALU latency, pipelined)".into(),
             ),

@@ -2,6 +2,7 @@
 //! which the warp-scheduling hardware of *Mascar* (Sethia et al., HPCA 2015) is modelled.
 
 pub mod config;
+pub mod dram_replay;
 pub mod events;
 pub mod experiment;
 pub mod gpgpusim_config;

@@ -229,6 +229,12 @@ enum Command {
         /// Worker threads (default: one per core).
         #[arg(long, default_value_t = 0)]
         threads: usize,
+        /// Run every kernel under buffer placements 1..=N (`placement`, docs/kernel-format.md)
+        /// and report each speedup as the geometric mean over them with its min–max. With 1,
+        /// the configuration's placement is used.
+        #[arg(long, value_name = "N", default_value_t = 1,
+              value_parser = clap::value_parser!(u32).range(1..=1000))]
+        placements: u32,
         /// Run only slice K of N of the experiment matrix (1-based, e.g. 3/8) and write its
         /// records (`results.json` / `resources.json`) to --out; `mascar merge` combines
         /// the slices into the report.
@@ -303,6 +309,19 @@ enum Command {
     Rtl {
         #[command(subcommand)]
         action: RtlAction,
+    },
+    /// Replay a memory trace (Ramulator format: `0x<hex address> R|W` per line, `#`
+    /// comments) through the DRAM model alone and report bus utilisation, activations and
+    /// row hit rate (docs/dram.md).
+    Dram {
+        /// The trace.
+        #[arg(long, value_name = "FILE")]
+        trace: PathBuf,
+        /// Also write the report as JSON.
+        #[arg(long, value_name = "PATH")]
+        json: Option<PathBuf>,
+        #[command(flatten)]
+        machine: MachineArgs,
     },
 }
 
@@ -446,6 +465,7 @@ fn dispatch(cmd: Command) -> Result<()> {
             out,
             resources,
             threads,
+            placements,
             shard,
             json,
             csv,
@@ -454,7 +474,7 @@ fn dispatch(cmd: Command) -> Result<()> {
         } => {
             let mut files = report::OutputSet::new();
             let (doc, wrote) = compare(
-                kernel, scheduler, &out, resources, threads, shard, machine, quiet, &mut files,
+                kernel, scheduler, &out, resources, threads, placements, shard, machine, quiet, &mut files,
             )?;
             if let Some(p) = &json {
                 files.write(p, doc.to_json().as_bytes())?;
@@ -505,6 +525,7 @@ fn dispatch(cmd: Command) -> Result<()> {
             Ok(())
         }
         Command::Rtl { action } => rtl(action),
+        Command::Dram { trace, json, machine } => dram_trace(&trace, json.as_deref(), &machine),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(shell, &mut Cli::command(), "mascar", &mut std::io::stdout());
@@ -561,6 +582,7 @@ fn compare(
     out: &Path,
     resources: bool,
     threads: usize,
+    placements: u32,
     shard: Option<(usize, usize)>,
     machine: MachineArgs,
     quiet: bool,
@@ -613,6 +635,24 @@ fn compare(
     };
     for j in &mut jobs {
         j.config_file = m.config_file.clone();
+    }
+    if placements > 1 {
+        if base.placement != 1 {
+            eprintln!(
+                "note: the configuration's placement ({}) is ignored: --placements runs 1..={placements}",
+                base.placement
+            );
+        }
+        // Each placement's runs in turn, each a whole matrix of its own.
+        jobs = (1..=placements)
+            .flat_map(|p| {
+                jobs.iter().map(move |j| {
+                    let mut j = j.clone();
+                    j.cfg.placement = p;
+                    j
+                })
+            })
+            .collect();
     }
     let command = if resources {
         "compare --resources"
@@ -730,7 +770,10 @@ fn write_report(doc: &Results, out: &Path, resources: bool, files: &mut report::
     )?;
     files.write(&out.join(format!("{stem}.png")), &plots::speedup_png(&table)?)?;
     if !resources {
-        files.write(&out.join("stalls.svg"), plots::stalls_svg(&records)?.as_bytes())?;
+        // One bar per kernel: the first placement's runs.
+        let first = records.iter().map(|r| r.placement).min().unwrap_or(1);
+        let stalls: Vec<_> = records.iter().filter(|r| r.placement == first).cloned().collect();
+        files.write(&out.join("stalls.svg"), plots::stalls_svg(&stalls)?.as_bytes())?;
     }
     files.write(&out.join(json_name), doc.to_json().as_bytes())?;
     files.write(
@@ -986,4 +1029,22 @@ fn rtl(action: RtlAction) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// `mascar dram --trace FILE`: the trace through the configured DRAM channels alone.
+fn dram_trace(trace: &Path, json: Option<&Path>, machine: &MachineArgs) -> Result<()> {
+    let cfg = machine.config()?;
+    let name = trace.display().to_string();
+    let text = mascar::input::read_text_capped(trace, 1 << 30, "trace")?;
+    let requests = mascar::dram_replay::parse_trace(&text, &name)?;
+    let report = mascar::dram_replay::replay(&requests, &cfg).map_err(anyhow::Error::msg)?;
+    print!("{report}");
+    if let Some(path) = json {
+        let mut files = report::OutputSet::new();
+        let mut text = serde_json::to_string_pretty(&report)?;
+        text.push('\n');
+        files.write(path, text.as_bytes())?;
+        files.commit()?;
+    }
+    Ok(())
 }

@@ -236,6 +236,7 @@ impl RunResult {
             scheduler: self.label.clone(),
             stats: self.total.clone(),
             energy: self.energy.clone(),
+            placement: self.config.placement,
         }
     }
 }
@@ -404,23 +405,32 @@ pub fn merge_shards(slices: &[(std::path::PathBuf, Results)]) -> anyhow::Result<
     let mut seen = std::collections::BTreeSet::new();
     let mut workloads = std::collections::BTreeSet::new();
     let mut labels = std::collections::BTreeSet::new();
+    // `compare --placements N` runs the matrix once per buffer placement.
+    let mut placements = std::collections::BTreeSet::new();
     for r in &runs {
-        if !seen.insert((r.workload.name.clone(), r.label.clone())) {
+        if !seen.insert((r.workload.name.clone(), r.label.clone(), r.config.placement)) {
             bail!(
-                "{} under {} appears in more than one slice",
+                "{} under {}{} appears in more than one slice",
                 r.workload.name,
-                r.label
+                r.label,
+                if r.config.placement == 1 {
+                    String::new()
+                } else {
+                    format!(" (placement {})", r.config.placement)
+                }
             );
         }
         workloads.insert(r.workload.name.clone());
         labels.insert(r.label.clone());
+        placements.insert(r.config.placement);
     }
-    if runs.len() != workloads.len() * labels.len() {
+    if runs.len() != workloads.len() * labels.len() * placements.len() {
         bail!(
-            "the slices do not form a complete matrix: {} runs for {} kernels × {} schedulers",
+            "the slices do not form a complete matrix: {} runs for {} kernels × {} schedulers × {} placements",
             runs.len(),
             workloads.len(),
-            labels.len()
+            labels.len(),
+            placements.len()
         );
     }
     Ok(Results {

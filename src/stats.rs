@@ -125,7 +125,7 @@ impl Latency {
 }
 
 /// Per-SM counters outside the caches.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SmStats {
     pub warp_instructions: u64,
     pub global_loads: u64,
@@ -168,25 +168,113 @@ impl SmStats {
         self.mas.owner_first += o.mas.owner_first;
         self.mas.owner_after_dependent_load += o.mas.owner_after_dependent_load;
         self.mas.owner_after_exit += o.mas.owner_after_exit;
+        self.mas.owner_after_barrier += o.mas.owner_after_barrier;
         self.mas.owner_other += o.mas.owner_other;
+        self.mas.owner_returned_to_ep += o.mas.owner_returned_to_ep;
         self.mas.stalled_warp_cycles += o.mas.stalled_warp_cycles;
-        self.car.enqueued += o.car.enqueued;
-        self.car.reexecutions += o.car.reexecutions;
-        self.car.hits_under_miss += o.car.hits_under_miss;
-        self.car.queue_full_cycles += o.car.queue_full_cycles;
-        self.car.nacks += o.car.nacks;
-        self.car.hit_only_nacks += o.car.hit_only_nacks;
-        self.car.peak_occupancy = self.car.peak_occupancy.max(o.car.peak_occupancy);
+        self.car.add(&o.car);
     }
 }
 
-/// DRAM counters summed over partitions.
+/// DRAM counters summed over partitions (memory channels), and per channel.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DramStats {
     pub reads: u64,
     pub writes: u64,
-    /// Channel-cycles spent transferring, all partitions.
+    /// Channel-cycles spent transferring (data bus busy), all channels.
     pub busy_cycles: f64,
+    /// Channel-cycles of the DRAM clock (command cycles for `gddr5`, core cycles for `fixed`).
+    #[serde(default)]
+    pub cycles: u64,
+    #[serde(default)]
+    pub activations: u64,
+    #[serde(default)]
+    pub precharges: u64,
+    /// Column commands (64 B each on GTX480).
+    #[serde(default)]
+    pub column_reads: u64,
+    #[serde(default)]
+    pub column_writes: u64,
+    /// Bus turnarounds: reads → writes and writes → reads.
+    #[serde(default)]
+    pub read_to_write: u64,
+    #[serde(default)]
+    pub write_to_read: u64,
+    /// busy_cycles ÷ cycles (GPGPU-Sim's `bwutil / n_cmd`).
+    #[serde(default)]
+    pub bus_utilization: f64,
+    /// 1 − activations ÷ column commands.
+    #[serde(default)]
+    pub row_hit_rate: f64,
+    #[serde(default)]
+    pub channels: Vec<DramChannel>,
+}
+
+/// One channel's DRAM counters and rates.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DramChannel {
+    #[serde(flatten)]
+    pub counters: crate::gpu::mem::dram::DramChannelStats,
+    pub bus_utilization: f64,
+    pub row_hit_rate: f64,
+}
+
+impl DramStats {
+    /// Totals and rates of the channels' counters.
+    pub fn from_channels(channels: &[crate::gpu::mem::dram::DramChannelStats]) -> DramStats {
+        let mut t = crate::gpu::mem::dram::DramChannelStats::default();
+        for c in channels {
+            t.add(c);
+        }
+        DramStats {
+            reads: t.reads,
+            writes: t.writes,
+            busy_cycles: t.busy_cycles,
+            cycles: t.cycles,
+            activations: t.activations,
+            precharges: t.precharges,
+            column_reads: t.column_reads,
+            column_writes: t.column_writes,
+            read_to_write: t.read_to_write,
+            write_to_read: t.write_to_read,
+            bus_utilization: t.bus_utilization(),
+            row_hit_rate: t.row_hit_rate(),
+            channels: channels
+                .iter()
+                .map(|c| DramChannel {
+                    counters: c.clone(),
+                    bus_utilization: c.bus_utilization(),
+                    row_hit_rate: c.row_hit_rate(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The counters of two runs together (kernels back to back), channel by channel.
+    pub fn combined(&self, o: &DramStats) -> DramStats {
+        let n = self.channels.len().max(o.channels.len());
+        let chans: Vec<_> = (0..n)
+            .map(|i| {
+                let mut c = self
+                    .channels
+                    .get(i)
+                    .map(|c| c.counters.clone())
+                    .unwrap_or_default();
+                if let Some(x) = o.channels.get(i) {
+                    c.add(&x.counters);
+                }
+                c
+            })
+            .collect();
+        let mut t = DramStats::from_channels(&chans);
+        if n == 0 {
+            // Documents from before per-channel counters.
+            t.reads = self.reads + o.reads;
+            t.writes = self.writes + o.writes;
+            t.busy_cycles = self.busy_cycles + o.busy_cycles;
+        }
+        t
+    }
 }
 
 /// MAS counters (zero when MAS is off), summed over SMs.
@@ -194,10 +282,10 @@ pub struct DramStats {
 pub struct MasStats {
     /// SM-cycles spent in Memory Priority mode.
     pub mp_cycles: u64,
-    /// Transitions EP → MP.
+    /// Transitions EP → MP: MP episodes (their mean length is `RunStats::mp_mean_episode`).
     pub mp_entries: u64,
     /// Times the owner warp changed to another warp (hand-overs and first assignments);
-    /// the four counters below split them by what the previous owner was doing when the
+    /// the five counters below split them by what the previous owner was doing when the
     /// new owner took over.
     pub owner_changes: u64,
     /// No previous owner: the first owner of an MP period, or one after an owner-less spell.
@@ -206,14 +294,28 @@ pub struct MasStats {
     pub owner_after_dependent_load: u64,
     /// The previous owner had finished (exited).
     pub owner_after_exit: u64,
+    /// The previous owner waited at a CTA barrier.
+    #[serde(default)]
+    pub owner_after_barrier: u64,
     /// Any other hand-over, e.g. to a warp whose requests wait to leave a quiet L1.
     pub owner_other: u64,
+    /// Times MP ended while a warp owned the memory path: the owner gave it back to EP (not
+    /// counted in `owner_changes`, as no warp took over).
+    #[serde(default)]
+    pub owner_returned_to_ep: u64,
     /// Warp-cycles a warp's memory instruction was held back by the stall bit.
     pub stalled_warp_cycles: u64,
 }
 
+impl MasStats {
+    /// Mean cycles an MP episode lasts (0 when MP was never entered).
+    pub fn mean_mp_episode(&self) -> f64 {
+        self.mp_cycles as f64 / self.mp_entries.max(1) as f64
+    }
+}
+
 /// CAR counters (zero when CAR is off), summed over SMs.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CarStats {
     /// Instructions moved from the LD/ST head into the re-execution queue.
     pub enqueued: u64,
@@ -230,6 +332,36 @@ pub struct CarStats {
     pub hit_only_nacks: u64,
     /// Highest occupancy seen on any SM.
     pub peak_occupancy: u64,
+    /// L1 accesses made from the queue (each uses the LD/ST port for its cycle); the
+    /// accepted ones are `reexecutions`.
+    #[serde(default)]
+    pub retries: u64,
+    /// Of those, the refused ones (wasted: a reservation failure again, or a non-owner's miss
+    /// refused by hit-only service).
+    #[serde(default)]
+    pub failed_retries: u64,
+    /// reexecutions ÷ retries (0 without retries).
+    #[serde(default)]
+    pub retry_success_rate: f64,
+}
+
+impl CarStats {
+    pub fn add(&mut self, o: &CarStats) {
+        self.enqueued += o.enqueued;
+        self.reexecutions += o.reexecutions;
+        self.hits_under_miss += o.hits_under_miss;
+        self.queue_full_cycles += o.queue_full_cycles;
+        self.nacks += o.nacks;
+        self.hit_only_nacks += o.hit_only_nacks;
+        self.peak_occupancy = self.peak_occupancy.max(o.peak_occupancy);
+        self.retries += o.retries;
+        self.failed_retries += o.failed_retries;
+        self.retry_success_rate = if self.retries == 0 {
+            0.0
+        } else {
+            self.reexecutions as f64 / self.retries as f64
+        };
+    }
 }
 
 /// Everything a run reports. Field names are stable (they are the JSON keys).
@@ -259,6 +391,9 @@ pub struct RunStats {
     pub icnt_reply_flits: u64,
     /// Fraction of SM-cycles in Memory Priority mode (MAS runs).
     pub mp_fraction: f64,
+    /// Mean length of an MP episode in cycles: SM-cycles in MP ÷ MP entries (0 without any).
+    #[serde(default)]
+    pub mp_mean_episode: f64,
     pub mas: MasStats,
     pub car: CarStats,
 }
@@ -287,9 +422,7 @@ impl RunStats {
             t.sm.add(&p.sm);
             t.l1.add(&p.l1);
             t.l2.add(&p.l2);
-            t.dram.reads += p.dram.reads;
-            t.dram.writes += p.dram.writes;
-            t.dram.busy_cycles += p.dram.busy_cycles;
+            t.dram = t.dram.combined(&p.dram);
             t.icnt_request_flits += p.icnt_request_flits;
             t.icnt_reply_flits += p.icnt_reply_flits;
             dram_busy += p.dram_utilization * p.cycles as f64;
@@ -305,6 +438,7 @@ impl RunStats {
         t.dram_utilization = dram_busy / cycles;
         t.dram_bytes_per_cycle = dram_bytes / cycles;
         t.mp_fraction = t.sm.mas.mp_cycles as f64 / sm_cycles;
+        t.mp_mean_episode = t.sm.mas.mean_mp_episode();
         t.mas = t.sm.mas.clone();
         t.car = t.sm.car.clone();
         t

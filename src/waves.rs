@@ -72,6 +72,10 @@ pub struct SmSample {
     pub l1_reservation_fails: u64,
     /// Running count of CAR hits served while an older miss waits in the re-execution queue.
     pub hits_under_miss: u64,
+    /// Running counts of the re-execution queue's L1 accesses (retries) and of the refused
+    /// ones.
+    pub reexec_retries: u64,
+    pub reexec_refused: u64,
 }
 
 /// What to record, from the command line.
@@ -128,6 +132,8 @@ fn model_vars(schedulers: usize, warps: u32) -> Vec<(String, u32)> {
     v.push(("l1_miss".into(), 1));
     v.push(("l1_reservation_fail".into(), 1));
     v.push(("hit_under_miss".into(), 1));
+    v.push(("reexec_retry".into(), 1));
+    v.push(("reexec_refused".into(), 1));
     v
 }
 
@@ -154,6 +160,8 @@ fn model_values(s: &SmSample, prev: &SmSample, schedulers: usize, out: &mut Vec<
     out.push((s.l1_misses != prev.l1_misses) as u64);
     out.push((s.l1_reservation_fails != prev.l1_reservation_fails) as u64);
     out.push((s.hits_under_miss != prev.hits_under_miss) as u64);
+    out.push((s.reexec_retries != prev.reexec_retries) as u64);
+    out.push((s.reexec_refused != prev.reexec_refused) as u64);
 }
 
 /// A rust-hdl signal's value as bits (≤ 64), `None` for what a VCD word cannot hold.
@@ -421,7 +429,14 @@ pub fn write_gtkw(
         }
         s.push_str(&format!("@1000200\n-SM {sm}: issue\n"));
         s.push_str(&format!("@800200\n-SM {sm}: L1 and queues\n"));
-        for n in ["l1_hit", "l1_miss", "l1_reservation_fail", "hit_under_miss"] {
+        for n in [
+            "l1_hit",
+            "l1_miss",
+            "l1_reservation_fail",
+            "hit_under_miss",
+            "reexec_retry",
+            "reexec_refused",
+        ] {
             s.push_str(&format!("@28\n{}\n", p(n)));
         }
         for n in ["mshrs_used", "miss_queue_used", "reexec_queue_used"] {

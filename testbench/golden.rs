@@ -129,11 +129,11 @@ impl MascarBlocks for Tabulated {
 
 #[test]
 fn mascar_block_ports_cycle_by_cycle_and_the_vcd_digest() {
-    // kmeans-1 at this window is in MP: the owner hands over (warp 0 → 8 when warp 0's last
-    // request leaves CAR's queue), then a one-cycle EP clears it and warp 10 takes over;
-    // misses wait in the queue with hits served under them (the window of
-    // waves/example-kmeans-1-mascar.vcd).
-    let (from, to) = (18700, 18750);
+    // kmeans-1 at this window: warp 7 owns the memory path in MP and its parked entry
+    // retries after MSHR frees; at 15026 the owner hands over with the L1 no longer
+    // saturated (back to EP), at 15027 saturation puts warp 9 in charge; warps 42 and 9 park
+    // refused misses and warp 9's entry retries when MSHRs free (the queue's retry bits).
+    let (from, to) = (15020, 15070);
     let k = builtin::find("kmeans-1").unwrap().kernel();
     let cfg = Config {
         sms: 1,

@@ -250,8 +250,9 @@ fn watchdog_stops_a_run_without_progress_and_names_the_waiting_warps() {
 }
 
 /// A bandwidth-intensive kernel is bound by DRAM bandwidth under the baseline scheduler, the
-/// premise of the paper's bandwidth class: its channels are busy most cycles, and twice the
-/// bandwidth makes it much faster. (Replies once waited for credits of the SM's 8-entry
+/// premise of the paper's bandwidth class: its channels are busy most cycles (GDDR5's row
+/// misses and turnarounds keep GPGPU-Sim 3.2.2's model, and ours, well below 100 %), and
+/// twice the bandwidth (8-byte chips: one column command per line) makes it much faster. (Replies once waited for credits of the SM's 8-entry
 /// response FIFO across the whole 40-cycle network; that throttled every SM's replies and
 /// left DRAM 59% busy here, with twice the bandwidth gaining nothing.)
 #[test]
@@ -259,12 +260,12 @@ fn bandwidth_kernel_is_bound_by_dram_bandwidth_under_lrr() {
     let k = mascar::workload::builtin::find("bp-2").unwrap().kernel();
     let normal = simulate(&Config::default(), &k, None).unwrap();
     assert!(
-        normal.dram_utilization > 0.85,
+        normal.dram_utilization > 0.7,
         "DRAM busy {:.3} of cycles",
         normal.dram_utilization
     );
     let double = Config {
-        dram_cycles_per_line: Config::default().dram_cycles_per_line / 2.0,
+        dram_bus_bytes: 2 * Config::default().dram_bus_bytes,
         ..Config::default()
     };
     let fast = simulate(&double, &k, None).unwrap();

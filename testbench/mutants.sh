@@ -36,7 +36,7 @@ mutant() {
       plant src/gpu/mod.rs 'fresh\.l1\.next_kernel\(cfg\.flush_l1_between_kernels\)' 'fresh.l1.next_kernel(true)' ;;
     queue-two-entries-per-warp)
       plant src/gpu/sm/mod.rs 'held \|= warps & self\.gmem_head;' 'let _ = warps;'
-      plant src/gpu/sm/mod.rs 'q\.alloc\.filter\(\|_\| q\.warps >> warp & 1 == 0 \|\| own_entries\)' 'q.alloc' ;;
+      plant src/gpu/sm/ldst.rs 'q\.alloc\.filter\(\|_\| q\.warps >> warp & 1 == 0 \|\| own_entries\)' 'q.alloc' ;;
     lrr-pointer-moves-without-issue)
       plant src/mascar/scheduler.rs 'None => \{\n(?=\s+if self\.greedy\[s\])' \
         $'None => {\n                    self.last[s] = (self.last[s] + 1) % 64;\n' ;;

@@ -6,7 +6,7 @@
 //! ones every cycle (lockstep) on random machines, not only the default one.
 //! `PROPTEST_CASES=N` runs more cases than the CI default (the lockstep property runs N/8).
 
-use mascar::config::{CarEntry, CarRetry, Config, Engine, NonOwnerMem};
+use mascar::config::{CarEntry, CarRetry, Config, Engine, MasModeCheck, NonOwnerMem};
 use mascar::gpu::{simulate, Gpu, SimError};
 use mascar::sched::SchedulerKind;
 use mascar::workload::kernel_format::parse_kernel;
@@ -139,6 +139,7 @@ fn rtl_machine() -> impl Strategy<Value = Config> {
             0u32..4,
             0u32..8,
             prop::sample::select(vec![SchedulerKind::Lrr, SchedulerKind::Gto]),
+            prop::sample::select(vec![MasModeCheck::Handover, MasModeCheck::EveryCycle]),
         ),
         (
             Just(CarEntry::Instruction),
@@ -155,7 +156,7 @@ fn rtl_machine() -> impl Strategy<Value = Config> {
                 missq,
                 depth,
                 scheduler,
-                (margin, hold, base),
+                (margin, hold, base, mode_check),
                 (entry, retry, full_blocks, non_owner),
             )| Config {
                 car_entry: entry,
@@ -170,6 +171,7 @@ fn rtl_machine() -> impl Strategy<Value = Config> {
                 scheduler,
                 mas_sat_margin: margin,
                 mas_mp_exit_hold: hold,
+                mas_mode_check: mode_check,
                 mas_base_order: base,
                 engine: Engine::Lockstep,
                 ..Config::default()

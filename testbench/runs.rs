@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use mascar::config::{Config, Engine};
+use mascar::config::{Config, DramModel, Engine};
 use mascar::runner::LoadedWorkload;
 use mascar::sched::SchedulerKind;
 use mascar::stats::RunStats;
@@ -149,6 +149,10 @@ fn with_flushes_a_kernel_after_another_runs_as_in_a_fresh_run() {
                 engine,
                 flush_l1_between_kernels: true,
                 flush_l2_between_kernels: true,
+                // GDDR5 rows left open by one kernel stay open for the next (GPGPU-Sim 3.2.2
+                // keeps each `dram_t` across kernels), so only the stateless fixed-rate channel
+                // makes a flushed run equal a fresh one.
+                dram_model: DramModel::Fixed,
                 ..Config::default()
             };
             if cfg.validate().is_err() {

@@ -55,6 +55,8 @@ pub struct Gpu {
     pub cfg: Config,
     pub sms: Vec<Sm>,
     pub partitions: Vec<Partition>,
+    /// Which partition (memory channel) each line goes to.
+    channels: mem::ChannelMap,
     requests: Network<MemRequest>,
     replies: Network<MemReply>,
     pub cycle: u64,
@@ -77,6 +79,7 @@ impl Gpu {
             cfg: cfg.clone(),
             sms: (0..n).map(|i| Sm::new(i, cfg)).collect(),
             partitions: (0..p).map(|i| Partition::new(i, cfg)).collect(),
+            channels: mem::ChannelMap::new(cfg).map_err(|e| ConfigError::new("dram_address_map", e))?,
             requests: Network::new(
                 n,
                 p,
@@ -238,6 +241,14 @@ impl Gpu {
         progress: Option<Progress>,
         mut observe: Option<Observer>,
     ) -> Result<RunStats, SimError> {
+        // Buffers where `buffer_placement` / `placement` put them (kernel-format kernels).
+        let placed = crate::workload::placement::place_for(k, &self.cfg).map_err(|reason| {
+            SimError::InvalidKernel {
+                kernel: k.name.clone(),
+                reason,
+            }
+        })?;
+        let k: &Kernel = &placed;
         self.check_fits(k)?;
         if self.kernels_run > 0 {
             self.next_kernel();
@@ -248,7 +259,7 @@ impl Gpu {
         let mut next_cta = 0u32;
         let mut dispatch_ptr = 0usize;
         let n = self.sms.len();
-        let partitions = self.cfg.l2_partitions;
+        let partitions = &self.channels;
         let flit = self.cfg.flit_bytes;
         let line = self.cfg.line_bytes;
         let mut last_progress = (0u64, 0u64);
@@ -384,13 +395,11 @@ impl Gpu {
             l1.add(s.l1_stats());
         }
         let mut l2 = CacheStats::default();
-        let mut dram = DramStats::default();
         for p in &self.partitions {
             l2.add(&p.stats);
-            dram.reads += p.dram.reads;
-            dram.writes += p.dram.writes;
-            dram.busy_cycles += p.dram.busy_cycles;
         }
+        let channels: Vec<_> = self.partitions.iter().map(|p| p.dram.stats().clone()).collect();
+        let dram = DramStats::from_channels(&channels);
         let c = &self.cfg;
         let cycles_f = cycles.max(1) as f64;
         let sm_cycles = cycles_f * c.sms as f64;
@@ -407,7 +416,7 @@ impl Gpu {
             l1_hit_rate: l1.hit_rate(),
             l1_reservation_fails: l1.reservation_fails(),
             lsu_stall_fraction: sm.lsu_stall_cycles as f64 / sm_cycles,
-            dram_utilization: dram.busy_cycles / (cycles_f * c.l2_partitions as f64),
+            dram_utilization: dram.bus_utilization,
             dram_bytes_per_cycle: (dram.reads + dram.writes) as f64 * c.line_bytes as f64 / cycles_f,
             sm,
             l1,
@@ -416,6 +425,7 @@ impl Gpu {
             icnt_request_flits: self.requests.flits_sent,
             icnt_reply_flits: self.replies.flits_sent,
             mp_fraction,
+            mp_mean_episode: mas.mean_mp_episode(),
             mas,
             car,
         }

@@ -101,13 +101,32 @@ pub enum BaseOrder {
     Owl,
 }
 
+/// When MAS's mode machine reads the saturation flag (config key `mas_mode_check`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MasModeCheck {
+    /// As the authors' flowchart (slide 11): every cycle in EP; in MP only when the owner
+    /// gives up the memory path (its next instruction needs a load it issued, it finished,
+    /// it waits at a barrier, or it hands a quiet L1 over): saturated → the next owner, not
+    /// saturated → back to EP. An MP without an owner (no candidate yet) checks every cycle.
+    #[default]
+    Handover,
+    /// Every cycle, in MP too: MP ends the first cycle saturation (and its hold) is over,
+    /// whoever owns the path.
+    EveryCycle,
+}
+
 /// Run-time constants of the scheduler block (fixed for a run, set from the config).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SchedParams {
     pub base: BaseOrder,
     /// MAS on: split the order into Mem_Q / Comp_Q and run the EP/MP mode machine.
     pub mas: bool,
-    /// Cycles MP lasts after saturation ends.
+    /// When the mode machine reads saturation.
+    pub mode_check: MasModeCheck,
+    /// Cycles saturation counts as lasting after it ends, wherever the mode machine reads it
+    /// (every cycle: MP outlasts saturation by this much; at hand-over: a hand-over within
+    /// this many cycles of saturation still goes to the next owner).
     pub mp_exit_hold: u32,
 }
 
@@ -163,18 +182,26 @@ pub struct SchedOut {
 }
 
 /// Input of the re-execution queue's control (the entries' line requests live beside it,
-/// indexed by entry).
+/// indexed by entry). The queue never looks into the L1: what makes an entry worth retrying
+/// is the L1's free pulses and the outcome of its own last try.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QueueIn {
-    /// Per entry: the L1 would accept the entry's next line request now.
-    pub accept: u64,
-    /// Per entry: the entry's next line request would hit in the L1 now.
-    pub hit: u64,
-    /// Per entry: the entry is a store (stores are never served hit-only).
-    pub store: u64,
-    /// Mode and owner in force (from the scheduler).
+    /// Mode and owner in force (from the scheduler); a change re-arms every entry (a
+    /// non-owner entry refused hit-only may now be served in full).
     pub mp: bool,
     pub owner: Option<u8>,
+    /// The L1 released an MSHR (a fill) since the LD/ST unit's last access.
+    pub mshr_freed: bool,
+    /// A miss-queue slot freed (a request left for the interconnect) since then.
+    pub miss_queue_freed: bool,
+    /// Port priority parameter (`car_retry = head_first`): the head goes before the queue.
+    pub head_first: bool,
+    /// The LD/ST head holds a line request that may try the L1 this cycle (it was not
+    /// refused and left waiting, e.g. behind a full queue).
+    pub head_ready: bool,
+    /// The selected entry's access was refused (a reservation failure, or a miss refused by
+    /// hit-only service): it goes back behind every other entry with its retry bit clear.
+    pub refused: bool,
     /// The selected entry sent its last line this cycle: free it at the edge.
     pub free: Option<u8>,
     /// A refused LD/ST-head instruction of this warp enters the queue (stored at `alloc`).
@@ -184,13 +211,16 @@ pub struct QueueIn {
 /// Output of the re-execution queue's control.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QueueOut {
-    /// The oldest entry that can make progress: its next line would be accepted and, if it
-    /// is a non-owner entry in MP, it would hit (hit-only service).
+    /// The entry that takes the L1 port this cycle: the oldest one worth retrying (its retry
+    /// bit is set, or a free pulse or mode change arrives now), unless the head goes first.
+    /// `None`: the head has the port.
     pub select: Option<u8>,
     /// The free entry a push goes to (lowest index); `None` when full.
     pub alloc: Option<u8>,
-    /// Per entry: marked hit-only this cycle.
+    /// Per entry: marked hit-only this cycle (a non-owner entry in MP).
     pub hit_only: u64,
+    /// Per entry: the retry bit (registered): something freed since the entry's last try.
+    pub armed: u64,
     /// Per warp: holds an entry (registered).
     pub warps: u64,
     /// Entries in use (registered).

@@ -3,12 +3,23 @@
 //! reach the cache. An entry holds the refused instruction's remaining line requests
 //! (`car_entry = instruction`, one entry per warp) or a single refused line request
 //! (`access`: a warp's entries then all belong to one instruction); either keeps each warp's
-//! memory order. The oldest entry that can progress is offered for retry; the LD/ST unit
-//! decides whether it or the head uses the port (`car_retry`). With MAS in MP a non-owner
-//! entry gets hit-only service.
+//! memory order. With MAS in MP a non-owner entry gets hit-only service.
 //!
-//! The control holds valid bits, each entry's warp and arrival stamp; the entries' line
-//! requests live beside it in [`Parked`], indexed by entry, where the LD/ST unit reads them.
+//! Retries are real L1 accesses through the LD/ST unit's one port. The queue decides when
+//! one is worth making from its own state, never from a look into the L1: each entry has a
+//! retry bit. A free pulse from the L1 (an MSHR released, a miss-queue slot freed) arms the
+//! oldest unarmed entry: one freed slot is worth one retry. An accepted retry arms the next
+//! unarmed entry (the chain stops at a refusal, so hits among the entries never wait for a
+//! pulse that may not come). Pulses and the chain pass over hit-only entries (non-owners in
+//! MP), which no freed slot can serve; a change of MAS mode or owner arms every entry. A
+//! newly parked entry waits to be armed. The oldest armed entry takes the port (before the
+//! head, or after it with `car_retry = head_first`); a refused retry costs its cycle, clears
+//! its bit and goes back behind every other entry. A reservation failure leaves a miss
+//! outstanding, so a pulse always follows.
+//!
+//! The control holds valid and retry bits, each entry's warp and arrival stamp; the entries'
+//! line requests live beside it in [`Parked`], indexed by entry, where the LD/ST unit reads
+//! them.
 
 use super::ports::{QueueIn, QueueOut};
 use crate::gpu::sm::coalescer::{Coalesced, LineRequest};
@@ -17,10 +28,15 @@ use crate::gpu::sm::coalescer::{Coalesced, LineRequest};
 pub struct ReexecQueue {
     depth: usize,
     valid: u64,
+    /// Retry bits: something freed since the entry's last try.
+    retry: u64,
     warp: [u8; 64],
-    /// Arrival order (smaller = older); distinct for valid entries.
+    /// Arrival order (smaller = older; a refused retry takes a new one); distinct for valid
+    /// entries.
     stamp: [u32; 64],
     next_stamp: u32,
+    /// Mode and owner of the last cycle, to see a change.
+    last_mode: (bool, Option<u8>),
 }
 
 impl ReexecQueue {
@@ -28,9 +44,11 @@ impl ReexecQueue {
         ReexecQueue {
             depth: depth as usize,
             valid: 0,
+            retry: 0,
             warp: [0; 64],
             stamp: [0; 64],
             next_stamp: 0,
+            last_mode: (false, None),
         }
     }
     pub fn depth(&self) -> usize {
@@ -39,6 +57,10 @@ impl ReexecQueue {
     /// Valid entries.
     pub fn valid(&self) -> u64 {
         self.valid
+    }
+    /// Entries whose retry bit is set.
+    pub fn armed(&self) -> u64 {
+        self.retry
     }
     pub fn warp_of(&self, entry: usize) -> u8 {
         self.warp[entry]
@@ -63,34 +85,62 @@ impl ReexecQueue {
         warps
     }
 
-    /// Settles: hit-only marking, the oldest entry that can progress, the slot a push takes.
-    pub fn eval(&self, i: &QueueIn) -> QueueOut {
-        let mut hit_only = 0u64;
-        let mut select: Option<u8> = None;
-        let mut m = self.valid;
+    /// The oldest entry of `mask`.
+    fn oldest(&self, mask: u64) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        let mut m = mask;
         while m != 0 {
             let e = m.trailing_zeros() as usize;
             m &= m - 1;
-            let bit = 1u64 << e;
-            let restricted = i.mp && i.owner != Some(self.warp[e]);
-            if restricted {
-                hit_only |= bit;
-            }
-            let can = if restricted {
-                i.hit & !i.store & bit != 0
-            } else {
-                i.accept & bit != 0
-            };
-            if can && select.is_none_or(|s| self.stamp[e] < self.stamp[s as usize]) {
-                select = Some(e as u8);
+            if best.is_none_or(|b| self.stamp[e] < self.stamp[b]) {
+                best = Some(e);
             }
         }
+        best
+    }
+
+    /// Entries worth a try this cycle: the armed ones; on a free pulse also the oldest
+    /// unarmed one (one freed slot is worth one retry, not a retry of every entry); on a
+    /// change of mode or owner every entry (a non-owner entry refused hit-only may now be
+    /// served in full).
+    fn eligible(&self, i: &QueueIn) -> u64 {
+        if (i.mp, i.owner) != self.last_mode {
+            return self.valid;
+        }
+        let credit = if i.mshr_freed || i.miss_queue_freed {
+            self.oldest(self.valid & !self.retry & !self.hit_only(i))
+                .map_or(0, |e| 1u64 << e)
+        } else {
+            0
+        };
+        self.retry | credit
+    }
+
+    /// Entries marked hit-only: in MP every entry but the owner's.
+    fn hit_only(&self, i: &QueueIn) -> u64 {
+        let mut hit_only = 0u64;
+        let mut m = if i.mp { self.valid } else { 0 };
+        while m != 0 {
+            let e = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if i.owner != Some(self.warp[e]) {
+                hit_only |= 1u64 << e;
+            }
+        }
+        hit_only
+    }
+
+    /// Settles: hit-only marking, the entry that takes the port, the slot a push takes.
+    pub fn eval(&self, i: &QueueIn) -> QueueOut {
+        let hit_only = self.hit_only(i);
+        let oldest = self.oldest(self.eligible(i)).map(|e| e as u8);
         let free = !self.valid & low_mask(self.depth);
         let occupancy = self.occupancy();
         QueueOut {
-            select,
+            select: oldest.filter(|_| !(i.head_first && i.head_ready)),
             alloc: (free != 0).then(|| free.trailing_zeros() as u8),
             hit_only,
+            armed: self.retry,
             warps: self.warp_mask(),
             occupancy: occupancy as u8,
             full: occupancy == self.depth,
@@ -98,18 +148,40 @@ impl ReexecQueue {
         }
     }
 
-    /// Clock edge: free the finished entry, take the pushed one.
+    /// Clock edge: arm what was worth a try; a refused retry goes to the back with its bit
+    /// clear, an accepted one also arms the oldest entry not yet armed (the freed resource
+    /// may serve more, and a hit consumes none); free the finished entry, take the pushed one
+    /// (unarmed).
     pub fn clock(&mut self, i: &QueueIn) {
-        let alloc = self.eval(i).alloc;
+        let out = self.eval(i);
+        let eligible = self.eligible(i);
+        self.retry |= eligible;
+        if let Some(e) = out.select {
+            if i.refused {
+                self.retry &= !(1u64 << e);
+                self.stamp[e as usize] = self.next_stamp;
+                self.next_stamp = self.next_stamp.wrapping_add(1);
+            }
+            // The chain stops at a refusal: a reservation failure leaves a miss outstanding,
+            // so a pulse to come.
+            if !i.refused {
+                if let Some(n) = self.oldest(self.valid & !eligible & !out.hit_only) {
+                    self.retry |= 1u64 << n;
+                }
+            }
+        }
         if let Some(e) = i.free {
             self.valid &= !(1u64 << e);
+            self.retry &= !(1u64 << e);
         }
-        if let (Some(w), Some(e)) = (i.push, alloc) {
+        if let (Some(w), Some(e)) = (i.push, out.alloc) {
             self.valid |= 1u64 << e;
+            self.retry &= !(1u64 << e);
             self.warp[e as usize] = w;
             self.stamp[e as usize] = self.next_stamp;
             self.next_stamp = self.next_stamp.wrapping_add(1);
         }
+        self.last_mode = (i.mp, i.owner);
     }
 }
 
@@ -153,42 +225,180 @@ mod tests {
         e
     }
 
+    const MSHR_FREED: QueueIn = QueueIn {
+        mshr_freed: true,
+        miss_queue_freed: false,
+        mp: false,
+        owner: None,
+        head_first: false,
+        head_ready: false,
+        refused: false,
+        free: None,
+        push: None,
+    };
+
     #[test]
-    fn oldest_first_lowest_free_slot_and_hit_only_for_non_owners_in_mp() {
+    fn a_parked_entry_waits_for_a_free_pulse_then_retries_oldest_first() {
         let mut q = ReexecQueue::new(3);
         assert_eq!(push(&mut q, 5), 0);
         assert_eq!(push(&mut q, 3), 1);
-        let all = QueueIn {
-            accept: 0b111,
+        let quiet = QueueIn::default();
+        assert_eq!(
+            q.eval(&quiet).select,
+            None,
+            "nothing freed since they were refused"
+        );
+        assert_eq!(q.armed(), 0);
+        // A miss-queue slot frees: both are worth a try, the older first, in this cycle.
+        let mq = QueueIn {
+            miss_queue_freed: true,
+            ..quiet
+        };
+        assert_eq!(q.eval(&mq).select, Some(0), "warp 5 arrived first");
+        q.clock(&mq);
+        assert_eq!(
+            q.armed(),
+            0b11,
+            "the pulse armed the oldest, its accepted retry the next"
+        );
+        // Entry 0 sends its last line and leaves; entry 1 stays armed.
+        let done = QueueIn {
+            free: Some(0),
+            ..quiet
+        };
+        assert_eq!(q.eval(&done).select, Some(0));
+        q.clock(&done);
+        assert_eq!(q.eval(&quiet).select, Some(1), "still armed, no new pulse needed");
+        assert_eq!(push(&mut q, 7), 0, "the freed slot is reused");
+        let out = q.eval(&quiet);
+        assert_eq!((out.armed, out.warps, out.full), (0b10, 1 << 3 | 1 << 7, false));
+    }
+
+    #[test]
+    fn a_refused_retry_goes_behind_and_an_accepted_one_arms_the_next() {
+        let mut q = ReexecQueue::new(4);
+        for w in [1, 2, 3] {
+            push(&mut q, w);
+        }
+        assert_eq!(q.eval(&QueueIn::default()).select, None, "none armed yet");
+        // A freed MSHR is worth one try, of the oldest; refused, it waits for the next pulse.
+        let pulse_refused = QueueIn {
+            refused: true,
+            ..MSHR_FREED
+        };
+        assert_eq!(q.eval(&pulse_refused).select, Some(0));
+        q.clock(&pulse_refused);
+        assert_eq!(q.armed(), 0, "the refused entry waits for the next pulse");
+        assert_eq!(q.eval(&QueueIn::default()).select, None);
+        // The next pulse: the oldest unarmed entry is 1 (0 went behind).
+        assert_eq!(q.eval(&pulse_refused).select, Some(1));
+        q.clock(&pulse_refused);
+        assert_eq!(q.eval(&MSHR_FREED).select, Some(2));
+        // Entry 2 is accepted: the oldest other unarmed entry (0, behind since its refusal,
+        // but ahead of 1) is armed too.
+        q.clock(&MSHR_FREED);
+        assert_eq!(q.armed(), 0b101);
+        assert_eq!(q.eval(&QueueIn::default()).select, Some(2), "2 keeps its bit");
+        q.clock(&QueueIn {
+            free: Some(2),
+            ..QueueIn::default()
+        });
+        assert_eq!(q.armed(), 0b011, "2 left; its success armed 1");
+        assert_eq!(q.eval(&QueueIn::default()).select, Some(0));
+    }
+
+    #[test]
+    fn a_push_under_a_pulse_is_not_armed_and_the_head_first_option_yields() {
+        let mut q = ReexecQueue::new(2);
+        push(&mut q, 4);
+        let both = QueueIn {
+            push: Some(6),
+            ..MSHR_FREED
+        };
+        q.clock(&both);
+        assert_eq!(
+            q.armed(),
+            0b01,
+            "the new entry's refusal already saw the freed MSHR"
+        );
+        let head_first = QueueIn {
+            head_first: true,
+            head_ready: true,
             ..QueueIn::default()
         };
-        assert_eq!(q.eval(&all).select, Some(0), "warp 5 arrived first");
-        q.clock(&QueueIn { free: Some(0), ..all });
-        assert_eq!(push(&mut q, 7), 0, "the freed slot is reused");
-        let out = q.eval(&all);
-        assert_eq!(
-            (out.select, out.warps, out.full),
-            (Some(1), 1 << 3 | 1 << 7, false)
-        );
+        assert_eq!(q.eval(&head_first).select, None, "a ready head goes first");
+        let blocked_head = QueueIn {
+            head_ready: false,
+            ..head_first
+        };
+        assert_eq!(q.eval(&blocked_head).select, Some(0), "a waiting head yields");
+        let out = q.eval(&QueueIn::default());
+        assert!(out.full && out.alloc.is_none() && out.almost_full);
+    }
+
+    #[test]
+    fn a_mode_or_owner_change_arms_and_non_owners_are_hit_only_in_mp() {
+        let mut q = ReexecQueue::new(3);
+        push(&mut q, 5);
+        push(&mut q, 3);
         let mp = QueueIn {
-            accept: 0b011,
-            hit: 0b001,
             mp: true,
             owner: Some(3),
             ..QueueIn::default()
         };
         let out = q.eval(&mp);
-        assert_eq!(out.hit_only, 0b001, "warp 7's entry is not the owner's");
-        assert_eq!(out.select, Some(1), "the owner's entry is older and accepted");
-        let mp_miss = QueueIn { accept: 0b001, ..mp };
-        assert_eq!(q.eval(&mp_miss).select, Some(0), "non-owner hit");
-        let mp_store = QueueIn {
-            store: 0b001,
-            ..mp_miss
-        };
-        assert_eq!(q.eval(&mp_store).select, None, "stores never hit-only");
+        assert_eq!(out.hit_only, 0b01, "warp 5's entry is not the owner's");
+        assert_eq!(
+            out.select,
+            Some(0),
+            "entering MP is a change: every entry is worth a try"
+        );
+        q.clock(&QueueIn { refused: true, ..mp });
+        assert_eq!(q.armed(), 0b10);
+        assert_eq!(
+            q.eval(&mp).select,
+            Some(1),
+            "same mode and owner: only the armed entry"
+        );
+        q.clock(&QueueIn { refused: true, ..mp });
+        assert_eq!(q.eval(&mp).select, None);
+        let new_owner = QueueIn { owner: Some(5), ..mp };
+        assert_eq!(q.eval(&new_owner).select, Some(0), "the owner changed");
+        assert_eq!(q.eval(&new_owner).hit_only, 0b10);
+    }
+
+    #[test]
+    fn free_pulses_pass_over_hit_only_entries() {
+        let mut q = ReexecQueue::new(3);
+        push(&mut q, 5);
         push(&mut q, 9);
-        let out = q.eval(&QueueIn::default());
-        assert!(out.full && out.alloc.is_none() && out.almost_full);
+        let mp = QueueIn {
+            mp: true,
+            owner: Some(9),
+            refused: true,
+            ..QueueIn::default()
+        };
+        q.clock(&mp);
+        assert_eq!(
+            q.armed(),
+            0b10,
+            "entering MP armed both; warp 5's entry was refused"
+        );
+        q.clock(&mp);
+        assert_eq!(q.armed(), 0, "the owner's entry failed too");
+        // A freed MSHR cannot serve a non-owner's miss: the pulse arms the owner's entry,
+        // though warp 5's is older.
+        let pulse = QueueIn {
+            mshr_freed: true,
+            refused: false,
+            ..mp
+        };
+        assert_eq!(q.eval(&pulse).select, Some(1));
+        q.clock(&pulse);
+        assert_eq!(
+            q.armed(),
+            0b10,
+            "the accepted retry passes over the hit-only entry too"
+        );
     }
 }

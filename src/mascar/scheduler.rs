@@ -4,10 +4,12 @@
 //!
 //! Moore outputs: the mode and owner in force in a cycle are the registers' values; the
 //! saturation flag and the WRC's release/candidates of cycle *t* decide them for *t + 1*.
+//! By default (`mas_mode_check = handover`) MP reads saturation only when its owner gives
+//! up the memory path, as the authors' flowchart does; `every_cycle` reads it every cycle.
 //! Ages are launch stamps (one per CTA launch; ties broken by the lower slot, which is the
 //! order a CTA's warps take their slots), exactly what the RTL twin stores.
 
-use super::ports::{BaseOrder, SchedIn, SchedOut, SchedParams, MAX_SCHEDULERS};
+use super::ports::{BaseOrder, MasModeCheck, SchedIn, SchedOut, SchedParams, MAX_SCHEDULERS};
 use crate::sched::{Order, Owl};
 
 #[derive(Clone, Debug)]
@@ -212,15 +214,22 @@ impl Scheduler {
         if !self.p.mas {
             return;
         }
-        let mp = if i.saturated {
+        // Saturation as the mode machine sees it: the flag, or within `mp_exit_hold` cycles
+        // of it (the hold counts only in MP, which a saturated cycle always leaves us in).
+        let saturated = i.saturated || (self.mp && self.hold_left > 0);
+        if i.saturated {
             self.hold_left = self.p.mp_exit_hold;
-            true
         } else if self.mp && self.hold_left > 0 {
             self.hold_left -= 1;
-            true
-        } else {
-            false
-        };
+        }
+        // Where the flowchart (slide 11) checks saturation: every cycle in EP; in MP when the
+        // owner gives up the path (the WRC's release) or none holds it yet. Elsewhere MP and
+        // its owner stay. `every_cycle` checks in every cycle.
+        let check = self.p.mode_check == MasModeCheck::EveryCycle
+            || !self.mp
+            || i.release_owner
+            || self.owner.is_none();
+        let mp = if check { saturated } else { true };
         let kept = if mp && !i.release_owner { self.owner } else { None };
         // The oldest ready warp of Mem_Q becomes the owner.
         self.owner = match kept {
@@ -240,16 +249,21 @@ impl Scheduler {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::mascar::ports::WstOut;
 
     fn sched(base: BaseOrder, mas: bool) -> Scheduler {
+        sched_with(base, mas, MasModeCheck::Handover, 0)
+    }
+
+    fn sched_with(base: BaseOrder, mas: bool, mode_check: MasModeCheck, hold: u32) -> Scheduler {
         Scheduler::new(
             SchedParams {
                 base,
                 mas,
-                mp_exit_hold: 0,
+                mode_check,
+                mp_exit_hold: hold,
             },
             8,
             2,
@@ -348,5 +362,69 @@ mod tests {
         i.saturated = false;
         s.step(&i);
         assert_eq!(s.registers(), (false, None), "leaving MP clears the owner");
+    }
+
+    /// The mode machine's transitions, one cycle at a time: (saturated, release, candidates)
+    /// in, (mp, owner) registers out. Shared with the RTL twin's test (`rtl::scheduler`).
+    /// One step: the inputs and the registers after it under each mode check.
+    pub(crate) type ModeStep = ((bool, bool, u64), [(bool, Option<u8>); 2]);
+    pub(crate) const MODE_STEPS: [ModeStep; 13] = [
+        // ((saturated, release, candidates), [handover, every_cycle])
+        ((false, false, 0b0010), [(false, None), (false, None)]), // EP stays EP
+        ((true, false, 0), [(true, None), (true, None)]),         // EP → MP, nobody to own
+        ((false, false, 0), [(false, None), (false, None)]),      // owner-less MP checks: EP
+        ((true, false, 0b0110), [(true, Some(1)), (true, Some(1))]), // EP → MP, oldest owns
+        ((false, false, 0b0100), [(true, Some(1)), (false, None)]), // owner kept / flap to EP
+        ((true, false, 0b0100), [(true, Some(1)), (true, Some(2))]), // every_cycle re-enters
+        ((false, false, 0b0100), [(true, Some(1)), (false, None)]),
+        ((false, true, 0b0100), [(false, None), (false, None)]), // release, unsaturated: EP
+        ((true, false, 0b0100), [(true, Some(2)), (true, Some(2))]),
+        ((true, true, 0b0001), [(true, Some(0)), (true, Some(0))]), // release, saturated: next
+        ((false, true, 0), [(false, None), (false, None)]),         // release, nobody: EP
+        ((true, false, 0), [(true, None), (true, None)]),
+        ((true, false, 0b1000), [(true, Some(3)), (true, Some(3))]), // first candidate owns
+    ];
+
+    #[test]
+    fn mode_decided_at_hand_over_or_every_cycle() {
+        for (m, check) in [MasModeCheck::Handover, MasModeCheck::EveryCycle]
+            .into_iter()
+            .enumerate()
+        {
+            let mut s = sched_with(BaseOrder::Lrr, true, check, 0);
+            let mut i = alu_ready(0);
+            i.launched = 0b1111_1111;
+            s.step(&i);
+            for (n, &((saturated, release, candidates), want)) in MODE_STEPS.iter().enumerate() {
+                i = alu_ready(0);
+                i.saturated = saturated;
+                i.release_owner = release;
+                i.owner_candidates = candidates;
+                s.step(&i);
+                assert_eq!(s.registers(), want[m], "{check:?}, step {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn hold_keeps_saturation_for_the_hand_over_check() {
+        // Hold 2: a hand-over one or two cycles after the last saturated cycle still goes to
+        // the next owner; at the third the SM returns to EP.
+        for (late, want) in [(1, (true, Some(2))), (2, (true, Some(2))), (3, (false, None))] {
+            let mut s = sched_with(BaseOrder::Lrr, true, MasModeCheck::Handover, 2);
+            let mut i = alu_ready(0);
+            i.saturated = true;
+            i.owner_candidates = 0b0010;
+            s.step(&i);
+            i.saturated = false;
+            for _ in 1..late {
+                s.step(&i);
+            }
+            assert_eq!(s.registers(), (true, Some(1)));
+            i.release_owner = true;
+            i.owner_candidates = 0b0100;
+            s.step(&i);
+            assert_eq!(s.registers(), want, "hand-over {late} cycles after saturation");
+        }
     }
 }

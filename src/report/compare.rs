@@ -17,6 +17,13 @@ pub struct RunRecord {
     pub scheduler: String,
     pub stats: RunStats,
     pub energy: EnergyBreakdown,
+    /// The buffer placement the run used (`placement` of its configuration; 1 = exact).
+    #[serde(default = "first_placement")]
+    pub placement: u32,
+}
+
+fn first_placement() -> u32 {
+    1
 }
 
 /// Scheduler names in report order; unknown names follow in first-seen order.
@@ -83,13 +90,31 @@ fn has_car(scheduler: &str) -> bool {
     matches!(scheduler, "car" | "mascar")
 }
 
-/// One scheduler's run of one kernel, relative to the baseline run of that kernel.
+/// A speedup under one buffer placement.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlacementSpeedup {
+    pub placement: u32,
+    pub speedup: f64,
+}
+
+/// One scheduler's runs of one kernel, relative to the baseline runs of that kernel under the
+/// same buffer placements. The other figures are the first placement's.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct KernelRun {
     pub scheduler: String,
-    /// Baseline cycles / these cycles.
+    /// Baseline cycles / these cycles; under several placements, the geometric mean of the
+    /// placements' speedups.
     pub speedup: f64,
-    /// This run's energy / the baseline's (None when the baseline energy is zero).
+    /// Smallest and largest speedup over the placements.
+    #[serde(default)]
+    pub speedup_min: f64,
+    #[serde(default)]
+    pub speedup_max: f64,
+    /// The speedup under each placement, in placement order.
+    #[serde(default)]
+    pub placements: Vec<PlacementSpeedup>,
+    /// This run's energy / the baseline's (None when the baseline energy is zero); geometric
+    /// mean over placements.
     pub energy_rel: Option<f64>,
     pub cycles: u64,
     pub ipc: f64,
@@ -140,7 +165,13 @@ pub struct ClassCell {
     pub scheduler: String,
     /// Kernels of the class this scheduler ran.
     pub kernels: usize,
+    /// Geometric mean over the kernels (of each kernel's geometric mean over placements).
     pub speedup: f64,
+    /// Smallest and largest over placements of the class's geometric mean under one placement.
+    #[serde(default)]
+    pub speedup_min: f64,
+    #[serde(default)]
+    pub speedup_max: f64,
     pub energy_rel: Option<f64>,
     pub paper_speedup: Option<f64>,
     pub paper_energy_rel: Option<f64>,
@@ -175,11 +206,30 @@ pub struct SpeedupTable {
     pub schedulers: Vec<String>,
     pub kernels: Vec<KernelRow>,
     pub classes: Vec<ClassRow>,
+    /// Buffer placements the runs used, in order (`[1]` for a plain comparison).
+    #[serde(default)]
+    pub placements: Vec<u32>,
     /// Kernels left out (no baseline run) and other remarks.
     pub notes: Vec<String>,
 }
 
 impl SpeedupTable {
+    /// Runs under more than one buffer placement: speedups are shown with their min–max.
+    pub fn multi_placement(&self) -> bool {
+        self.placements.len() > 1
+    }
+
+    /// A speedup as printed: `1.234`, or `1.234 (1.100–1.400)` (geometric mean, then the
+    /// smallest and largest over placements) under several placements.
+    pub fn speedup_text(&self, v: Option<(f64, f64, f64)>) -> String {
+        match v {
+            Some((g, lo, hi)) if self.multi_placement() && g.is_finite() => {
+                format!("{g:.3} ({lo:.3}–{hi:.3})")
+            }
+            v => fmt_opt(v.map(|x| x.0), 3),
+        }
+    }
+
     /// The schedulers compared with the baseline (all but the baseline).
     pub fn compared(&self) -> impl Iterator<Item = &str> {
         self.schedulers
@@ -241,9 +291,16 @@ fn kernel_order(records: &[RunRecord]) -> Vec<&str> {
 fn kernel_run(rec: &RunRecord, base: &RunRecord) -> KernelRun {
     let s = &rec.stats;
     let base_energy = base.energy.total_nj;
+    let speedup = base.stats.cycles.max(1) as f64 / s.cycles.max(1) as f64;
     KernelRun {
         scheduler: rec.scheduler.clone(),
-        speedup: base.stats.cycles.max(1) as f64 / s.cycles.max(1) as f64,
+        speedup,
+        speedup_min: speedup,
+        speedup_max: speedup,
+        placements: vec![PlacementSpeedup {
+            placement: rec.placement,
+            speedup,
+        }],
         energy_rel: (base_energy > 0.0).then(|| rec.energy.total_nj / base_energy),
         cycles: s.cycles,
         ipc: s.ipc,
@@ -258,7 +315,16 @@ fn kernel_run(rec: &RunRecord, base: &RunRecord) -> KernelRun {
     }
 }
 
-/// The row of one kernel, or a note saying why it is left out.
+/// Placements of `records`, in order.
+fn placement_order<'a>(records: impl IntoIterator<Item = &'a RunRecord>) -> Vec<u32> {
+    let mut p: Vec<u32> = records.into_iter().map(|r| r.placement).collect();
+    p.sort_unstable();
+    p.dedup();
+    p
+}
+
+/// The row of one kernel, or a note saying why it is left out. Each run is compared with the
+/// baseline run under the same placement.
 fn kernel_row(
     kernel: &str,
     records: &[RunRecord],
@@ -267,35 +333,98 @@ fn kernel_row(
     notes: &mut Vec<String>,
 ) -> Option<KernelRow> {
     let mine: Vec<&RunRecord> = records.iter().filter(|r| r.kernel == kernel).collect();
-    let Some(base) = mine.iter().find(|r| r.scheduler == baseline) else {
+    let placements = placement_order(mine.iter().copied());
+    let many = placements.len() > 1;
+    let under = |p: u32| {
+        if many {
+            format!(" under placement {p}")
+        } else {
+            String::new()
+        }
+    };
+    let mut bases: Vec<(u32, &RunRecord)> = Vec::new();
+    for &p in &placements {
+        match mine.iter().find(|r| r.scheduler == baseline && r.placement == p) {
+            Some(b) => bases.push((p, b)),
+            None if many => notes.push(format!(
+                "{kernel}: no {baseline} run under placement {p}, its runs there are left out"
+            )),
+            None => {}
+        }
+    }
+    let Some(&(_, first_base)) = bases.first() else {
         notes.push(format!("{kernel}: no {baseline} run, left out of the speedups"));
         return None;
     };
     let mut runs = Vec::new();
     for sched in schedulers {
-        let same: Vec<&&RunRecord> = mine.iter().filter(|r| &r.scheduler == sched).collect();
-        if same.len() > 1 {
-            notes.push(format!(
-                "{kernel}: {} runs with {sched}, the first is used",
-                same.len()
-            ));
+        let mut per: Vec<KernelRun> = Vec::new();
+        for &(p, base) in &bases {
+            let same: Vec<&&RunRecord> = mine
+                .iter()
+                .filter(|r| &r.scheduler == sched && r.placement == p)
+                .collect();
+            if same.len() > 1 {
+                notes.push(format!(
+                    "{kernel}: {} runs with {sched}{}, the first is used",
+                    same.len(),
+                    under(p)
+                ));
+            }
+            if let Some(rec) = same.first() {
+                per.push(kernel_run(rec, base));
+            }
         }
-        if let Some(rec) = same.first() {
-            runs.push(kernel_run(rec, base));
-        }
+        let Some(first) = per.first() else { continue };
+        let speedups: Vec<f64> = per.iter().map(|r| r.speedup).collect();
+        runs.push(KernelRun {
+            speedup: geomean(speedups.iter().copied()).unwrap_or(f64::NAN),
+            speedup_min: speedups.iter().copied().fold(f64::INFINITY, f64::min),
+            speedup_max: speedups.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            placements: per.iter().flat_map(|r| r.placements.iter().copied()).collect(),
+            energy_rel: if per.iter().all(|r| r.energy_rel.is_some()) {
+                geomean(per.iter().filter_map(|r| r.energy_rel))
+            } else {
+                None
+            },
+            ..first.clone()
+        });
     }
     Some(KernelRow {
         kernel: kernel.to_string(),
-        class: base.class,
+        class: first_base.class,
         runs,
     })
 }
 
-fn class_cell(group: ClassGroup, scheduler: &str, runs: &[&KernelRun]) -> ClassCell {
+fn class_cell(group: ClassGroup, scheduler: &str, runs: &[&KernelRun], placements: &[u32]) -> ClassCell {
+    let speedup = geomean(runs.iter().map(|r| r.speedup)).unwrap_or(f64::NAN);
+    // The class's geometric mean under each placement, over the kernels that ran under it.
+    let per: Vec<f64> = placements
+        .iter()
+        .filter_map(|&p| {
+            geomean(runs.iter().flat_map(|r| {
+                r.placements
+                    .iter()
+                    .filter(move |x| x.placement == p)
+                    .map(|x| x.speedup)
+            }))
+        })
+        .collect();
+    let (speedup_min, speedup_max) = if per.is_empty() {
+        (speedup, speedup)
+    } else {
+        (
+            per.iter().copied().fold(f64::INFINITY, f64::min),
+            per.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        )
+    };
     ClassCell {
         scheduler: scheduler.to_string(),
         kernels: runs.len(),
-        speedup: geomean(runs.iter().map(|r| r.speedup)).unwrap_or(f64::NAN),
+        speedup,
+        speedup_min,
+        speedup_max,
         energy_rel: geomean(runs.iter().filter_map(|r| r.energy_rel)),
         paper_speedup: paper_speedup(group, scheduler),
         paper_energy_rel: paper_energy_rel(group, scheduler),
@@ -307,7 +436,12 @@ fn class_cell(group: ClassGroup, scheduler: &str, runs: &[&KernelRun]) -> ClassC
     }
 }
 
-fn class_row(group: ClassGroup, kernels: &[KernelRow], schedulers: &[String]) -> Option<ClassRow> {
+fn class_row(
+    group: ClassGroup,
+    kernels: &[KernelRow],
+    schedulers: &[String],
+    placements: &[u32],
+) -> Option<ClassRow> {
     let members: Vec<&KernelRow> = kernels.iter().filter(|k| group.contains(k.class)).collect();
     if members.is_empty() {
         return None;
@@ -316,7 +450,7 @@ fn class_row(group: ClassGroup, kernels: &[KernelRow], schedulers: &[String]) ->
         .iter()
         .filter_map(|s| {
             let runs: Vec<&KernelRun> = members.iter().filter_map(|k| k.run(s)).collect();
-            (!runs.is_empty()).then(|| class_cell(group, s, &runs))
+            (!runs.is_empty()).then(|| class_cell(group, s, &runs, placements))
         })
         .collect();
     Some(ClassRow {
@@ -330,6 +464,7 @@ fn class_row(group: ClassGroup, kernels: &[KernelRow], schedulers: &[String]) ->
 /// Speedups (baseline cycles / scheduler cycles) and relative energies, per kernel and per class.
 pub fn speedup_table(records: &[RunRecord], baseline: &str) -> SpeedupTable {
     let mut notes = Vec::new();
+    let placements = placement_order(records.iter());
     let all = scheduler_order(records);
     let kernels: Vec<KernelRow> = kernel_order(records)
         .into_iter()
@@ -341,13 +476,14 @@ pub fn speedup_table(records: &[RunRecord], baseline: &str) -> SpeedupTable {
         .collect();
     let classes = ClassGroup::ALL
         .iter()
-        .filter_map(|g| class_row(*g, &kernels, &schedulers))
+        .filter_map(|g| class_row(*g, &kernels, &schedulers, &placements))
         .collect();
     SpeedupTable {
         baseline: baseline.to_string(),
         schedulers,
         kernels,
         classes,
+        placements,
         notes,
     }
 }
@@ -364,6 +500,14 @@ fn paper_text(group: ClassGroup, scheduler: &str) -> String {
     match (group, paper_speedup(group, scheduler)) {
         (ClassGroup::Compute, Some(_)) => "≈1.0".to_string(),
         (_, v) => fmt_opt(v, 2),
+    }
+}
+
+/// `1–5`, or `1, 3, 4` when not consecutive.
+fn placement_list(p: &[u32]) -> String {
+    match (p.first(), p.last()) {
+        (Some(a), Some(b)) if (*b - *a) as usize + 1 == p.len() => format!("{a}–{b}"),
+        _ => p.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
     }
 }
 
@@ -397,7 +541,7 @@ fn md_class_speedups(out: &mut String, t: &SpeedupTable) {
     for row in &t.classes {
         let mut cells = vec![row.label.clone(), row.kernels.to_string()];
         for s in t.compared() {
-            cells.push(fmt_opt(row.cell(s).map(|c| c.speedup), 3));
+            cells.push(t.speedup_text(row.cell(s).map(|c| (c.speedup, c.speedup_min, c.speedup_max))));
             if has_paper(s) {
                 cells.push(paper_text(row.group, s));
             }
@@ -419,7 +563,10 @@ fn md_kernel_speedups(out: &mut String, t: &SpeedupTable) {
     for k in &t.kernels {
         let base = k.run(&t.baseline).map_or(0, |r| r.cycles);
         let mut cells = vec![k.kernel.clone(), k.class.label().to_string(), base.to_string()];
-        cells.extend(t.compared().map(|s| fmt_opt(k.run(s).map(|r| r.speedup), 3)));
+        cells.extend(
+            t.compared()
+                .map(|s| t.speedup_text(k.run(s).map(|r| (r.speedup, r.speedup_min, r.speedup_max)))),
+        );
         md_row(out, &cells);
     }
     out.push('\n');
@@ -550,6 +697,17 @@ pub fn to_markdown(t: &SpeedupTable) -> String {
          (slide 17), speedup over RR.\n",
         b = t.baseline
     );
+    if t.multi_placement() {
+        let _ = writeln!(
+            out,
+            "Every kernel ran under buffer placements {} (docs/kernel-format.md); each \
+             speedup is the geometric mean over them, with the smallest and largest in \
+             parentheses (for a class: of the class's geometric mean under one placement). \
+             The other figures are placement {}'s.\n",
+            placement_list(&t.placements),
+            t.placements[0]
+        );
+    }
     md_class_speedups(&mut out, t);
     md_kernel_speedups(&mut out, t);
     md_mechanisms(&mut out, t);
@@ -565,8 +723,9 @@ pub fn to_markdown(t: &SpeedupTable) -> String {
 }
 
 /// The CSV header; the column names are stable.
-pub const CSV_HEADER: &str =
-    "row,kind,scheduler,speedup,paper_speedup,energy_rel,cycles,ipc,l1_hit_rate,lsu_stall_fraction,mp_fraction";
+/// `speedup` is the geometric mean over buffer placements, `speedup_min`/`speedup_max` its
+/// range and `placements` how many there were; the rest is the first placement's.
+pub const CSV_HEADER: &str = "row,kind,scheduler,speedup,paper_speedup,energy_rel,cycles,ipc,l1_hit_rate,lsu_stall_fraction,mp_fraction,speedup_min,speedup_max,placements";
 
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -602,6 +761,9 @@ pub fn to_csv(t: &SpeedupTable) -> String {
                 csv_num(Some(c.mean_l1_hit_rate)),
                 csv_num(Some(c.mean_lsu_stall_fraction)),
                 csv_num(Some(c.mean_mp_fraction)),
+                csv_num(Some(c.speedup_min)),
+                csv_num(Some(c.speedup_max)),
+                t.placements.len().to_string(),
             ];
             let _ = writeln!(out, "{}", fields.join(","));
         }
@@ -620,6 +782,9 @@ pub fn to_csv(t: &SpeedupTable) -> String {
                 csv_num(Some(r.l1_hit_rate)),
                 csv_num(Some(r.lsu_stall_fraction)),
                 csv_num(Some(r.mp_fraction)),
+                csv_num(Some(r.speedup_min)),
+                csv_num(Some(r.speedup_max)),
+                r.placements.len().to_string(),
             ];
             let _ = writeln!(out, "{}", fields.join(","));
         }
@@ -631,8 +796,29 @@ pub fn to_csv(t: &SpeedupTable) -> String {
 /// per-kernel speedups.
 pub fn to_stdout_table(t: &SpeedupTable) -> String {
     let compared: Vec<&str> = t.compared().collect();
-    // Each column as wide as its name (at least 8), so long variant names stay apart.
-    let widths: Vec<usize> = compared.iter().map(|s| (s.len() + 2).max(8)).collect();
+    let class_text = |row: &ClassRow, s: &str| {
+        t.speedup_text(row.cell(s).map(|c| (c.speedup, c.speedup_min, c.speedup_max)))
+    };
+    let kernel_text =
+        |k: &KernelRow, s: &str| t.speedup_text(k.run(s).map(|r| (r.speedup, r.speedup_min, r.speedup_max)));
+    // Each column as wide as its name and its cells (at least 8), so columns stay apart.
+    let widths: Vec<usize> = compared
+        .iter()
+        .map(|s| {
+            let cells = t
+                .classes
+                .iter()
+                .map(|r| class_text(r, s))
+                .chain(t.kernels.iter().map(|k| kernel_text(k, s)));
+            cells
+                .map(|c| c.chars().count())
+                .chain([s.len()])
+                .max()
+                .unwrap_or(0)
+                .saturating_add(2)
+                .max(8)
+        })
+        .collect();
     let mut out = String::new();
     let _ = write!(out, "{:<28}", format!("speedup over {}", t.baseline));
     for (s, w) in compared.iter().zip(&widths) {
@@ -642,7 +828,7 @@ pub fn to_stdout_table(t: &SpeedupTable) -> String {
     for row in &t.classes {
         let _ = write!(out, "{:<28}", format!("{} ({})", row.label, row.kernels));
         for (s, w) in compared.iter().zip(&widths) {
-            let _ = write!(out, "{:>w$}", fmt_opt(row.cell(s).map(|c| c.speedup), 3));
+            let _ = write!(out, "{:>w$}", class_text(row, s));
         }
         out.push('\n');
         if compared.iter().any(|s| has_paper(s)) {
@@ -662,9 +848,16 @@ pub fn to_stdout_table(t: &SpeedupTable) -> String {
     for k in &t.kernels {
         let _ = write!(out, "{:<12}{:<16}", k.kernel, k.class.label());
         for (s, w) in compared.iter().zip(&widths) {
-            let _ = write!(out, "{:>w$}", fmt_opt(k.run(s).map(|r| r.speedup), 3));
+            let _ = write!(out, "{:>w$}", kernel_text(k, s));
         }
         out.push('\n');
+    }
+    if t.multi_placement() {
+        let _ = writeln!(
+            out,
+            "speedups: geometric mean over buffer placements {} (min–max)",
+            placement_list(&t.placements)
+        );
     }
     for n in &t.notes {
         let _ = writeln!(out, "note: {n}");
@@ -693,6 +886,7 @@ pub(crate) mod tests {
             scheduler: scheduler.to_string(),
             stats,
             energy,
+            placement: 1,
         }
     }
 
@@ -806,11 +1000,11 @@ pub(crate) mod tests {
         assert_eq!(
             lines.next().unwrap(),
             "row,kind,scheduler,speedup,paper_speedup,energy_rel,cycles,ipc,l1_hit_rate,\
-             lsu_stall_fraction,mp_fraction"
+             lsu_stall_fraction,mp_fraction,speedup_min,speedup_max,placements"
         );
         // 4 class rows x 3 schedulers + 4 kernels x 3 schedulers.
         assert_eq!(lines.clone().count(), 24);
-        assert!(lines.all(|l| l.split(',').count() == 11));
+        assert!(lines.all(|l| l.split(',').count() == 14));
         assert!(csv.contains("all memory intensive,class,mascar,3.634241,1.340000,"));
         assert!(csv.contains("bw2,kernel,mascar,8.000000,,0.125000,100,"));
         assert!(csv.contains("bandwidth intensive,class,lrr,1.000000,,"));
@@ -875,6 +1069,55 @@ pub(crate) mod tests {
         assert!(out.contains("bandwidth intensive (2)"));
         assert!(out.contains("  paper") && out.contains("1.17"));
         assert!(out.lines().any(|l| l.starts_with("bw2") && l.contains("8.000")));
+    }
+
+    #[test]
+    fn placements_give_geomean_with_min_max() {
+        use KernelClass::*;
+        let at = |k, c, s, cycles, p| RunRecord {
+            placement: p,
+            ..rec(k, c, s, cycles)
+        };
+        let recs = vec![
+            at("bw1", Bandwidth, "lrr", 1000, 1),
+            at("bw1", Bandwidth, "gto", 500, 1),
+            at("bw1", Bandwidth, "lrr", 1000, 2),
+            at("bw1", Bandwidth, "gto", 2000, 2),
+            at("bw2", Bandwidth, "lrr", 800, 1),
+            at("bw2", Bandwidth, "gto", 800, 1),
+            at("bw2", Bandwidth, "lrr", 400, 2),
+            at("bw2", Bandwidth, "gto", 100, 2),
+        ];
+        let t = speedup_table(&recs, "lrr");
+        assert_eq!(t.placements, [1, 2]);
+        assert!(t.notes.is_empty(), "{:?}", t.notes);
+        // bw1: 2.0 under placement 1, 0.5 under 2 -> geomean 1.0, range 0.5–2.0.
+        let g = t.kernels[0].run("gto").unwrap();
+        assert!(close(g.speedup, 1.0) && close(g.speedup_min, 0.5) && close(g.speedup_max, 2.0));
+        assert_eq!(g.cycles, 500, "other figures are placement 1's");
+        // Class: placement 1 -> sqrt(2 * 1), placement 2 -> sqrt(0.5 * 4); mean of kernels' means.
+        let c = t.classes[0].cell("gto").unwrap();
+        assert!(close(c.speedup, 2f64.sqrt()));
+        assert!(close(c.speedup_min, 2f64.sqrt()) && close(c.speedup_max, 2f64.sqrt()));
+        let md = to_markdown(&t);
+        assert!(
+            md.contains("| bw1 | bandwidth | 1000 | 1.000 (0.500–2.000) |"),
+            "{md}"
+        );
+        assert!(md.contains("placements 1–2"));
+        let out = to_stdout_table(&t);
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with("bw2") && l.contains("2.000 (1.000–4.000)")),
+            "{out}"
+        );
+        assert!(to_csv(&t).contains("bw1,kernel,gto,1.000000,,"));
+        assert!(to_csv(&t)
+            .lines()
+            .any(|l| l.starts_with("bw1,kernel,gto,") && l.ends_with(",0.500000,2.000000,2")));
+        // A single placement prints plain numbers.
+        let one = to_stdout_table(&speedup_table(&sample(), "lrr"));
+        assert!(!one.contains('–') && !one.contains("placements"), "{one}");
     }
 
     #[test]

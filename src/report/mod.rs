@@ -20,13 +20,18 @@ type Row = (&'static str, fn(&RunStats) -> String);
 const MAS_ROWS: &[Row] = &[
     ("MP fraction", |s| format!("{:.3}", s.mp_fraction)),
     ("MP entries", |s| s.mas.mp_entries.to_string()),
+    ("mean MP episode (cycles)", |s| {
+        format!("{:.1}", s.mp_mean_episode)
+    }),
     ("owner changes", |s| s.mas.owner_changes.to_string()),
     ("  first owner", |s| s.mas.owner_first.to_string()),
     ("  after dependent load", |s| {
         s.mas.owner_after_dependent_load.to_string()
     }),
     ("  after owner exit", |s| s.mas.owner_after_exit.to_string()),
+    ("  after owner barrier", |s| s.mas.owner_after_barrier.to_string()),
     ("  other hand-over", |s| s.mas.owner_other.to_string()),
+    ("owner returned to EP", |s| s.mas.owner_returned_to_ep.to_string()),
     ("stalled warp-cycles", |s| s.mas.stalled_warp_cycles.to_string()),
 ];
 
@@ -35,6 +40,9 @@ const CAR_ROWS: &[Row] = &[
     ("NACKs (L1 refusals)", |s| s.car.nacks.to_string()),
     ("  hit-only refusals", |s| s.car.hit_only_nacks.to_string()),
     ("CAR parked", |s| s.car.enqueued.to_string()),
+    ("queue retries", |s| s.car.retries.to_string()),
+    ("  wasted (refused)", |s| s.car.failed_retries.to_string()),
+    ("  success rate", |s| format!("{:.3}", s.car.retry_success_rate)),
     ("re-executions", |s| s.car.reexecutions.to_string()),
     ("hits under miss", |s| s.car.hits_under_miss.to_string()),
     ("queue-full cycles", |s| s.car.queue_full_cycles.to_string()),
@@ -59,6 +67,14 @@ pub fn summary_table(runs: &[(RunStats, Duration)]) -> String {
         ("L2 hit rate", |s| format!("{:.3}", s.l2.hit_rate())),
         ("DRAM utilization", |s| format!("{:.3}", s.dram_utilization)),
         ("DRAM bytes/cycle", |s| format!("{:.1}", s.dram_bytes_per_cycle)),
+        ("DRAM row hit rate", |s| format!("{:.3}", s.dram.row_hit_rate)),
+        ("DRAM activations", |s| s.dram.activations.to_string()),
+        ("DRAM reads/writes", |s| {
+            format!("{}/{}", s.dram.reads, s.dram.writes)
+        }),
+        ("DRAM turns R→W/W→R", |s| {
+            format!("{}/{}", s.dram.read_to_write, s.dram.write_to_read)
+        }),
         ("mean L1 miss latency", |s| {
             format!("{:.0}", s.sm.l1_miss_latency.mean())
         }),
@@ -72,6 +88,18 @@ pub fn summary_table(runs: &[(RunStats, Duration)]) -> String {
         let _ = write!(out, "{name:<22}");
         for (s, _) in runs {
             let _ = write!(out, "{:>14}", f(s));
+        }
+        out.push('\n');
+    }
+    // DRAM per channel: bus utilisation / row hit rate.
+    let channels = runs.iter().map(|(s, _)| s.dram.channels.len()).max().unwrap_or(0);
+    for i in 0..channels {
+        let _ = write!(out, "{:<22}", format!("  ch{i} util/row hits"));
+        for (s, _) in runs {
+            let cell = s.dram.channels.get(i).map_or("-".to_string(), |c| {
+                format!("{:.3}/{:.3}", c.bus_utilization, c.row_hit_rate)
+            });
+            let _ = write!(out, "{cell:>14}");
         }
         out.push('\n');
     }

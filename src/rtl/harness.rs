@@ -146,6 +146,7 @@ impl RtlBlocks {
         issue.stall_non_owners.next = reference.wrc.stall_non_owners;
         issue.policy_gto.next = base.base == BaseOrder::Gto;
         issue.mas_enable.next = base.mas;
+        issue.check_at_handover.next = base.mode_check == MasModeCheck::Handover;
         issue.mp_exit_hold.next = (base.mp_exit_hold.min(u16::MAX as u32) as u64).into();
         settle(issue.as_mut());
         let queue = cfg.scheduler.uses_car().then(|| {
@@ -170,10 +171,12 @@ impl RtlBlocks {
     }
 
     fn set_queue_inputs(q: &mut ReexecQueueRtl<ENTRIES, LANES>, i: &QueueIn) {
-        q.accept.next = i.accept.into();
-        q.hit.next = i.hit.into();
-        q.store.next = i.store.into();
         q.mp.next = i.mp;
+        q.mshr_freed.next = i.mshr_freed;
+        q.miss_queue_freed.next = i.miss_queue_freed;
+        q.head_first.next = i.head_first;
+        q.head_ready.next = i.head_ready;
+        q.refused.next = i.refused;
         q.owner_valid.next = i.owner.is_some();
         q.owner.next = (i.owner.unwrap_or(0) as u64).into();
         q.free_valid.next = i.free.is_some();
@@ -264,6 +267,7 @@ impl MascarBlocks for RtlBlocks {
             select: opt(q.select_valid.val(), q.select.val()),
             alloc: opt(q.alloc_valid.val(), q.alloc.val()),
             hit_only: q.hit_only.val().to_u64(),
+            armed: q.armed.val().to_u64(),
             warps: get2(&q.warps),
             occupancy: q.occupancy.val().to_u64() as u8,
             full: q.full.val(),

@@ -62,11 +62,12 @@ pub fn issue_ports(v: &IssueView) -> [Port; 11] {
 }
 
 /// The re-execution queue's outputs, flattened.
-pub fn queue_ports(q: &QueueOut) -> [Port; 7] {
+pub fn queue_ports(q: &QueueOut) -> [Port; 8] {
     [
         ("reexec_queue", "select", 7, opt(q.select)),
         ("reexec_queue", "alloc", 7, opt(q.alloc)),
         ("reexec_queue", "hit_only", 64, q.hit_only),
+        ("reexec_queue", "armed", 64, q.armed),
         ("reexec_queue", "warps", 64, q.warps),
         ("reexec_queue", "occupancy", 8, q.occupancy as u64),
         ("reexec_queue", "full", 1, q.full as u64),

@@ -1,7 +1,11 @@
-//! RTL twin of the re-execution queue's control: valid bits, each entry's warp, an age matrix
-//! for oldest-first retry, per-warp occupancy, allocation of the lowest free entry, full /
-//! almost-full and hit-only marking of non-owner entries in MP. `D` entries (at most 32), of
-//! which the first `depth` are used; per-warp vectors are split by scheduler (`H` lanes).
+//! RTL twin of the re-execution queue's control: valid and retry bits, each entry's warp, an
+//! age matrix for oldest-first retry (a refused retry moves to the back), per-warp occupancy,
+//! allocation of the lowest free entry, full / almost-full and hit-only marking of non-owner
+//! entries in MP. A free pulse from the L1 (MSHR or miss-queue slot) arms the oldest unarmed
+//! entry, an accepted retry the next one (both pass over hit-only entries), a change of mode or owner (registered here) every
+//! entry; the queue takes the LD/ST port for its oldest armed entry, unless the head goes
+//! first. `D` entries (at most 32), of which the
+//! first `depth` are used; per-warp vectors are split by scheduler (`H` lanes).
 
 use rust_hdl::prelude::*;
 
@@ -11,13 +15,17 @@ pub struct ReexecQueueRtl<const D: usize, const H: usize> {
     /// Entries in use for this run: their number and their mask (the first `depth`).
     pub depth: Signal<In, Bits<7>>,
     pub entries: Signal<In, Bits<D>>,
-    /// Per entry: the L1 would accept / hit its next line; it is a store.
-    pub accept: Signal<In, Bits<D>>,
-    pub hit: Signal<In, Bits<D>>,
-    pub store: Signal<In, Bits<D>>,
     pub mp: Signal<In, Bit>,
     pub owner_valid: Signal<In, Bit>,
     pub owner: Signal<In, Bits<6>>,
+    /// The L1's free pulses since the LD/ST unit's last access.
+    pub mshr_freed: Signal<In, Bit>,
+    pub miss_queue_freed: Signal<In, Bit>,
+    /// `car_retry = head_first`, and the head has a line request that may try this cycle.
+    pub head_first: Signal<In, Bit>,
+    pub head_ready: Signal<In, Bit>,
+    /// The selected entry's access was refused: to the back, retry bit clear.
+    pub refused: Signal<In, Bit>,
     /// Free the entry whose instruction sent its last line.
     pub free_valid: Signal<In, Bit>,
     pub free_entry: Signal<In, Bits<6>>,
@@ -29,11 +37,16 @@ pub struct ReexecQueueRtl<const D: usize, const H: usize> {
     pub alloc_valid: Signal<Out, Bit>,
     pub alloc: Signal<Out, Bits<6>>,
     pub hit_only: Signal<Out, Bits<D>>,
+    pub armed: Signal<Out, Bits<D>>,
     pub warps: [Signal<Out, Bits<H>>; 2],
     pub occupancy: Signal<Out, Bits<7>>,
     pub full: Signal<Out, Bit>,
     pub almost_full: Signal<Out, Bit>,
     valid_r: DFF<Bits<D>>,
+    retry_r: DFF<Bits<D>>,
+    mp_r: DFF<Bit>,
+    owner_valid_r: DFF<Bit>,
+    owner_r: DFF<Bits<6>>,
     warp_r: [DFF<Bits<6>>; D],
     /// Entries older than entry e.
     older_r: [DFF<Bits<D>>; D],
@@ -44,7 +57,16 @@ pub struct ReexecQueueRtl<const D: usize, const H: usize> {
     warps_after_free: [Signal<Local, Bits<H>>; 2],
     free_mask: Signal<Local, Bits<D>>,
     lowest_free: Signal<Local, Bits<D>>,
+    change: Signal<Local, Bit>,
+    unarmed: Signal<Local, Bits<D>>,
+    credit_bit: Signal<Local, Bits<D>>,
+    rest: Signal<Local, Bits<D>>,
+    chain_bit: Signal<Local, Bits<D>>,
     can: Signal<Local, Bits<D>>,
+    oldest_bit: Signal<Local, Bits<D>>,
+    take: Signal<Local, Bit>,
+    refused_bit: Signal<Local, Bits<D>>,
+    tail_bit: Signal<Local, Bits<D>>,
     owner_entries: Signal<Local, Bits<D>>,
     owner_entry_bit: [Signal<Local, Bit>; D],
     freed_warp: Signal<Local, Bits<6>>,
@@ -59,10 +81,12 @@ impl<const D: usize, const H: usize> Default for ReexecQueueRtl<D, H> {
             clock: Default::default(),
             depth: Default::default(),
             entries: Default::default(),
-            accept: Default::default(),
-            hit: Default::default(),
-            store: Default::default(),
             mp: Default::default(),
+            mshr_freed: Default::default(),
+            miss_queue_freed: Default::default(),
+            head_first: Default::default(),
+            head_ready: Default::default(),
+            refused: Default::default(),
             owner_valid: Default::default(),
             owner: Default::default(),
             free_valid: Default::default(),
@@ -74,11 +98,16 @@ impl<const D: usize, const H: usize> Default for ReexecQueueRtl<D, H> {
             alloc_valid: Default::default(),
             alloc: Default::default(),
             hit_only: Default::default(),
+            armed: Default::default(),
             warps: Default::default(),
             occupancy: Default::default(),
             full: Default::default(),
             almost_full: Default::default(),
             valid_r: Default::default(),
+            retry_r: Default::default(),
+            mp_r: Default::default(),
+            owner_valid_r: Default::default(),
+            owner_r: Default::default(),
             warp_r: std::array::from_fn(|_| Default::default()),
             older_r: std::array::from_fn(|_| Default::default()),
             warps_r: Default::default(),
@@ -88,7 +117,16 @@ impl<const D: usize, const H: usize> Default for ReexecQueueRtl<D, H> {
             warps_after_free: Default::default(),
             free_mask: Default::default(),
             lowest_free: Default::default(),
+            change: Default::default(),
+            unarmed: Default::default(),
+            credit_bit: Default::default(),
+            rest: Default::default(),
+            chain_bit: Default::default(),
             can: Default::default(),
+            oldest_bit: Default::default(),
+            take: Default::default(),
+            refused_bit: Default::default(),
+            tail_bit: Default::default(),
             owner_entries: Default::default(),
             owner_entry_bit: std::array::from_fn(|_| Default::default()),
             freed_warp: Default::default(),
@@ -101,7 +139,16 @@ impl<const D: usize, const H: usize> Default for ReexecQueueRtl<D, H> {
 impl<const D: usize, const H: usize> Logic for ReexecQueueRtl<D, H> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, valid_r, count_r);
+        dff_setup!(
+            self,
+            clock,
+            valid_r,
+            retry_r,
+            mp_r,
+            owner_valid_r,
+            owner_r,
+            count_r
+        );
         for s in 0..2 {
             self.warps_r[s].clock.next = self.clock.val();
         }
@@ -133,17 +180,45 @@ impl<const D: usize, const H: usize> Logic for ReexecQueueRtl<D, H> {
         if self.mp.val() {
             self.hit_only.next = self.valid_r.q.val() & !self.owner_entries.val();
         }
-        self.can.next = self.valid_r.q.val()
-            & ((self.hit_only.val() & self.hit.val() & !self.store.val())
-                | (!self.hit_only.val() & self.accept.val()));
-        // Oldest entry that can progress: none older can.
-        self.select_valid.next = self.can.val().any();
+        // Worth a try: the armed entries; on a free pulse also the oldest unarmed one; on a
+        // change of mode or owner every entry.
+        self.change.next = (self.mp.val() != self.mp_r.q.val())
+            | (self.owner_valid.val() != self.owner_valid_r.q.val())
+            | (self.owner_valid.val() & (self.owner.val() != self.owner_r.q.val()));
+        self.unarmed.next = self.valid_r.q.val() & !self.retry_r.q.val() & !self.hit_only.val();
+        self.credit_bit.next = 0.into();
+        for e in 0..D {
+            if self.unarmed.val().get_bit(e) & !(self.unarmed.val() & self.older_r[e].q.val()).any() {
+                self.credit_bit.next = self.one_hot[e].val();
+            }
+        }
+        self.can.next = self.retry_r.q.val();
+        if self.mshr_freed.val() | self.miss_queue_freed.val() {
+            self.can.next = self.retry_r.q.val() | self.credit_bit.val();
+        }
+        if self.change.val() {
+            self.can.next = self.valid_r.q.val();
+        }
+        // An accepted retry arms the oldest entry not worth a try this cycle.
+        self.rest.next = self.valid_r.q.val() & !self.can.val() & !self.hit_only.val();
+        self.chain_bit.next = 0.into();
+        for e in 0..D {
+            if self.rest.val().get_bit(e) & !(self.rest.val() & self.older_r[e].q.val()).any() {
+                self.chain_bit.next = self.one_hot[e].val();
+            }
+        }
+        // Oldest such entry (none older can); it takes the port unless the head goes first.
+        self.oldest_bit.next = 0.into();
         self.select.next = 0.into();
         for e in 0..D {
             if self.can.val().get_bit(e) & !(self.can.val() & self.older_r[e].q.val()).any() {
                 self.select.next = self.entry_id[e].val();
+                self.oldest_bit.next = self.one_hot[e].val();
             }
         }
+        self.take.next = self.can.val().any() & !(self.head_first.val() & self.head_ready.val());
+        self.select_valid.next = self.take.val();
+        self.armed.next = self.retry_r.q.val();
         // Lowest free usable entry.
         self.free_mask.next = !self.valid_r.q.val() & self.entries.val();
         self.lowest_free.next = self.free_mask.val() & (!self.free_mask.val() + 1);
@@ -167,7 +242,27 @@ impl<const D: usize, const H: usize> Logic for ReexecQueueRtl<D, H> {
         if self.push_valid.val() & self.alloc_valid.val() {
             self.pushed_bit.next = self.lowest_free.val();
         }
+        self.refused_bit.next = 0.into();
+        if self.refused.val() & self.take.val() {
+            self.refused_bit.next = self.oldest_bit.val();
+        }
+        // Entries that go to the back of the age order: the pushed one, a refused retry.
+        self.tail_bit.next = self.pushed_bit.val() | self.refused_bit.val();
         self.valid_r.d.next = (self.valid_r.q.val() & !self.freed_bit.val()) | self.pushed_bit.val();
+        // Retry bits: what was worth a try is armed, a refusal or a free clears (invalid
+        // entries keep theirs clear, so a pushed entry starts unarmed), an accepted retry
+        // arms the next.
+        self.retry_r.d.next =
+            (self.retry_r.q.val() | self.can.val()) & !self.refused_bit.val() & !self.freed_bit.val();
+        // The chain stops at a refusal.
+        if self.take.val() & !self.refused.val() {
+            self.retry_r.d.next =
+                ((self.retry_r.q.val() | self.can.val()) & !self.refused_bit.val() & !self.freed_bit.val())
+                    | self.chain_bit.val();
+        }
+        self.mp_r.d.next = self.mp.val();
+        self.owner_valid_r.d.next = self.owner_valid.val();
+        self.owner_r.d.next = self.owner.val();
         self.count_r.d.next = self.count_r.q.val();
         if self.free_valid.val() & !self.pushed_bit.val().any() {
             self.count_r.d.next = self.count_r.q.val() - 1;
@@ -207,10 +302,13 @@ impl<const D: usize, const H: usize> Logic for ReexecQueueRtl<D, H> {
             }
         }
         for e in 0..D {
-            self.older_r[e].d.next = self.older_r[e].q.val() & !self.pushed_bit.val();
+            self.older_r[e].d.next = self.older_r[e].q.val() & !self.tail_bit.val();
+            if self.tail_bit.val().get_bit(e) {
+                self.older_r[e].d.next =
+                    self.valid_r.q.val() & !self.freed_bit.val() & !self.one_hot[e].val();
+            }
             if self.pushed_bit.val().get_bit(e) {
                 self.warp_r[e].d.next = self.push_warp.val();
-                self.older_r[e].d.next = self.valid_r.q.val() & !self.freed_bit.val();
             }
         }
     }

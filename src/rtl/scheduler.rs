@@ -1,5 +1,7 @@
 //! RTL twin of the scheduler block: the SM's two warp schedulers (LRR or GTO order, MAS's
-//! Mem_Q/Comp_Q split), the EP/MP mode state machine and the owner register.
+//! Mem_Q/Comp_Q split), the EP/MP mode state machine and the owner register. The mode reads
+//! saturation every cycle in EP and, with `check_at_handover`, in MP only when the owner
+//! gives up the memory path (slide 11's flowchart); without it, every cycle.
 //!
 //! Per-warp signals are split by scheduler: lane `j` of scheduler `s` is warp `2j + s`, so
 //! every vector is `H` bits (`H = warps / 2`, at most 32). Age is an age matrix: for each
@@ -185,9 +187,11 @@ impl<const H: usize> Logic for PickerRtl<H> {
 #[derive(LogicBlock)]
 pub struct SchedulerRtl<const H: usize> {
     pub clock: Signal<In, Clock>,
-    /// Run constants: GTO order (else LRR); MAS on; cycles MP outlasts saturation.
+    /// Run constants: GTO order (else LRR); MAS on; MP reads saturation only when the owner
+    /// gives up the path (else every cycle); cycles saturation counts after it ends.
     pub policy_gto: Signal<In, Bit>,
     pub mas_enable: Signal<In, Bit>,
+    pub check_at_handover: Signal<In, Bit>,
     pub mp_exit_hold: Signal<In, Bits<16>>,
     /// Per scheduler, per lane: head may issue if its unit is free.
     pub ready: [Signal<In, Bits<H>>; 2],
@@ -239,6 +243,8 @@ pub struct SchedulerRtl<const H: usize> {
     warp_id1: [Constant<Bits<6>>; H],
     owner_pick_valid: Signal<Local, Bit>,
     owner_pick: Signal<Local, Bits<6>>,
+    /// Saturated, or within the hold after it.
+    sat_held: Signal<Local, Bit>,
     mp_next: Signal<Local, Bit>,
 }
 
@@ -249,6 +255,7 @@ impl<const H: usize> Default for SchedulerRtl<H> {
             clock: Default::default(),
             policy_gto: Default::default(),
             mas_enable: Default::default(),
+            check_at_handover: Default::default(),
             mp_exit_hold: Default::default(),
             ready: Default::default(),
             alu: Default::default(),
@@ -292,6 +299,7 @@ impl<const H: usize> Default for SchedulerRtl<H> {
             warp_id1: std::array::from_fn(|j| Constant::new((2 * j as u64 + 1).into())),
             owner_pick_valid: Default::default(),
             owner_pick: Default::default(),
+            sat_held: Default::default(),
             mp_next: Default::default(),
         }
     }
@@ -432,16 +440,27 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
                 self.owner_pick.next = self.warp_id1[j].val();
             }
         }
-        // Mode: MP while saturated and for the hold cycles after; leaving MP clears the owner.
-        self.mp_next.next = false;
+        // Saturation as the mode machine reads it: the flag, or within the hold after it
+        // (counted down in MP).
+        self.sat_held.next = false;
         if self.mas_enable.val() {
             if self.saturated.val() {
-                self.mp_next.next = true;
+                self.sat_held.next = true;
                 self.hold_r.d.next = self.mp_exit_hold.val();
             } else if self.mp_r.q.val() & (self.hold_r.q.val() != 0) {
-                self.mp_next.next = true;
+                self.sat_held.next = true;
                 self.hold_r.d.next = self.hold_r.q.val() - 1;
             }
+        }
+        // Mode: read every cycle in EP; in MP (at hand-over) only when the owner gives up the
+        // path or none holds it yet, else MP and the owner stay. Leaving MP clears the owner.
+        self.mp_next.next = self.sat_held.val();
+        if self.check_at_handover.val()
+            & self.mp_r.q.val()
+            & !self.release_owner.val()
+            & self.owner_valid_r.q.val()
+        {
+            self.mp_next.next = true;
         }
         self.mp_r.d.next = self.mp_next.val();
         if !self.mp_next.val() {
@@ -456,6 +475,54 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mascar::scheduler::tests::MODE_STEPS;
+
+    fn settle(uut: &mut SchedulerRtl<4>) {
+        assert!(simulate(uut, 200), "settles");
+    }
+
+    /// One cycle: inputs, settle, rising edge, settle, falling edge, settle; the mode and
+    /// owner registers after it.
+    fn cycle(
+        uut: &mut SchedulerRtl<4>,
+        saturated: bool,
+        release: bool,
+        candidates: u64,
+    ) -> (bool, Option<u8>) {
+        let halves = crate::rtl::harness::split(candidates);
+        uut.owner_candidates[0].next = halves[0].into();
+        uut.owner_candidates[1].next = halves[1].into();
+        uut.saturated.next = saturated;
+        uut.release_owner.next = release;
+        settle(uut);
+        uut.clock.next = true.into();
+        settle(uut);
+        uut.clock.next = false.into();
+        settle(uut);
+        uut.launched[0].next = 0.into();
+        uut.launched[1].next = 0.into();
+        let owner = uut.owner.val().to_u64() as u8;
+        (uut.mp.val(), uut.owner_valid.val().then_some(owner))
+    }
+
+    #[test]
+    fn mode_decided_at_hand_over_or_every_cycle_as_the_reference() {
+        // The behavioural twin's transition table (`mascar::scheduler`), on the RTL block.
+        for (m, at_handover) in [true, false].into_iter().enumerate() {
+            let mut uut = SchedulerRtl::<4>::default();
+            uut.connect_all();
+            uut.mas_enable.next = true;
+            uut.check_at_handover.next = at_handover;
+            uut.mp_exit_hold.next = 0.into();
+            uut.launched[0].next = 0b1111.into();
+            uut.launched[1].next = 0b1111.into();
+            cycle(&mut uut, false, false, 0);
+            for (n, &((saturated, release, candidates), want)) in MODE_STEPS.iter().enumerate() {
+                let got = cycle(&mut uut, saturated, release, candidates);
+                assert_eq!(got, want[m], "at_handover {at_handover}, step {n}");
+            }
+        }
+    }
 
     #[test]
     fn scheduler_generates_verilog() {

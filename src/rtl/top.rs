@@ -13,6 +13,7 @@ pub struct IssueTopRtl<const H: usize> {
     pub clock: Signal<In, Clock>,
     pub policy_gto: Signal<In, Bit>,
     pub mas_enable: Signal<In, Bit>,
+    pub check_at_handover: Signal<In, Bit>,
     pub mp_exit_hold: Signal<In, Bits<16>>,
     /// The WRC's parameter: stall non-owners' memory instructions in MP.
     pub stall_non_owners: Signal<In, Bit>,
@@ -56,6 +57,7 @@ impl<const H: usize> Logic for IssueTopRtl<H> {
         self.sched.clock.next = self.clock.val();
         self.sched.policy_gto.next = self.policy_gto.val();
         self.sched.mas_enable.next = self.mas_enable.val();
+        self.sched.check_at_handover.next = self.check_at_handover.val();
         self.sched.mp_exit_hold.next = self.mp_exit_hold.val();
         self.wrc.stall_non_owners.next = self.stall_non_owners.val();
         self.wrc.l1_quiet.next = self.l1_quiet.val();

@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 
 use thiserror::Error;
 
+use crate::workload::placement::{Allocator, HEAP_START};
 use crate::workload::program::{
     AddrExpr, AluKind, Buffer, ExprNode, Inst, Item, Kernel, OpKind, Program, Reg, Var, MAX_EXPR_NODES,
     MAX_LOOP_DEPTH, MAX_REG,
@@ -39,15 +40,9 @@ pub const MAX_BLOCK_THREADS: u32 = 1024;
 pub const MAX_REGS_PER_THREAD: u32 = MAX_REG as u32 + 1;
 /// Largest buffer a kernel may declare (1 TiB).
 pub const MAX_BUFFER_BYTES: u64 = 1 << 40;
-/// Base address of the first declared buffer.
-pub const BUFFER_BASE: u64 = 0x1000_0000;
-/// Buffer regions are aligned to this, and consecutive regions are separated by this much.
-pub const BUFFER_ALIGN: u64 = 1 << 20;
-/// Buffer k starts `(k % 7) * BUFFER_SKEW` bytes into its region, so that same-index
-/// elements of different arrays fall into different L1 sets (9 lines apart) instead of all
-/// into one set, an allocator accident a linear set index would otherwise turn into
-/// line-allocation failures on every multi-array kernel. [design]
-pub const BUFFER_SKEW: u64 = 9 * 128;
+/// Base address of the first declared buffer in the default placement (GPGPU-Sim 3.2.2's
+/// `GLOBAL_HEAP_START`); see [`crate::workload::placement`] for the layouts.
+pub const BUFFER_BASE: u64 = HEAP_START;
 
 /// Builtin per-lane variables usable in address expressions.
 const BUILTIN_VARS: [(&str, Var); 9] = [
@@ -691,7 +686,9 @@ struct Parser {
     shared: Option<(u32, usize)>,
     /// Declared buffers with their declaration line.
     buffers: Vec<(Buffer, usize)>,
-    next_base: u64,
+    /// Bases in the default placement (GPGPU-Sim's packing); a run under another placement
+    /// moves them (`placement::place`).
+    alloc: Allocator,
     items: Vec<Item>,
     exprs: Vec<AddrExpr>,
     loops: Vec<OpenLoop>,
@@ -704,10 +701,6 @@ struct Parser {
 enum MemSpace {
     Global,
     Shared,
-}
-
-fn align_up(x: u64, a: u64) -> Option<u64> {
-    x.checked_add(a - 1).map(|v| v / a * a)
 }
 
 impl Parser {
@@ -945,18 +938,10 @@ impl Parser {
             ));
         }
         let bytes = size as u64;
-        let region = if self.buffers.is_empty() {
-            BUFFER_BASE
-        } else {
-            self.next_base
-        };
-        let base = region + (self.buffers.len() as u64 % 7) * BUFFER_SKEW;
-        let next = base
-            .checked_add(bytes)
-            .and_then(|e| align_up(e, BUFFER_ALIGN))
-            .and_then(|e| e.checked_add(BUFFER_ALIGN))
+        let base = self
+            .alloc
+            .alloc(bytes)
             .ok_or_else(|| Diag::new(line, scol, "buffers exceed the 64-bit address space"))?;
-        self.next_base = next;
         self.buffers.push((
             Buffer {
                 name: name.to_string(),
@@ -1405,14 +1390,15 @@ loop i 34 {
         assert_eq!(
             k.buffers,
             vec![
+                // Default (packed) placement: B right after A's 16 MiB.
                 Buffer {
                     name: "A".into(),
-                    base: 0x1000_0000,
+                    base: 0x8000_0000,
                     bytes: 16 << 20
                 },
                 Buffer {
                     name: "B".into(),
-                    base: 0x1000_0000 + (17 << 20) + BUFFER_SKEW,
+                    base: 0x8000_0000 + (16 << 20),
                     bytes: 4 << 20
                 },
             ]
@@ -1455,7 +1441,7 @@ loop i 34 {
 
         let ex = &k.program.exprs;
         assert_eq!(ex.len(), 5);
-        assert_eq!(ex[0].base, 0x1000_0000);
+        assert_eq!(ex[0].base, BUFFER_BASE);
         assert_eq!(ex[1].base, k.buffers[1].base);
         assert_eq!(ex[3].base, 0);
         assert_eq!(ex[4].base, 0);
@@ -1463,7 +1449,7 @@ loop i 34 {
         let e = env(5, 3, [7, 0, 0, 0]);
         let gtid = 3 * 256 + 5;
         let gthreads = 240 * 256;
-        assert_eq!(ex[0].eval(&e), 0x1000_0000 + 4 * gtid + 4 * gthreads * 7);
+        assert_eq!(ex[0].eval(&e), BUFFER_BASE + 4 * gtid + 4 * gthreads * 7);
         assert_eq!(ex[2].eval(&e), k.buffers[1].base + 4 * gtid);
         assert_eq!(ex[3].eval(&e), 4 * 5);
         assert_eq!(ex[4].eval(&e), 4 * (5 ^ 1));
@@ -1598,8 +1584,10 @@ loop i 34 {
         );
     }
 
+    /// The parser places buffers as GPGPU-Sim 3.2.2's `gpu_malloc` does (packed placement
+    /// 1): from GLOBAL_HEAP_START, each size rounded up to 256 B.
     #[test]
-    fn buffer_bases() {
+    fn buffer_bases_packed_placement_1() {
         let k = parse("kernel k\ngrid 1\nblock 1\nbuffer A 1\nbuffer B 1M\nbuffer C 3M\nbuffer D 5\nbar\n")
             .unwrap();
         let mib = 1u64 << 20;
@@ -1607,11 +1595,36 @@ loop i 34 {
         assert_eq!(
             bases,
             vec![
+                0x8000_0000,
+                0x8000_0000 + 256,
+                0x8000_0000 + 256 + mib,
+                0x8000_0000 + 256 + 4 * mib
+            ]
+        );
+    }
+
+    /// The old layout, kept as `buffer_placement = spread` (placement 1).
+    #[test]
+    fn buffer_bases_spread_placement_1() {
+        use crate::config::BufferPlacement;
+        use crate::workload::placement::{place, Placement, SPREAD_SKEW};
+        let k = parse("kernel k\ngrid 1\nblock 1\nbuffer A 1\nbuffer B 1M\nbuffer C 3M\nbuffer D 5\nbar\n")
+            .unwrap();
+        let spread = Placement {
+            scheme: BufferPlacement::Spread,
+            index: 1,
+        };
+        let k = place(&k, spread).unwrap();
+        let mib = 1u64 << 20;
+        let bases: Vec<u64> = k.buffers.iter().map(|b| b.base).collect();
+        assert_eq!(
+            bases,
+            vec![
                 0x1000_0000,
-                0x1000_0000 + 2 * mib + BUFFER_SKEW,
+                0x1000_0000 + 2 * mib + SPREAD_SKEW,
                 // B ends past 3 MiB, so C's region starts at 4 MiB + the 1 MiB gap.
-                0x1000_0000 + 5 * mib + 2 * BUFFER_SKEW,
-                0x1000_0000 + 10 * mib + 3 * BUFFER_SKEW
+                0x1000_0000 + 5 * mib + 2 * SPREAD_SKEW,
+                0x1000_0000 + 10 * mib + 3 * SPREAD_SKEW
             ]
         );
     }
@@ -1623,8 +1636,8 @@ loop i 34 {
         let start = doc.find("```\n# A streaming kernel").expect("example in doc") + 4;
         let len = doc[start..].find("```").expect("end of example");
         let k = parse_kernel(&doc[start..start + len], "doc").unwrap();
-        assert_eq!(k.buffers[0].base, 0x1000_0000);
-        assert_eq!(k.buffers[1].base, 0x1110_0000 + BUFFER_SKEW);
+        assert_eq!(k.buffers[0].base, 0x8000_0000);
+        assert_eq!(k.buffers[1].base, 0x8100_0000);
         assert_eq!(k.program.dynamic_instructions(), 144);
         assert_eq!(k.total_warp_instructions(), 276_480);
     }

@@ -2,6 +2,7 @@
 
 pub mod builtin;
 pub mod kernel_format;
+pub mod placement;
 pub mod program;
 pub mod trace;
 pub mod trace_kernel;

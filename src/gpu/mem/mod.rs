@@ -1,6 +1,7 @@
 //! The memory system below the SMs: the set-associative cache parts shared by L1 and L2, the
 //! interconnect, L2 partitions and DRAM.
 
+pub mod addrdec;
 pub mod cache;
 pub mod dram;
 pub mod icnt;
@@ -63,7 +64,39 @@ impl MemReply {
     }
 }
 
-/// L2 partition that owns a line: lines are interleaved across partitions.
-pub fn partition_of(line: u64, partitions: u32) -> usize {
-    (line % partitions as u64) as usize
+/// Which memory channel (L2 partition) holds a line, and where in the channel it lies, by
+/// the address map (GPGPU-Sim 3.2.2 `addrdec.cc`; GTX480: 256 B chunks round six channels).
+#[derive(Clone, Debug)]
+pub struct ChannelMap {
+    dec: addrdec::AddrDec,
+    line_bytes: u64,
+}
+
+impl ChannelMap {
+    /// The map of a validated configuration.
+    pub fn new(c: &crate::config::Config) -> Result<ChannelMap, String> {
+        Ok(ChannelMap {
+            dec: addrdec::AddrDec::parse(&c.dram_address_map, c.l2_partitions, c.l2_sub_partitions)?,
+            line_bytes: c.line_bytes as u64,
+        })
+    }
+    pub fn decoder(&self) -> &addrdec::AddrDec {
+        &self.dec
+    }
+    pub fn channel(&self, line: u64) -> usize {
+        self.dec.chip(line * self.line_bytes) as usize
+    }
+    /// The line's index inside its channel (dense: consecutive lines of one channel).
+    pub fn local_line(&self, line: u64) -> u64 {
+        self.dec.local(line * self.line_bytes) / self.line_bytes
+    }
+    /// Inverse of [`local_line`](Self::local_line).
+    pub fn global_line(&self, local: u64, channel: usize) -> u64 {
+        self.dec.global(local * self.line_bytes, channel as u32) / self.line_bytes
+    }
+}
+
+/// L2 partition (memory channel) that owns a line.
+pub fn partition_of(line: u64, map: &ChannelMap) -> usize {
+    map.channel(line)
 }

@@ -1,21 +1,34 @@
-//! An L2 partition: a slice of the L2 (write-back, write-allocate) with its own MSHRs and
-//! miss queue, in front of one DRAM channel.
+//! An L2 partition: one memory channel's slice of the L2 (write-back, write-allocate) with
+//! its own MSHRs and miss queue, in front of the channel's DRAM.
 //!
-//! Each cycle it takes at most one request from the interconnect. A read hit or a write
+//! Lines reach a partition by the address map ([`ChannelMap`]); the partition indexes its
+//! sets by the line's channel-local index. GPGPU-Sim 3.2.2 splits a channel's L2 into
+//! `-gpgpu_n_sub_partition_per_mchannel` slices; the model keeps one slice per channel
+//! holding all their sets [design; the sets a line can use differ, their number does not].
+//!
+//! Each cycle it takes at most one request from the interconnect. A read hit or a write hit
 //! answers after `l2_latency`; a read miss opens (or merges into) an MSHR and queues a DRAM
-//! read; the fill answers every merged waiter. [design] A write miss allocates the line
-//! without fetching it (the model carries no data), and a dirty eviction queues a DRAM
-//! write. When it cannot take the request at the head (no MSHR, full miss queue, too many
-//! replies waiting) the request stays in the interconnect buffer, which pushes back on the
-//! SMs through the credit limit.
+//! read; the fill answers every merged waiter. A write miss does what GPGPU-Sim 3.2.2's
+//! `data_cache::wr_miss_wa` does for the GTX480 L2 (`L:B:m:W`): the write goes on to DRAM
+//! (acknowledged when DRAM has written it), a read of the whole line allocates it through
+//! an MSHR, and a dirty victim is written back. When it cannot take the request at the
+//! head (no MSHR, full miss queue, too many replies waiting) the request stays in the
+//! interconnect buffer, which pushes back on the SMs through the credit limit.
+//!
+//! The DRAM runs on its own clock: with `gddr5`, each core cycle steps it
+//! `dram_clock_mhz / core_clock_mhz` command cycles on average, carried in an accumulator
+//! (GPGPU-Sim 3.2.2 `gpgpu_sim::next_clock_domain`); each command cycle does what
+//! `memory_partition_unit::dram_cycle` does: completions, the channel's cycle, then one
+//! request from the miss queue into the `dram_latency` queue and one from that queue into
+//! the DRAM while the DRAM has room.
 
 use std::collections::VecDeque;
 
 use super::cache::{LineState, MshrTable, Probe, TagArray};
-use super::dram::{Dram, DramRequest};
+use super::dram::{Ack, Dram, DramRequest, FixedDram, Gddr5, Gddr5Params};
 use super::icnt::Network;
-use super::{MemReply, MemRequest};
-use crate::config::Config;
+use super::{ChannelMap, MemReply, MemRequest};
+use crate::config::{Config, DramModel};
 use crate::stats::CacheStats;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -23,11 +36,15 @@ struct Waiter {
     id: u32,
     sm: u16,
     warp: u8,
+    /// False for the line read of a write miss: its fill answers nobody.
+    reply: bool,
 }
 
 #[derive(Clone, Debug)]
 pub struct Partition {
     index: usize,
+    map: ChannelMap,
+    /// Tags and MSHRs are keyed by the channel-local line.
     tags: TagArray,
     mshrs: MshrTable<Waiter>,
     /// DRAM-bound requests still in the tag pipeline: (cycle the lookup completes, request).
@@ -35,32 +52,66 @@ pub struct Partition {
     /// DRAM-bound requests waiting for room in the DRAM queue.
     miss_queue: VecDeque<DramRequest>,
     miss_queue_cap: usize,
+    /// `gddr5`: requests waiting out `dram_latency` before the DRAM queue (3.2.2's
+    /// `m_dram_latency_queue`): (ready core cycle, request).
+    latency_queue: VecDeque<(u64, DramRequest)>,
+    dram_latency: u64,
     /// Hits and acknowledgements waiting out the access latency: (ready cycle, reply).
     pipe: VecDeque<(u64, MemReply)>,
     /// Replies ready to enter the interconnect.
     pub replies: VecDeque<MemReply>,
     reply_cap: usize,
     latency: u64,
+    line_bytes: u32,
     pub dram: Dram,
+    /// DRAM clock accumulator: DRAM MHz added per core cycle, a command cycle per core MHz.
+    clock_acc: u64,
+    core_mhz: u64,
+    dram_mhz: u64,
     pub stats: CacheStats,
 }
 
 impl Partition {
+    /// A partition of a validated configuration (the address map and timing parse).
     pub fn new(index: usize, c: &Config) -> Self {
+        let map = ChannelMap::new(c).expect("validated configuration");
         let reply_room = (c.l2_response_queue + c.l2_mshrs * c.l2_mshr_merge) as usize;
+        let dram = match c.dram_model {
+            DramModel::Gddr5 => Dram::Gddr5(Box::new(Gddr5::new(
+                Gddr5Params::from_config(c).expect("validated configuration"),
+            ))),
+            DramModel::Fixed => Dram::Fixed(FixedDram::new(
+                c.dram_queue,
+                c.dram_cycles_per_line,
+                c.dram_latency,
+            )),
+        };
+        // The latency queue takes at most one request per DRAM cycle for dram_latency core cycles.
+        let ratio = (c.dram_clock_mhz as u64).div_ceil(c.core_clock_mhz as u64) as usize;
+        let latency_room = match c.dram_model {
+            DramModel::Gddr5 => (c.dram_latency as usize + 1) * ratio + 1,
+            DramModel::Fixed => 0,
+        };
         Partition {
             index,
-            // Lines are interleaved over partitions, so a partition indexes its sets by line / partitions.
-            tags: TagArray::interleaved(c.l2_sets, c.l2_ways, c.l2_partitions),
+            map,
+            tags: TagArray::new(c.l2_sets, c.l2_ways),
             mshrs: MshrTable::new(c.l2_mshrs, c.l2_mshr_merge),
-            miss_pipe: VecDeque::with_capacity((c.l2_miss_queue + c.l2_latency) as usize),
-            miss_queue: VecDeque::with_capacity(c.l2_miss_queue as usize),
+            miss_pipe: VecDeque::with_capacity(3 * (c.l2_miss_queue + c.l2_latency) as usize),
+            miss_queue: VecDeque::with_capacity(3 * c.l2_miss_queue as usize + 3),
             miss_queue_cap: c.l2_miss_queue as usize,
+            latency_queue: VecDeque::with_capacity(latency_room),
+            dram_latency: c.dram_latency as u64,
             pipe: VecDeque::with_capacity(c.l2_response_queue as usize + c.l2_latency as usize),
-            replies: VecDeque::with_capacity(reply_room),
+            // Write acknowledgements from DRAM come on top of the replies the cap allows.
+            replies: VecDeque::with_capacity(reply_room + latency_room + 2 * c.dram_queue as usize + 64),
             reply_cap: c.l2_response_queue as usize,
             latency: c.l2_latency as u64,
-            dram: Dram::new(c.dram_queue, c.dram_cycles_per_line, c.dram_latency),
+            line_bytes: c.line_bytes,
+            dram,
+            clock_acc: 0,
+            core_mhz: c.core_clock_mhz as u64,
+            dram_mhz: c.dram_clock_mhz as u64,
             stats: CacheStats::default(),
         }
     }
@@ -73,49 +124,47 @@ impl Partition {
             self.tags.invalidate_all();
         }
         self.stats = CacheStats::default();
-        self.dram.reads = 0;
-        self.dram.writes = 0;
-        self.dram.busy_cycles = 0.0;
+        self.dram.reset_stats();
     }
 
-    /// One cycle, in reverse pipeline order: DRAM fills, DRAM issue, finished hits, then one
-    /// new request from `input` (the network whose destination `self.index` is this partition).
+    /// DRAM command cycles in this core cycle.
+    fn dram_ticks(&mut self) -> u64 {
+        match self.dram {
+            Dram::Fixed(_) => 1,
+            Dram::Gddr5(_) => {
+                self.clock_acc += self.dram_mhz;
+                let n = self.clock_acc / self.core_mhz;
+                self.clock_acc -= n * self.core_mhz;
+                n
+            }
+        }
+    }
+
+    /// One core cycle, in reverse pipeline order: the DRAM's cycles (fills, DRAM issue),
+    /// finished hits, then one new request from `input` (the network whose destination
+    /// `self.index` is this partition).
     pub fn cycle(&mut self, now: u64, input: &mut Network<MemRequest>) {
-        // Nothing inside and nothing waiting at the input: the cycle changes no state.
+        let ticks = self.dram_ticks();
+        // Nothing inside and nothing waiting at the input: the cycle changes no state but
+        // the DRAM's timing counters.
         if self.dram.is_idle()
             && self.miss_pipe.is_empty()
             && self.miss_queue.is_empty()
+            && self.latency_queue.is_empty()
             && self.pipe.is_empty()
             && input.pending(self.index) == 0
         {
+            match &mut self.dram {
+                Dram::Gddr5(d) => d.skip(ticks),
+                Dram::Fixed(d) => d.cycle(now),
+            }
             if self.mshrs.is_full() {
                 self.stats.cycles_mshr_full += 1;
             }
             return;
         }
-        // DRAM completions: a read fills the line and answers everyone merged into its MSHR.
-        while let Some(done) = self.dram.pop_done(now) {
-            if !done.write {
-                self.tags.fill(done.line, now);
-                let replies = &mut self.replies;
-                let line = done.line;
-                self.mshrs.release(line, |w| {
-                    replies.push_back(MemReply {
-                        id: w.id,
-                        line,
-                        sm: w.sm,
-                        warp: w.warp,
-                        write: false,
-                    })
-                });
-                self.stats.fills += 1;
-            }
-        }
-        self.dram.cycle(now);
-        if self.dram.has_room() {
-            if let Some(r) = self.miss_queue.pop_front() {
-                self.dram.push(r);
-            }
+        for _ in 0..ticks {
+            self.dram_cycle(now);
         }
         if let Some(&(ready, r)) = self.miss_pipe.front() {
             if ready <= now && self.miss_queue.len() < self.miss_queue_cap {
@@ -148,43 +197,94 @@ impl Partition {
         }
     }
 
+    /// One DRAM cycle (GPGPU-Sim 3.2.2 `memory_partition_unit::dram_cycle`).
+    fn dram_cycle(&mut self, now: u64) {
+        while let Some(done) = self.dram.pop_done(now) {
+            self.dram_done(done, now);
+        }
+        self.dram.cycle(now);
+        match self.dram {
+            Dram::Fixed(_) => {
+                if self.dram.has_room() {
+                    if let Some(r) = self.miss_queue.pop_front() {
+                        self.dram.push(r);
+                    }
+                }
+            }
+            Dram::Gddr5(_) => {
+                if self.dram.has_room() {
+                    if let Some(r) = self.miss_queue.pop_front() {
+                        self.latency_queue.push_back((now + self.dram_latency, r));
+                    }
+                }
+                if let Some(&(ready, r)) = self.latency_queue.front() {
+                    if ready <= now && self.dram.has_room() {
+                        self.latency_queue.pop_front();
+                        self.dram.push(r);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A finished DRAM request: a read fills the line and answers everyone merged into its
+    /// MSHR; a write miss's store is acknowledged.
+    fn dram_done(&mut self, done: DramRequest, now: u64) {
+        if done.write {
+            if let Some(a) = done.ack {
+                self.replies.push_back(MemReply {
+                    id: a.id,
+                    line: done.line,
+                    sm: a.sm,
+                    warp: a.warp,
+                    write: true,
+                });
+            }
+            return;
+        }
+        let local = self.map.local_line(done.line);
+        self.tags.fill(local, now);
+        let replies = &mut self.replies;
+        let line = done.line;
+        self.mshrs.release(local, |w| {
+            if w.reply {
+                replies.push_back(MemReply {
+                    id: w.id,
+                    line,
+                    sm: w.sm,
+                    warp: w.warp,
+                    write: false,
+                })
+            }
+        });
+        self.stats.fills += 1;
+    }
+
     /// Tries to serve `req`; false leaves it at the head of the input buffer.
     fn access(&mut self, req: MemRequest, now: u64) -> bool {
         let line = req.line;
-        let probe = self.tags.probe(line);
+        let local = self.map.local_line(line);
+        let probe = self.tags.probe(local);
         self.stats.accesses += 1;
         if req.write {
-            if probe == Probe::Miss {
-                let writeback = self.tags.victim(line).filter(|v| v.dirty);
-                if !self.tags.can_allocate(line) || (writeback.is_some() && !self.miss_room(1)) {
-                    self.stats.fail_line_alloc += 1;
-                    return false;
-                }
-                self.allocate(line, LineState::Valid, true, now);
-                self.stats.write_misses += 1;
-            } else {
-                self.tags.mark_dirty(line);
-                self.tags.touch(line, now);
-                self.stats.write_hits += 1;
-            }
-            self.pipe.push_back((now + self.latency, req.reply()));
-            return true;
+            return self.write(req, local, probe, now);
         }
         let waiter = Waiter {
             id: req.id,
             sm: req.sm,
             warp: req.warp,
+            reply: true,
         };
         match probe {
             Probe::Hit => {
-                self.tags.touch(line, now);
+                self.tags.touch(local, now);
                 self.stats.hits += 1;
                 self.pipe.push_back((now + self.latency, req.reply()));
                 true
             }
             Probe::Reserved => {
-                if self.mshrs.can_merge(line) {
-                    self.mshrs.merge(line, waiter);
+                if self.mshrs.can_merge(local) {
+                    self.mshrs.merge(local, waiter);
                     self.stats.hit_reserved += 1;
                     true
                 } else {
@@ -193,7 +293,7 @@ impl Partition {
                 }
             }
             Probe::Miss => {
-                let writeback = self.tags.victim(line).filter(|v| v.dirty).is_some();
+                let writeback = self.tags.victim(local).filter(|v| v.dirty).is_some();
                 let slots = 1 + writeback as usize;
                 if self.mshrs.is_full() {
                     self.stats.fail_mshr_full += 1;
@@ -201,14 +301,14 @@ impl Partition {
                 } else if !self.miss_room(slots) {
                     self.stats.fail_miss_queue_full += 1;
                     false
-                } else if !self.tags.can_allocate(line) {
+                } else if !self.tags.can_allocate(local) {
                     self.stats.fail_line_alloc += 1;
                     false
                 } else {
-                    self.allocate(line, LineState::Reserved, false, now);
-                    self.mshrs.open(line, waiter, now);
+                    self.allocate(local, now);
+                    self.mshrs.open(local, waiter, now);
                     self.miss_pipe
-                        .push_back((now + self.latency, DramRequest { line, write: false }));
+                        .push_back((now + self.latency, DramRequest::read(line, self.line_bytes)));
                     self.stats.misses += 1;
                     true
                 }
@@ -216,17 +316,77 @@ impl Partition {
         }
     }
 
-    /// Allocates `line`, queueing a DRAM write for a dirty victim.
-    fn allocate(&mut self, line: u64, state: LineState, dirty: bool, now: u64) {
-        if let Some(v) = self.tags.allocate(line, state, dirty, now) {
+    /// A write: a hit marks the line dirty and is acknowledged after the access latency. A
+    /// miss, or a write to a line whose fill is pending, is GPGPU-Sim 3.2.2's
+    /// `data_cache::wr_miss_wa`: the write is sent on to DRAM (its acknowledgement comes
+    /// when DRAM has written it), and a read of the whole line (`set_data_size(line size)`
+    /// in `send_read_request`) allocates it: a new MSHR and a DRAM read on a miss, a merge
+    /// into the pending MSHR otherwise; a dirty victim is written back. The filled line is
+    /// clean (the write already went below).
+    fn write(&mut self, req: MemRequest, local: u64, probe: Probe, now: u64) -> bool {
+        if probe == Probe::Hit {
+            self.tags.mark_dirty(local);
+            self.tags.touch(local, now);
+            self.stats.write_hits += 1;
+            self.pipe.push_back((now + self.latency, req.reply()));
+            return true;
+        }
+        let waiter = Waiter {
+            reply: false,
+            ..Waiter::default()
+        };
+        let store = DramRequest {
+            ack: Some(Ack {
+                id: req.id,
+                sm: req.sm,
+                warp: req.warp,
+            }),
+            ..DramRequest::write(req.line, req.bytes as u32)
+        };
+        if probe == Probe::Reserved {
+            if !self.mshrs.can_merge(local) {
+                self.stats.fail_merge_limit += 1;
+                return false;
+            }
+            if !self.miss_room(1) {
+                self.stats.fail_miss_queue_full += 1;
+                return false;
+            }
+            self.mshrs.merge(local, waiter);
+            self.miss_pipe.push_back((now + self.latency, store));
+            self.stats.write_misses += 1;
+            return true;
+        }
+        let writeback = self.tags.victim(local).filter(|v| v.dirty).is_some();
+        if self.mshrs.is_full() {
+            self.stats.fail_mshr_full += 1;
+            return false;
+        }
+        if !self.miss_room(2 + writeback as usize) {
+            self.stats.fail_miss_queue_full += 1;
+            return false;
+        }
+        if !self.tags.can_allocate(local) {
+            self.stats.fail_line_alloc += 1;
+            return false;
+        }
+        // In 3.2.2's order: the write, the line read, then the victim's write-back.
+        self.miss_pipe.push_back((now + self.latency, store));
+        self.miss_pipe
+            .push_back((now + self.latency, DramRequest::read(req.line, self.line_bytes)));
+        self.allocate(local, now);
+        self.mshrs.open(local, waiter, now);
+        self.stats.write_misses += 1;
+        true
+    }
+
+    /// Allocates (reserves) local line `local`, queueing a DRAM write for a dirty victim.
+    fn allocate(&mut self, local: u64, now: u64) {
+        if let Some(v) = self.tags.allocate(local, LineState::Reserved, false, now) {
             if v.dirty {
-                self.miss_pipe.push_back((
-                    now + self.latency,
-                    DramRequest {
-                        line: v.line,
-                        write: true,
-                    },
-                ));
+                let line = self.map.global_line(v.line, self.index);
+                self.miss_pipe
+                    .push_back((now + self.latency, DramRequest::write(line, self.line_bytes)));
             }
         }
     }

@@ -49,6 +49,12 @@ pub struct L1 {
     pub stats: CacheStats,
     /// The valid line the last allocating miss evicted (CCWS reads it).
     pub last_eviction: Option<Eviction>,
+    /// Tag / MSHR lookups made at the LD/ST port (every access, whatever its outcome).
+    lookups: u64,
+    /// An MSHR was released / a miss-queue slot freed since the LD/ST unit last took these
+    /// pulses (the re-execution queue's retry triggers).
+    mshr_freed: bool,
+    miss_queue_freed: bool,
 }
 
 impl L1 {
@@ -60,7 +66,30 @@ impl L1 {
             miss_queue_size: c.l1_miss_queue as usize,
             stats: CacheStats::default(),
             last_eviction: None,
+            lookups: 0,
+            mshr_freed: false,
+            miss_queue_freed: false,
         }
+    }
+
+    /// Tag / MSHR lookups made at the LD/ST port so far (one per access: the port takes one
+    /// access per cycle).
+    pub fn lookups(&self) -> u64 {
+        self.lookups
+    }
+
+    /// The MSHR-free and miss-queue-free pulses since the last call, cleared.
+    pub fn take_free_pulses(&mut self) -> (bool, bool) {
+        let p = (self.mshr_freed, self.miss_queue_freed);
+        (self.mshr_freed, self.miss_queue_freed) = (false, false);
+        p
+    }
+
+    /// The miss queue's head leaves for the interconnect.
+    pub fn pop_request(&mut self) -> Option<MemRequest> {
+        let r = self.miss_queue.pop_front();
+        self.miss_queue_freed |= r.is_some();
+        r
     }
 
     /// Starts the next kernel of a sequence: the lines stay (dropped with `flush`, as
@@ -95,23 +124,18 @@ impl L1 {
         Outcome::Fail(cause)
     }
 
-    /// A global load of `line` for in-flight load `load`. On `Miss` the request built by
-    /// `request` enters the miss queue.
-    /// Whether a load (or store) of `line` would be accepted now, without doing it.
-    pub fn would_accept(&self, line: u64, store: bool) -> bool {
-        if store {
-            return !self.miss_queue_full();
+    /// Hit-only service (a non-owner's access in MP): a load that hits is served as
+    /// [`load`](Self::load) serves it; anything else is refused (`None`) without touching the
+    /// cache, the MSHRs or the miss queue. Still one access of the port.
+    pub fn load_hit_only(&mut self, line: u64, store: bool, now: u64) -> Option<Outcome> {
+        self.lookups += 1;
+        if store || self.tags.probe(line) != Probe::Hit {
+            return None;
         }
-        match self.tags.probe(line) {
-            Probe::Hit => true,
-            Probe::Reserved => self.mshrs.can_merge(line),
-            Probe::Miss => !self.miss_queue_full() && !self.mshrs.is_full() && self.tags.can_allocate(line),
-        }
-    }
-
-    /// Whether a load of `line` would hit now.
-    pub fn would_hit(&self, line: u64) -> bool {
-        self.tags.probe(line) == Probe::Hit
+        self.stats.accesses += 1;
+        self.tags.touch(line, now);
+        self.stats.hits += 1;
+        Some(Outcome::Hit)
     }
 
     /// A global load of `line` by warp `warp` for in-flight load `load`. On `Miss` the
@@ -124,6 +148,7 @@ impl L1 {
         now: u64,
         request: impl FnOnce() -> MemRequest,
     ) -> Outcome {
+        self.lookups += 1;
         self.stats.accesses += 1;
         match self.tags.probe(line) {
             Probe::Hit => {
@@ -162,6 +187,7 @@ impl L1 {
 
     /// A global store to `line`: write-through, evict on hit, no allocation on miss.
     pub fn store(&mut self, line: u64, request: impl FnOnce() -> MemRequest) -> Outcome {
+        self.lookups += 1;
         self.stats.accesses += 1;
         if self.miss_queue_full() {
             return self.fail(FailCause::MissQueueFull);
@@ -185,6 +211,7 @@ impl L1 {
             .mshrs
             .release(line, done)
             .expect("a fill answers an open MSHR");
+        self.mshr_freed = true;
         now - opened
     }
 
@@ -282,6 +309,23 @@ mod tests {
             l1.load(3, 0, 0, 0, || req(3)),
             Outcome::Fail(FailCause::LineAlloc)
         );
+    }
+
+    #[test]
+    fn free_pulses_and_hit_only_service_and_one_lookup_per_access() {
+        let mut l1 = L1::new(&Config::default());
+        assert_eq!(l1.take_free_pulses(), (false, false));
+        assert_eq!(l1.load_hit_only(5, false, 0), None, "a miss is refused");
+        assert_eq!(l1.load(5, 0, 0, 0, || req(5)), Outcome::Miss);
+        assert!(l1.pop_request().is_some());
+        assert_eq!(l1.take_free_pulses(), (false, true), "a request left");
+        assert_eq!(l1.take_free_pulses(), (false, false), "pulses are taken once");
+        l1.fill(5, 1, |_| {});
+        assert_eq!(l1.take_free_pulses(), (true, false), "the fill released the MSHR");
+        assert_eq!(l1.load_hit_only(5, false, 2), Some(Outcome::Hit));
+        assert_eq!(l1.load_hit_only(5, true, 2), None, "stores are never hit-only");
+        assert_eq!(l1.lookups(), 4, "every access is one lookup, refused or not");
+        assert_eq!(l1.stats.accesses, l1.stats.outcomes());
     }
 
     #[test]

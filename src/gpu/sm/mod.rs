@@ -6,23 +6,24 @@
 
 pub mod coalescer;
 pub mod l1;
+mod ldst;
 pub mod warp;
 
-use crate::config::{CarEntry, CarRetry, Config, NonOwnerMem};
+use crate::config::{Config, NonOwnerMem};
 use crate::gpu::mem::icnt::Network;
-use crate::gpu::mem::{MemReply, MemRequest};
+use crate::gpu::mem::MemReply;
 use crate::mascar::blocks::{IssueIn, IssueView, MascarBlocks, RefBlocks};
 use crate::mascar::reexec_queue::{Parked, ReexecQueue};
 use crate::mascar::saturation::Saturation;
 use crate::mascar::scheduler::Scheduler;
 use crate::mascar::wrc::Wrc;
-use crate::mascar::{BaseOrder, QueueIn, SaturationIn, SchedIn, SchedParams, WarpSignals};
+use crate::mascar::{BaseOrder, SaturationIn, SchedIn, SchedParams, WarpSignals};
 use crate::sched::ccws::Ccws;
 use crate::stats::{CacheStats, SmStats};
-use crate::workload::program::{AluKind, LaneEnv, OpKind, Reg, NO_REG};
+use crate::workload::program::{AluKind, OpKind, Reg, NO_REG};
 use crate::workload::Kernel;
-use coalescer::{Coalesced, LineRequest};
-use l1::{Outcome, L1};
+use l1::L1;
+use ldst::LsuOp;
 use warp::Warp;
 
 /// A timed event inside the SM.
@@ -68,19 +69,6 @@ struct InflightLoad {
     warp: u8,
     dst: Reg,
     remaining: u16,
-}
-
-/// The instruction the LD/ST unit is working on.
-#[derive(Clone, Debug, Default)]
-struct LsuOp {
-    busy: bool,
-    warp: u8,
-    store: bool,
-    load: u16,
-    next: usize,
-    lines: Coalesced,
-    /// CAR access entries: some line of this instruction is parked in the queue.
-    parked: bool,
 }
 
 /// Per-CTA bookkeeping on the SM.
@@ -151,7 +139,6 @@ pub struct Sm {
     exited: u64,
     /// CCWS's lost-locality detector and throttle, for the `ccws` scheduler.
     ccws: Option<Ccws>,
-    ccws_seen_instructions: u64,
     /// CTAs launched on this SM so far (OWL's CTA age).
     cta_seq: u64,
     /// Per scheduler: the warp slots it owns.
@@ -245,7 +232,6 @@ impl Sm {
             launched: 0,
             exited: 0,
             ccws: (cfg.scheduler == crate::sched::SchedulerKind::Ccws).then(|| Ccws::new(cfg)),
-            ccws_seen_instructions: 0,
             cta_seq: 0,
             sched_mask: (0..nsched)
                 .map(|s| {
@@ -345,15 +331,6 @@ impl Sm {
             && self.blocks.queue_state().2 == 0
     }
 
-    /// The re-execution queue's valid entries as (warp, store, load id), for checks.
-    pub fn parked_entries(&self) -> impl Iterator<Item = (u8, bool, u16)> + '_ {
-        self.car
-            .iter()
-            .flatten()
-            .filter(|p| p.lines.len > 0)
-            .map(|p| (p.warp, p.store, p.load))
-    }
-
     // ---------------------------------------------------------------- the cycle
 
     /// One SM cycle. `replies` is the reply network (this SM is destination `self.id`).
@@ -378,6 +355,8 @@ impl Sm {
             l1_misses: l1.misses + l1.write_misses,
             l1_reservation_fails: l1.reservation_fails(),
             hits_under_miss: self.stats.car.hits_under_miss,
+            reexec_retries: self.stats.car.retries,
+            reexec_refused: self.stats.car.failed_retries,
         }
     }
 
@@ -458,263 +437,6 @@ impl Sm {
             }
             self.refresh(warp);
             self.try_finish(warp);
-        }
-    }
-
-    /// The LD/ST unit: one L1 access per cycle. Without CAR the head line request goes to the
-    /// L1, and a refused access stays at the head, blocking everything behind it. With CAR a
-    /// refused head request moves into the re-execution queue (if it has room and the warp
-    /// holds no entry of another instruction): with `car_entry = access` just that line
-    /// request, and the head goes on with its next one; with `instruction` the rest of the
-    /// instruction, freeing the unit for the next one. The oldest entry that can make
-    /// progress retries when the head cannot use the port (`car_retry = head_first`), or
-    /// ahead of the head (`queue_first`). A full queue leaves a refused head waiting.
-    fn ldst(&mut self, now: u64) {
-        let (mp, owner) = self.blocks.registers();
-        let Some(parked) = &self.car else {
-            self.ldst_head(now, false, None);
-            return;
-        };
-        // What the L1 would do with each entry's next line: the queue's inputs.
-        let mut qin = QueueIn {
-            mp,
-            owner,
-            ..QueueIn::default()
-        };
-        let (_, _, used) = self.blocks.queue_state();
-        if used > 0 {
-            for (e, p) in parked.iter().enumerate() {
-                if p.lines.len == 0 {
-                    continue;
-                }
-                let line = p.next_line().line;
-                let bit = 1u64 << e;
-                if self.l1.would_accept(line, p.store) {
-                    qin.accept |= bit;
-                }
-                if self.hit_only_would_hit(line, p.store) {
-                    qin.hit |= bit;
-                }
-                if p.store {
-                    qin.store |= bit;
-                }
-            }
-        }
-        let q = self.blocks.queue_eval(&qin);
-        let restricted = mp.then(|| owner.unwrap_or(u8::MAX));
-        let queue_goes = q
-            .select
-            .filter(|_| self.cfg.car_retry == CarRetry::QueueFirst || !self.head_would_progress(restricted));
-        if let Some(e) = queue_goes {
-            let e = e as usize;
-            let p = &self.car.as_ref().expect("CAR")[e];
-            let (warp, store, load, req) = (p.warp, p.store, p.load, p.next_line());
-            let outcome = self.access_line(warp, store, load, req, now, true);
-            debug_assert!(outcome.accepted(), "selected entries can make progress");
-            self.stats.car.reexecutions += 1;
-            if let Some(ev) = &mut self.events {
-                ev.push(crate::events::SmEvent::Reexec { warp, entry: e as u8 });
-            }
-            let p = &mut self.car.as_mut().expect("CAR")[e];
-            p.next += 1;
-            if p.next == p.lines.len {
-                p.lines.len = 0;
-                qin.free = Some(e as u8);
-                match self.cfg.car_entry {
-                    CarEntry::Instruction => self.mem_instruction_sent(warp, store),
-                    CarEntry::Access => {
-                        let w = warp as usize;
-                        self.parked_lines[w] -= 1;
-                        if self.parked_lines[w] == 0 && self.store_parked >> w & 1 == 1 {
-                            self.store_parked &= !(1u64 << w);
-                            self.mem_instruction_sent(warp, true);
-                        }
-                    }
-                }
-            }
-        } else if let Some(warp) = self.ldst_head(now, true, restricted) {
-            // Refused: park it when the queue has room and the warp holds no entry (or, for
-            // access entries, only entries of this same instruction).
-            let w = warp as usize;
-            let own_entries = self.cfg.car_entry == CarEntry::Access && self.lsu.parked;
-            if let Some(e) = q.alloc.filter(|_| q.warps >> warp & 1 == 0 || own_entries) {
-                qin.push = Some(warp);
-                self.stats.car.enqueued += 1;
-                if let Some(ev) = &mut self.events {
-                    ev.push(crate::events::SmEvent::Park { warp, entry: e });
-                }
-                self.stats.car.peak_occupancy = self.stats.car.peak_occupancy.max(q.occupancy as u64 + 1);
-                let p = &mut self.car.as_mut().expect("CAR")[e as usize];
-                p.warp = warp;
-                p.store = self.lsu.store;
-                p.load = self.lsu.load;
-                match self.cfg.car_entry {
-                    CarEntry::Instruction => {
-                        p.lines.clone_from(&self.lsu.lines);
-                        p.next = self.lsu.next;
-                    }
-                    CarEntry::Access => {
-                        p.lines.lines[0] = self.lsu.lines.lines[self.lsu.next];
-                        p.lines.len = 1;
-                        p.next = 0;
-                        self.parked_lines[w] += 1;
-                        self.lsu.parked = true;
-                    }
-                }
-                match self.cfg.car_entry {
-                    CarEntry::Instruction => self.lsu.busy = false,
-                    // The head goes on with its next line; this may have been its last.
-                    CarEntry::Access => self.lsu_line_done(),
-                }
-            } else {
-                self.stats.lsu_stall_cycles += 1;
-            }
-        }
-        self.blocks.queue_clock(now, &qin);
-    }
-
-    /// Whether the LD/ST head's next line would be accepted this cycle, probed as the queue
-    /// probes its entries (`restricted` as for [`Self::ldst_head`]).
-    fn head_would_progress(&self, restricted: Option<u8>) -> bool {
-        if !self.lsu.busy {
-            return false;
-        }
-        let line = self.lsu.lines.lines[self.lsu.next].line;
-        if restricted.is_some_and(|o| o != self.lsu.warp) {
-            self.hit_only_would_hit(line, self.lsu.store)
-        } else {
-            self.l1.would_accept(line, self.lsu.store)
-        }
-    }
-
-    /// Hit-only service (a non-owner in MP) accepts only a load that hits.
-    fn hit_only_would_hit(&self, line: u64, store: bool) -> bool {
-        !store && self.l1.would_hit(line)
-    }
-
-    /// The LD/ST head sends its next line. `restricted`: in MP with CAR, `Some(owner)` (or
-    /// `Some(u8::MAX)` without one): a non-owner head gets hit-only service. Returns the warp
-    /// when its access was refused and it may move into the queue (`car`); without CAR a
-    /// refusal is counted as an LSU stall here.
-    fn ldst_head(&mut self, now: u64, car: bool, restricted: Option<u8>) -> Option<u8> {
-        if !self.lsu.busy {
-            return None;
-        }
-        let req = self.lsu.lines.lines[self.lsu.next];
-        let (warp, store, load) = (self.lsu.warp, self.lsu.store, self.lsu.load);
-        let hit_only = restricted.is_some_and(|o| o != warp);
-        let outcome = if hit_only && !self.hit_only_would_hit(req.line, store) {
-            None
-        } else {
-            Some(self.access_line(warp, store, load, req, now, false))
-        };
-        if !outcome.is_some_and(Outcome::accepted) {
-            if car {
-                self.stats.car.nacks += 1;
-                self.stats.car.hit_only_nacks += outcome.is_none() as u64;
-                return Some(warp);
-            }
-            self.stats.lsu_stall_cycles += 1;
-            return None;
-        }
-        self.lsu_line_done();
-        None
-    }
-
-    /// The LD/ST head's current line request has been accepted or parked. After its last
-    /// line the instruction leaves the unit; a store counts as sent once no line of it is
-    /// still parked.
-    fn lsu_line_done(&mut self) {
-        self.lsu.next += 1;
-        if self.lsu.next < self.lsu.lines.len {
-            return;
-        }
-        self.lsu.busy = false;
-        let (warp, store) = (self.lsu.warp, self.lsu.store);
-        if self.parked_lines[warp as usize] == 0 {
-            self.mem_instruction_sent(warp, store);
-        } else if store {
-            self.store_parked |= 1u64 << warp;
-        }
-    }
-
-    /// Presents one line request of warp `warp` to the L1 and books its outcome: a miss sent
-    /// below, a hit answered after the hit latency, a merge into an open MSHR.
-    fn access_line(
-        &mut self,
-        warp: u8,
-        store: bool,
-        load: u16,
-        req: LineRequest,
-        now: u64,
-        from_queue: bool,
-    ) -> Outcome {
-        let (sm, id) = (self.id as u16, self.next_request_id);
-        let outcome = if store {
-            self.l1.store(req.line, || MemRequest {
-                id,
-                line: req.line,
-                sm,
-                warp,
-                write: true,
-                bytes: req.bytes,
-            })
-        } else {
-            self.l1.load(req.line, warp, load, now, || MemRequest {
-                id,
-                line: req.line,
-                sm,
-                warp,
-                write: false,
-                bytes: 0,
-            })
-        };
-        if let Some(ev) = &mut self.events {
-            ev.push(crate::events::SmEvent::L1 {
-                warp,
-                line: req.line,
-                store,
-                outcome,
-                from_queue,
-            });
-            if outcome == Outcome::Miss && !store {
-                ev.push(crate::events::SmEvent::MshrAlloc { line: req.line });
-            }
-        }
-        match outcome {
-            Outcome::Fail(_) => {}
-            Outcome::Miss => {
-                self.next_request_id = self.next_request_id.wrapping_add(1);
-                self.stats.requests_sent += 1;
-                if let Some(log) = &mut self.request_log {
-                    log.push((now, warp, from_queue));
-                }
-                if store {
-                    self.warps[warp as usize].stores_in_flight += 1;
-                } else if let Some(c) = &mut self.ccws {
-                    if let Some(ev) = self.l1.last_eviction.take() {
-                        c.evicted(ev.owner, ev.line);
-                    }
-                    c.load_missed(warp, req.line, self.active.count_ones());
-                }
-            }
-            Outcome::Hit => {
-                if self.car.is_some() && self.blocks.queue_state().2 > 0 {
-                    self.stats.car.hits_under_miss += 1;
-                }
-                self.wheel
-                    .schedule(now + self.cfg.l1_hit_latency as u64, Event::LoadLine { load });
-            }
-            Outcome::HitReserved => {}
-        }
-        outcome
-    }
-
-    /// Every line request of a memory instruction has been accepted by the L1.
-    fn mem_instruction_sent(&mut self, warp: u8, store: bool) {
-        if store {
-            self.warps[warp as usize].in_pipeline -= 1;
-            self.try_finish(warp as usize);
         }
     }
 
@@ -813,11 +535,7 @@ impl Sm {
     fn held_back(&mut self) -> u64 {
         let mut held = 0u64;
         if let Some(c) = &mut self.ccws {
-            c.cycle(
-                self.active,
-                self.stats.warp_instructions - self.ccws_seen_instructions,
-            );
-            self.ccws_seen_instructions = self.stats.warp_instructions;
+            c.cycle(self.active);
             held |= c.throttled & self.load_head;
         }
         if self.car.is_some() {
@@ -843,10 +561,12 @@ impl Sm {
                 None => st.owner_first += 1,
                 Some(p) if self.active >> p & 1 == 0 => st.owner_after_exit += 1,
                 Some(p) if self.dep_load >> p & 1 == 1 => st.owner_after_dependent_load += 1,
+                Some(p) if self.barrier >> p & 1 == 1 => st.owner_after_barrier += 1,
                 Some(_) => st.owner_other += 1,
             }
         }
         st.mp_entries += (mp && !self.mas_last.0) as u64;
+        st.owner_returned_to_ep += (!mp && self.mas_last.1.is_some()) as u64;
         st.stalled_warp_cycles += (view.wst.stall & self.issuable & self.sb_ready).count_ones() as u64;
         if (mp, owner) != self.mas_last {
             if let Some(ev) = &mut self.events {
@@ -878,6 +598,9 @@ impl Sm {
         let entry = self.warps[w].pop_head();
         let inst = entry.inst;
         self.stats.warp_instructions += 1;
+        if let (Some(c), false) = (&mut self.ccws, inst.op == OpKind::Barrier) {
+            c.issued(w as u8);
+        }
         let latency = |c: &Config| match inst.op {
             OpKind::Alu(AluKind::Simple) => c.alu_latency,
             OpKind::Alu(AluKind::IMul) => c.imul_latency,
@@ -922,45 +645,7 @@ impl Sm {
                     },
                 );
             }
-            OpKind::LoadGlobal | OpKind::StoreGlobal => {
-                let warp = &self.warps[w];
-                let env = LaneEnv {
-                    tid: warp.tid_base as i64,
-                    cta: warp.cta as i64,
-                    block: k.block as i64,
-                    grid: k.grid as i64,
-                    loops: entry.loops,
-                };
-                let lanes = warp.lanes;
-                let expr = &warp.program.as_deref().unwrap_or(&k.program).exprs[inst.addr as usize];
-                self.lsu
-                    .lines
-                    .build(expr, env, lanes, inst.width as u32, self.cfg.line_bytes);
-                self.stats.coalesced_requests += self.lsu.lines.len as u64;
-                self.lsu.busy = true;
-                self.lsu.warp = w as u8;
-                self.lsu.next = 0;
-                self.lsu.parked = false;
-                self.lsu.store = inst.op == OpKind::StoreGlobal;
-                let warp = &mut self.warps[w];
-                warp.in_pipeline += 1;
-                if self.lsu.store {
-                    self.stats.global_stores += 1;
-                } else {
-                    self.stats.global_loads += 1;
-                    let id = self.free_loads.pop().expect("unit_free checked");
-                    self.loads[id as usize] = InflightLoad {
-                        warp: w as u8,
-                        dst: inst.dst,
-                        remaining: self.lsu.lines.len as u16,
-                    };
-                    self.lsu.load = id;
-                    if inst.dst != NO_REG {
-                        warp.pending.insert(inst.dst);
-                        warp.pending_global.insert(inst.dst);
-                    }
-                }
-            }
+            OpKind::LoadGlobal | OpKind::StoreGlobal => self.ldst_dispatch(w, &entry, k),
             OpKind::Barrier => {
                 let cta = self.warps[w].cta_slot as usize;
                 self.warps[w].at_barrier = true;
@@ -1084,19 +769,6 @@ impl Sm {
         }
     }
 
-    /// Moves the head of the miss queue into the request network when the port and the
-    /// destination's buffer allow it.
-    pub fn inject(&mut self, now: u64, requests: &mut Network<MemRequest>, partitions: u32, flit_bytes: u32) {
-        let Some(req) = self.l1.miss_queue.front() else {
-            return;
-        };
-        let dst = crate::gpu::mem::partition_of(req.line, partitions);
-        if requests.can_send(self.id, dst, now) {
-            let req = self.l1.miss_queue.pop_front().expect("front exists");
-            requests.send(self.id, dst, req.flits(flit_bytes), now, req);
-        }
-    }
-
     /// The L1 counters.
     pub fn l1_stats(&self) -> &CacheStats {
         &self.l1.stats
@@ -1197,6 +869,7 @@ pub fn reference_blocks(cfg: &Config, sm: usize) -> RefBlocks {
     let params = SchedParams {
         base,
         mas: cfg.scheduler.uses_mas(),
+        mode_check: cfg.mas_mode_check,
         mp_exit_hold: cfg.mas_mp_exit_hold,
     };
     let sched = Scheduler::new(
