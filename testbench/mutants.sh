@@ -5,6 +5,7 @@
 #
 #   testbench/mutants.sh [OUT.md]          # ~5 minutes per mutant on 2 cores
 #   MUTANTS_PLANT_ONLY=1 testbench/mutants.sh   # only check that every mutant still applies
+#   MUTANTS_ONLY="name ..." testbench/mutants.sh   # only these mutants
 #
 # Needs git, perl and the test tools (.ci/run installs them). The worktree and its target
 # directory live under $MUTANTS_DIR (default: a fresh temporary directory).
@@ -47,6 +48,10 @@ mutant() {
     rtl-wrc-always-stalls-non-owners)
       plant src/rtl/top.rs 'self\.wrc\.stall_non_owners\.next = self\.stall_non_owners\.val\(\);' \
         'self.wrc.stall_non_owners.next = true;' ;;
+    mas-mode-rechecked-every-cycle)
+      plant src/mascar/scheduler.rs 'let check = self\.p\.mode_check == MasModeCheck::EveryCycle' 'let check = true'
+      plant src/rtl/harness.rs 'issue\.check_at_handover\.next = base\.mode_check == MasModeCheck::Handover;' \
+        'issue.check_at_handover.next = false;' ;;
     *) echo "unknown mutant $1" >&2; exit 2 ;;
   esac
 }
@@ -61,12 +66,17 @@ describe() {
     rtl-wrc-always-stalls-non-owners) echo "RTL WRC ignores its parameter and stalls non-owners under hit_only" ;;
     wrc-no-quiet-handover) echo "WRC never hands ownership to a warp waiting behind a quiet L1 (the MP-hold deadlock)" ;;
     l1-flushed-between-kernels) echo "L1 contents are dropped between the kernels of a trace although no flush was asked for" ;;
+    mas-mode-rechecked-every-cycle) echo "MAS re-checks saturation every cycle in MP (both twins), not only at owner hand-over" ;;
   esac
 }
 
 mutants=(owner-kept-on-dependent-load queue-two-entries-per-warp lrr-pointer-moves-without-issue
   mshr-merge-off-by-one rtl-queue-owner-ignores-valid rtl-wrc-always-stalls-non-owners
-  wrc-no-quiet-handover l1-flushed-between-kernels)
+  wrc-no-quiet-handover l1-flushed-between-kernels mas-mode-rechecked-every-cycle)
+# MUTANTS_ONLY="a b" runs just those.
+if [ -n "${MUTANTS_ONLY:-}" ]; then
+  read -r -a mutants <<< "$MUTANTS_ONLY"
+fi
 
 {
   echo "| mutant | bug | caught | failing tests |"
