@@ -24,15 +24,8 @@ pub struct TraceRequest {
     pub write: bool,
 }
 
-/// A bad trace line: `FILE:LINE:COL: message`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}:{column}: {message}")]
-pub struct TraceError {
-    pub file: String,
-    pub line: usize,
-    pub column: usize,
-    pub message: String,
-}
+/// A bad trace line is the trace reader's error (`FILE:LINE:COL: message`).
+pub use crate::workload::trace::TraceError;
 
 /// Parses a trace; `file` names it in errors.
 pub fn parse_trace(text: &str, file: &str) -> Result<Vec<TraceRequest>, TraceError> {
