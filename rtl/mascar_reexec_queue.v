@@ -34,38 +34,75 @@ module mascar_reexec_queue(clock,depth,entries,mp,owner_valid,owner,mshr_freed,m
     output reg  almost_full;
     
     // Constant declarations
-    localparam  one_hot$0 = 32'h1;
-    localparam  one_hot$1 = 32'h2;
-    localparam  one_hot$2 = 32'h4;
-    localparam  one_hot$3 = 32'h8;
-    localparam  one_hot$4 = 32'h10;
-    localparam  one_hot$5 = 32'h20;
-    localparam  one_hot$6 = 32'h40;
-    localparam  one_hot$7 = 32'h80;
-    localparam  one_hot$8 = 32'h100;
-    localparam  one_hot$9 = 32'h200;
-    localparam  one_hot$10 = 32'h400;
-    localparam  one_hot$11 = 32'h800;
-    localparam  one_hot$12 = 32'h1000;
-    localparam  one_hot$13 = 32'h2000;
-    localparam  one_hot$14 = 32'h4000;
-    localparam  one_hot$15 = 32'h8000;
-    localparam  one_hot$16 = 32'h10000;
-    localparam  one_hot$17 = 32'h20000;
-    localparam  one_hot$18 = 32'h40000;
-    localparam  one_hot$19 = 32'h80000;
-    localparam  one_hot$20 = 32'h100000;
-    localparam  one_hot$21 = 32'h200000;
-    localparam  one_hot$22 = 32'h400000;
-    localparam  one_hot$23 = 32'h800000;
-    localparam  one_hot$24 = 32'h1000000;
-    localparam  one_hot$25 = 32'h2000000;
-    localparam  one_hot$26 = 32'h4000000;
-    localparam  one_hot$27 = 32'h8000000;
-    localparam  one_hot$28 = 32'h10000000;
-    localparam  one_hot$29 = 32'h20000000;
-    localparam  one_hot$30 = 32'h40000000;
-    localparam  one_hot$31 = 32'h80000000;
+    localparam  above$0 = 32'hfffffffe;
+    localparam  above$1 = 32'hfffffffc;
+    localparam  above$2 = 32'hfffffff8;
+    localparam  above$3 = 32'hfffffff0;
+    localparam  above$4 = 32'hffffffe0;
+    localparam  above$5 = 32'hffffffc0;
+    localparam  above$6 = 32'hffffff80;
+    localparam  above$7 = 32'hffffff00;
+    localparam  above$8 = 32'hfffffe00;
+    localparam  above$9 = 32'hfffffc00;
+    localparam  above$10 = 32'hfffff800;
+    localparam  above$11 = 32'hfffff000;
+    localparam  above$12 = 32'hffffe000;
+    localparam  above$13 = 32'hffffc000;
+    localparam  above$14 = 32'hffff8000;
+    localparam  above$15 = 32'hffff0000;
+    localparam  above$16 = 32'hfffe0000;
+    localparam  above$17 = 32'hfffc0000;
+    localparam  above$18 = 32'hfff80000;
+    localparam  above$19 = 32'hfff00000;
+    localparam  above$20 = 32'hffe00000;
+    localparam  above$21 = 32'hffc00000;
+    localparam  above$22 = 32'hff800000;
+    localparam  above$23 = 32'hff000000;
+    localparam  above$24 = 32'hfe000000;
+    localparam  above$25 = 32'hfc000000;
+    localparam  above$26 = 32'hf8000000;
+    localparam  above$27 = 32'hf0000000;
+    localparam  above$28 = 32'he0000000;
+    localparam  above$29 = 32'hc0000000;
+    localparam  above$30 = 32'h80000000;
+    localparam  above$31 = 32'h0;
+    localparam  below$0 = 32'h0;
+    localparam  below$1 = 32'h1;
+    localparam  below$2 = 32'h3;
+    localparam  below$3 = 32'h7;
+    localparam  below$4 = 32'hf;
+    localparam  below$5 = 32'h1f;
+    localparam  below$6 = 32'h3f;
+    localparam  below$7 = 32'h7f;
+    localparam  below$8 = 32'hff;
+    localparam  below$9 = 32'h1ff;
+    localparam  below$10 = 32'h3ff;
+    localparam  below$11 = 32'h7ff;
+    localparam  below$12 = 32'hfff;
+    localparam  below$13 = 32'h1fff;
+    localparam  below$14 = 32'h3fff;
+    localparam  below$15 = 32'h7fff;
+    localparam  below$16 = 32'hffff;
+    localparam  below$17 = 32'h1ffff;
+    localparam  below$18 = 32'h3ffff;
+    localparam  below$19 = 32'h7ffff;
+    localparam  below$20 = 32'hfffff;
+    localparam  below$21 = 32'h1fffff;
+    localparam  below$22 = 32'h3fffff;
+    localparam  below$23 = 32'h7fffff;
+    localparam  below$24 = 32'hffffff;
+    localparam  below$25 = 32'h1ffffff;
+    localparam  below$26 = 32'h3ffffff;
+    localparam  below$27 = 32'h7ffffff;
+    localparam  below$28 = 32'hfffffff;
+    localparam  below$29 = 32'h1fffffff;
+    localparam  below$30 = 32'h3fffffff;
+    localparam  below$31 = 32'h7fffffff;
+    localparam  id_bit$0 = 32'haaaaaaaa;
+    localparam  id_bit$1 = 32'hcccccccc;
+    localparam  id_bit$2 = 32'hf0f0f0f0;
+    localparam  id_bit$3 = 32'hff00ff00;
+    localparam  id_bit$4 = 32'hffff0000;
     localparam  entry_id$0 = 6'b0;
     localparam  entry_id$1 = 6'b1;
     localparam  entry_id$2 = 6'b10;
@@ -211,102 +248,102 @@ module mascar_reexec_queue(clock,depth,entries,mp,owner_valid,owner,mshr_freed,m
     reg  [5:0] warp_r$31$d;
     wire  [5:0] warp_r$31$q;
     reg  warp_r$31$clock;
-    reg  [31:0] older_r$0$d;
-    wire  [31:0] older_r$0$q;
-    reg  older_r$0$clock;
-    reg  [31:0] older_r$1$d;
-    wire  [31:0] older_r$1$q;
-    reg  older_r$1$clock;
-    reg  [31:0] older_r$2$d;
-    wire  [31:0] older_r$2$q;
-    reg  older_r$2$clock;
-    reg  [31:0] older_r$3$d;
-    wire  [31:0] older_r$3$q;
-    reg  older_r$3$clock;
-    reg  [31:0] older_r$4$d;
-    wire  [31:0] older_r$4$q;
-    reg  older_r$4$clock;
-    reg  [31:0] older_r$5$d;
-    wire  [31:0] older_r$5$q;
-    reg  older_r$5$clock;
-    reg  [31:0] older_r$6$d;
-    wire  [31:0] older_r$6$q;
-    reg  older_r$6$clock;
-    reg  [31:0] older_r$7$d;
-    wire  [31:0] older_r$7$q;
-    reg  older_r$7$clock;
-    reg  [31:0] older_r$8$d;
-    wire  [31:0] older_r$8$q;
-    reg  older_r$8$clock;
-    reg  [31:0] older_r$9$d;
-    wire  [31:0] older_r$9$q;
-    reg  older_r$9$clock;
-    reg  [31:0] older_r$10$d;
-    wire  [31:0] older_r$10$q;
-    reg  older_r$10$clock;
-    reg  [31:0] older_r$11$d;
-    wire  [31:0] older_r$11$q;
-    reg  older_r$11$clock;
-    reg  [31:0] older_r$12$d;
-    wire  [31:0] older_r$12$q;
-    reg  older_r$12$clock;
-    reg  [31:0] older_r$13$d;
-    wire  [31:0] older_r$13$q;
-    reg  older_r$13$clock;
-    reg  [31:0] older_r$14$d;
-    wire  [31:0] older_r$14$q;
-    reg  older_r$14$clock;
-    reg  [31:0] older_r$15$d;
-    wire  [31:0] older_r$15$q;
-    reg  older_r$15$clock;
-    reg  [31:0] older_r$16$d;
-    wire  [31:0] older_r$16$q;
-    reg  older_r$16$clock;
-    reg  [31:0] older_r$17$d;
-    wire  [31:0] older_r$17$q;
-    reg  older_r$17$clock;
-    reg  [31:0] older_r$18$d;
-    wire  [31:0] older_r$18$q;
-    reg  older_r$18$clock;
-    reg  [31:0] older_r$19$d;
-    wire  [31:0] older_r$19$q;
-    reg  older_r$19$clock;
-    reg  [31:0] older_r$20$d;
-    wire  [31:0] older_r$20$q;
-    reg  older_r$20$clock;
-    reg  [31:0] older_r$21$d;
-    wire  [31:0] older_r$21$q;
-    reg  older_r$21$clock;
-    reg  [31:0] older_r$22$d;
-    wire  [31:0] older_r$22$q;
-    reg  older_r$22$clock;
-    reg  [31:0] older_r$23$d;
-    wire  [31:0] older_r$23$q;
-    reg  older_r$23$clock;
-    reg  [31:0] older_r$24$d;
-    wire  [31:0] older_r$24$q;
-    reg  older_r$24$clock;
-    reg  [31:0] older_r$25$d;
-    wire  [31:0] older_r$25$q;
-    reg  older_r$25$clock;
-    reg  [31:0] older_r$26$d;
-    wire  [31:0] older_r$26$q;
-    reg  older_r$26$clock;
-    reg  [31:0] older_r$27$d;
-    wire  [31:0] older_r$27$q;
-    reg  older_r$27$clock;
-    reg  [31:0] older_r$28$d;
-    wire  [31:0] older_r$28$q;
-    reg  older_r$28$clock;
-    reg  [31:0] older_r$29$d;
-    wire  [31:0] older_r$29$q;
-    reg  older_r$29$clock;
-    reg  [31:0] older_r$30$d;
-    wire  [31:0] older_r$30$q;
-    reg  older_r$30$clock;
-    reg  [31:0] older_r$31$d;
-    wire  [31:0] older_r$31$q;
-    reg  older_r$31$clock;
+    reg  [31:0] tri_r$0$d;
+    wire  [31:0] tri_r$0$q;
+    reg  tri_r$0$clock;
+    reg  [31:0] tri_r$1$d;
+    wire  [31:0] tri_r$1$q;
+    reg  tri_r$1$clock;
+    reg  [31:0] tri_r$2$d;
+    wire  [31:0] tri_r$2$q;
+    reg  tri_r$2$clock;
+    reg  [31:0] tri_r$3$d;
+    wire  [31:0] tri_r$3$q;
+    reg  tri_r$3$clock;
+    reg  [31:0] tri_r$4$d;
+    wire  [31:0] tri_r$4$q;
+    reg  tri_r$4$clock;
+    reg  [31:0] tri_r$5$d;
+    wire  [31:0] tri_r$5$q;
+    reg  tri_r$5$clock;
+    reg  [31:0] tri_r$6$d;
+    wire  [31:0] tri_r$6$q;
+    reg  tri_r$6$clock;
+    reg  [31:0] tri_r$7$d;
+    wire  [31:0] tri_r$7$q;
+    reg  tri_r$7$clock;
+    reg  [31:0] tri_r$8$d;
+    wire  [31:0] tri_r$8$q;
+    reg  tri_r$8$clock;
+    reg  [31:0] tri_r$9$d;
+    wire  [31:0] tri_r$9$q;
+    reg  tri_r$9$clock;
+    reg  [31:0] tri_r$10$d;
+    wire  [31:0] tri_r$10$q;
+    reg  tri_r$10$clock;
+    reg  [31:0] tri_r$11$d;
+    wire  [31:0] tri_r$11$q;
+    reg  tri_r$11$clock;
+    reg  [31:0] tri_r$12$d;
+    wire  [31:0] tri_r$12$q;
+    reg  tri_r$12$clock;
+    reg  [31:0] tri_r$13$d;
+    wire  [31:0] tri_r$13$q;
+    reg  tri_r$13$clock;
+    reg  [31:0] tri_r$14$d;
+    wire  [31:0] tri_r$14$q;
+    reg  tri_r$14$clock;
+    reg  [31:0] tri_r$15$d;
+    wire  [31:0] tri_r$15$q;
+    reg  tri_r$15$clock;
+    reg  [31:0] tri_r$16$d;
+    wire  [31:0] tri_r$16$q;
+    reg  tri_r$16$clock;
+    reg  [31:0] tri_r$17$d;
+    wire  [31:0] tri_r$17$q;
+    reg  tri_r$17$clock;
+    reg  [31:0] tri_r$18$d;
+    wire  [31:0] tri_r$18$q;
+    reg  tri_r$18$clock;
+    reg  [31:0] tri_r$19$d;
+    wire  [31:0] tri_r$19$q;
+    reg  tri_r$19$clock;
+    reg  [31:0] tri_r$20$d;
+    wire  [31:0] tri_r$20$q;
+    reg  tri_r$20$clock;
+    reg  [31:0] tri_r$21$d;
+    wire  [31:0] tri_r$21$q;
+    reg  tri_r$21$clock;
+    reg  [31:0] tri_r$22$d;
+    wire  [31:0] tri_r$22$q;
+    reg  tri_r$22$clock;
+    reg  [31:0] tri_r$23$d;
+    wire  [31:0] tri_r$23$q;
+    reg  tri_r$23$clock;
+    reg  [31:0] tri_r$24$d;
+    wire  [31:0] tri_r$24$q;
+    reg  tri_r$24$clock;
+    reg  [31:0] tri_r$25$d;
+    wire  [31:0] tri_r$25$q;
+    reg  tri_r$25$clock;
+    reg  [31:0] tri_r$26$d;
+    wire  [31:0] tri_r$26$q;
+    reg  tri_r$26$clock;
+    reg  [31:0] tri_r$27$d;
+    wire  [31:0] tri_r$27$q;
+    reg  tri_r$27$clock;
+    reg  [31:0] tri_r$28$d;
+    wire  [31:0] tri_r$28$q;
+    reg  tri_r$28$clock;
+    reg  [31:0] tri_r$29$d;
+    wire  [31:0] tri_r$29$q;
+    reg  tri_r$29$clock;
+    reg  [31:0] tri_r$30$d;
+    wire  [31:0] tri_r$30$q;
+    reg  tri_r$30$clock;
+    reg  [31:0] tri_r$31$d;
+    wire  [31:0] tri_r$31$q;
+    reg  tri_r$31$clock;
     reg  [23:0] warps_r$0$d;
     wire  [23:0] warps_r$0$q;
     reg  warps_r$0$clock;
@@ -323,51 +360,25 @@ module mascar_reexec_queue(clock,depth,entries,mp,owner_valid,owner,mshr_freed,m
     reg  [31:0] free_mask;
     reg  [31:0] lowest_free;
     reg  change;
+    reg  pulse;
     reg  [31:0] unarmed;
+    reg  [31:0] credit_low;
     reg  [31:0] credit_bit;
     reg  [31:0] rest;
+    reg  [31:0] chain_low;
     reg  [31:0] chain_bit;
     reg  [31:0] can;
+    reg  [31:0] seek;
+    reg  [31:0] seek_low;
     reg  [31:0] oldest_bit;
     reg  take;
     reg  [31:0] refused_bit;
     reg  [31:0] tail_bit;
-    reg  [31:0] owner_entries;
-    reg  owner_entry_bit$0;
-    reg  owner_entry_bit$1;
-    reg  owner_entry_bit$2;
-    reg  owner_entry_bit$3;
-    reg  owner_entry_bit$4;
-    reg  owner_entry_bit$5;
-    reg  owner_entry_bit$6;
-    reg  owner_entry_bit$7;
-    reg  owner_entry_bit$8;
-    reg  owner_entry_bit$9;
-    reg  owner_entry_bit$10;
-    reg  owner_entry_bit$11;
-    reg  owner_entry_bit$12;
-    reg  owner_entry_bit$13;
-    reg  owner_entry_bit$14;
-    reg  owner_entry_bit$15;
-    reg  owner_entry_bit$16;
-    reg  owner_entry_bit$17;
-    reg  owner_entry_bit$18;
-    reg  owner_entry_bit$19;
-    reg  owner_entry_bit$20;
-    reg  owner_entry_bit$21;
-    reg  owner_entry_bit$22;
-    reg  owner_entry_bit$23;
-    reg  owner_entry_bit$24;
-    reg  owner_entry_bit$25;
-    reg  owner_entry_bit$26;
-    reg  owner_entry_bit$27;
-    reg  owner_entry_bit$28;
-    reg  owner_entry_bit$29;
-    reg  owner_entry_bit$30;
-    reg  owner_entry_bit$31;
     reg  [5:0] freed_warp;
     reg  [31:0] freed_bit;
+    reg  freed_valid;
     reg  [31:0] pushed_bit;
+    reg  pushed;
     
     // Sub module instances
     mascar_reexec_queue$valid_r valid_r(
@@ -555,165 +566,165 @@ module mascar_reexec_queue(clock,depth,entries,mp,owner_valid,owner,mshr_freed,m
         .q(warp_r$31$q),
         .clock(warp_r$31$clock)
     );
-    mascar_reexec_queue$older_r$0 older_r$0(
-        .d(older_r$0$d),
-        .q(older_r$0$q),
-        .clock(older_r$0$clock)
+    mascar_reexec_queue$tri_r$0 tri_r$0(
+        .d(tri_r$0$d),
+        .q(tri_r$0$q),
+        .clock(tri_r$0$clock)
     );
-    mascar_reexec_queue$older_r$1 older_r$1(
-        .d(older_r$1$d),
-        .q(older_r$1$q),
-        .clock(older_r$1$clock)
+    mascar_reexec_queue$tri_r$1 tri_r$1(
+        .d(tri_r$1$d),
+        .q(tri_r$1$q),
+        .clock(tri_r$1$clock)
     );
-    mascar_reexec_queue$older_r$2 older_r$2(
-        .d(older_r$2$d),
-        .q(older_r$2$q),
-        .clock(older_r$2$clock)
+    mascar_reexec_queue$tri_r$2 tri_r$2(
+        .d(tri_r$2$d),
+        .q(tri_r$2$q),
+        .clock(tri_r$2$clock)
     );
-    mascar_reexec_queue$older_r$3 older_r$3(
-        .d(older_r$3$d),
-        .q(older_r$3$q),
-        .clock(older_r$3$clock)
+    mascar_reexec_queue$tri_r$3 tri_r$3(
+        .d(tri_r$3$d),
+        .q(tri_r$3$q),
+        .clock(tri_r$3$clock)
     );
-    mascar_reexec_queue$older_r$4 older_r$4(
-        .d(older_r$4$d),
-        .q(older_r$4$q),
-        .clock(older_r$4$clock)
+    mascar_reexec_queue$tri_r$4 tri_r$4(
+        .d(tri_r$4$d),
+        .q(tri_r$4$q),
+        .clock(tri_r$4$clock)
     );
-    mascar_reexec_queue$older_r$5 older_r$5(
-        .d(older_r$5$d),
-        .q(older_r$5$q),
-        .clock(older_r$5$clock)
+    mascar_reexec_queue$tri_r$5 tri_r$5(
+        .d(tri_r$5$d),
+        .q(tri_r$5$q),
+        .clock(tri_r$5$clock)
     );
-    mascar_reexec_queue$older_r$6 older_r$6(
-        .d(older_r$6$d),
-        .q(older_r$6$q),
-        .clock(older_r$6$clock)
+    mascar_reexec_queue$tri_r$6 tri_r$6(
+        .d(tri_r$6$d),
+        .q(tri_r$6$q),
+        .clock(tri_r$6$clock)
     );
-    mascar_reexec_queue$older_r$7 older_r$7(
-        .d(older_r$7$d),
-        .q(older_r$7$q),
-        .clock(older_r$7$clock)
+    mascar_reexec_queue$tri_r$7 tri_r$7(
+        .d(tri_r$7$d),
+        .q(tri_r$7$q),
+        .clock(tri_r$7$clock)
     );
-    mascar_reexec_queue$older_r$8 older_r$8(
-        .d(older_r$8$d),
-        .q(older_r$8$q),
-        .clock(older_r$8$clock)
+    mascar_reexec_queue$tri_r$8 tri_r$8(
+        .d(tri_r$8$d),
+        .q(tri_r$8$q),
+        .clock(tri_r$8$clock)
     );
-    mascar_reexec_queue$older_r$9 older_r$9(
-        .d(older_r$9$d),
-        .q(older_r$9$q),
-        .clock(older_r$9$clock)
+    mascar_reexec_queue$tri_r$9 tri_r$9(
+        .d(tri_r$9$d),
+        .q(tri_r$9$q),
+        .clock(tri_r$9$clock)
     );
-    mascar_reexec_queue$older_r$10 older_r$10(
-        .d(older_r$10$d),
-        .q(older_r$10$q),
-        .clock(older_r$10$clock)
+    mascar_reexec_queue$tri_r$10 tri_r$10(
+        .d(tri_r$10$d),
+        .q(tri_r$10$q),
+        .clock(tri_r$10$clock)
     );
-    mascar_reexec_queue$older_r$11 older_r$11(
-        .d(older_r$11$d),
-        .q(older_r$11$q),
-        .clock(older_r$11$clock)
+    mascar_reexec_queue$tri_r$11 tri_r$11(
+        .d(tri_r$11$d),
+        .q(tri_r$11$q),
+        .clock(tri_r$11$clock)
     );
-    mascar_reexec_queue$older_r$12 older_r$12(
-        .d(older_r$12$d),
-        .q(older_r$12$q),
-        .clock(older_r$12$clock)
+    mascar_reexec_queue$tri_r$12 tri_r$12(
+        .d(tri_r$12$d),
+        .q(tri_r$12$q),
+        .clock(tri_r$12$clock)
     );
-    mascar_reexec_queue$older_r$13 older_r$13(
-        .d(older_r$13$d),
-        .q(older_r$13$q),
-        .clock(older_r$13$clock)
+    mascar_reexec_queue$tri_r$13 tri_r$13(
+        .d(tri_r$13$d),
+        .q(tri_r$13$q),
+        .clock(tri_r$13$clock)
     );
-    mascar_reexec_queue$older_r$14 older_r$14(
-        .d(older_r$14$d),
-        .q(older_r$14$q),
-        .clock(older_r$14$clock)
+    mascar_reexec_queue$tri_r$14 tri_r$14(
+        .d(tri_r$14$d),
+        .q(tri_r$14$q),
+        .clock(tri_r$14$clock)
     );
-    mascar_reexec_queue$older_r$15 older_r$15(
-        .d(older_r$15$d),
-        .q(older_r$15$q),
-        .clock(older_r$15$clock)
+    mascar_reexec_queue$tri_r$15 tri_r$15(
+        .d(tri_r$15$d),
+        .q(tri_r$15$q),
+        .clock(tri_r$15$clock)
     );
-    mascar_reexec_queue$older_r$16 older_r$16(
-        .d(older_r$16$d),
-        .q(older_r$16$q),
-        .clock(older_r$16$clock)
+    mascar_reexec_queue$tri_r$16 tri_r$16(
+        .d(tri_r$16$d),
+        .q(tri_r$16$q),
+        .clock(tri_r$16$clock)
     );
-    mascar_reexec_queue$older_r$17 older_r$17(
-        .d(older_r$17$d),
-        .q(older_r$17$q),
-        .clock(older_r$17$clock)
+    mascar_reexec_queue$tri_r$17 tri_r$17(
+        .d(tri_r$17$d),
+        .q(tri_r$17$q),
+        .clock(tri_r$17$clock)
     );
-    mascar_reexec_queue$older_r$18 older_r$18(
-        .d(older_r$18$d),
-        .q(older_r$18$q),
-        .clock(older_r$18$clock)
+    mascar_reexec_queue$tri_r$18 tri_r$18(
+        .d(tri_r$18$d),
+        .q(tri_r$18$q),
+        .clock(tri_r$18$clock)
     );
-    mascar_reexec_queue$older_r$19 older_r$19(
-        .d(older_r$19$d),
-        .q(older_r$19$q),
-        .clock(older_r$19$clock)
+    mascar_reexec_queue$tri_r$19 tri_r$19(
+        .d(tri_r$19$d),
+        .q(tri_r$19$q),
+        .clock(tri_r$19$clock)
     );
-    mascar_reexec_queue$older_r$20 older_r$20(
-        .d(older_r$20$d),
-        .q(older_r$20$q),
-        .clock(older_r$20$clock)
+    mascar_reexec_queue$tri_r$20 tri_r$20(
+        .d(tri_r$20$d),
+        .q(tri_r$20$q),
+        .clock(tri_r$20$clock)
     );
-    mascar_reexec_queue$older_r$21 older_r$21(
-        .d(older_r$21$d),
-        .q(older_r$21$q),
-        .clock(older_r$21$clock)
+    mascar_reexec_queue$tri_r$21 tri_r$21(
+        .d(tri_r$21$d),
+        .q(tri_r$21$q),
+        .clock(tri_r$21$clock)
     );
-    mascar_reexec_queue$older_r$22 older_r$22(
-        .d(older_r$22$d),
-        .q(older_r$22$q),
-        .clock(older_r$22$clock)
+    mascar_reexec_queue$tri_r$22 tri_r$22(
+        .d(tri_r$22$d),
+        .q(tri_r$22$q),
+        .clock(tri_r$22$clock)
     );
-    mascar_reexec_queue$older_r$23 older_r$23(
-        .d(older_r$23$d),
-        .q(older_r$23$q),
-        .clock(older_r$23$clock)
+    mascar_reexec_queue$tri_r$23 tri_r$23(
+        .d(tri_r$23$d),
+        .q(tri_r$23$q),
+        .clock(tri_r$23$clock)
     );
-    mascar_reexec_queue$older_r$24 older_r$24(
-        .d(older_r$24$d),
-        .q(older_r$24$q),
-        .clock(older_r$24$clock)
+    mascar_reexec_queue$tri_r$24 tri_r$24(
+        .d(tri_r$24$d),
+        .q(tri_r$24$q),
+        .clock(tri_r$24$clock)
     );
-    mascar_reexec_queue$older_r$25 older_r$25(
-        .d(older_r$25$d),
-        .q(older_r$25$q),
-        .clock(older_r$25$clock)
+    mascar_reexec_queue$tri_r$25 tri_r$25(
+        .d(tri_r$25$d),
+        .q(tri_r$25$q),
+        .clock(tri_r$25$clock)
     );
-    mascar_reexec_queue$older_r$26 older_r$26(
-        .d(older_r$26$d),
-        .q(older_r$26$q),
-        .clock(older_r$26$clock)
+    mascar_reexec_queue$tri_r$26 tri_r$26(
+        .d(tri_r$26$d),
+        .q(tri_r$26$q),
+        .clock(tri_r$26$clock)
     );
-    mascar_reexec_queue$older_r$27 older_r$27(
-        .d(older_r$27$d),
-        .q(older_r$27$q),
-        .clock(older_r$27$clock)
+    mascar_reexec_queue$tri_r$27 tri_r$27(
+        .d(tri_r$27$d),
+        .q(tri_r$27$q),
+        .clock(tri_r$27$clock)
     );
-    mascar_reexec_queue$older_r$28 older_r$28(
-        .d(older_r$28$d),
-        .q(older_r$28$q),
-        .clock(older_r$28$clock)
+    mascar_reexec_queue$tri_r$28 tri_r$28(
+        .d(tri_r$28$d),
+        .q(tri_r$28$q),
+        .clock(tri_r$28$clock)
     );
-    mascar_reexec_queue$older_r$29 older_r$29(
-        .d(older_r$29$d),
-        .q(older_r$29$q),
-        .clock(older_r$29$clock)
+    mascar_reexec_queue$tri_r$29 tri_r$29(
+        .d(tri_r$29$d),
+        .q(tri_r$29$q),
+        .clock(tri_r$29$clock)
     );
-    mascar_reexec_queue$older_r$30 older_r$30(
-        .d(older_r$30$d),
-        .q(older_r$30$q),
-        .clock(older_r$30$clock)
+    mascar_reexec_queue$tri_r$30 tri_r$30(
+        .d(tri_r$30$d),
+        .q(tri_r$30$q),
+        .clock(tri_r$30$clock)
     );
-    mascar_reexec_queue$older_r$31 older_r$31(
-        .d(older_r$31$d),
-        .q(older_r$31$q),
-        .clock(older_r$31$clock)
+    mascar_reexec_queue$tri_r$31 tri_r$31(
+        .d(tri_r$31$d),
+        .q(tri_r$31$q),
+        .clock(tri_r$31$clock)
     );
     mascar_reexec_queue$warps_r$0 warps_r$0(
         .d(warps_r$0$d),
@@ -749,809 +760,732 @@ module mascar_reexec_queue(clock,depth,entries,mp,owner_valid,owner,mshr_freed,m
         warps_r$1$clock = clock;
         warp_r$0$clock = clock;
         warp_r$0$d = warp_r$0$q;
-        older_r$0$clock = clock;
+        tri_r$0$clock = clock;
         warp_r$1$clock = clock;
         warp_r$1$d = warp_r$1$q;
-        older_r$1$clock = clock;
+        tri_r$1$clock = clock;
         warp_r$2$clock = clock;
         warp_r$2$d = warp_r$2$q;
-        older_r$2$clock = clock;
+        tri_r$2$clock = clock;
         warp_r$3$clock = clock;
         warp_r$3$d = warp_r$3$q;
-        older_r$3$clock = clock;
+        tri_r$3$clock = clock;
         warp_r$4$clock = clock;
         warp_r$4$d = warp_r$4$q;
-        older_r$4$clock = clock;
+        tri_r$4$clock = clock;
         warp_r$5$clock = clock;
         warp_r$5$d = warp_r$5$q;
-        older_r$5$clock = clock;
+        tri_r$5$clock = clock;
         warp_r$6$clock = clock;
         warp_r$6$d = warp_r$6$q;
-        older_r$6$clock = clock;
+        tri_r$6$clock = clock;
         warp_r$7$clock = clock;
         warp_r$7$d = warp_r$7$q;
-        older_r$7$clock = clock;
+        tri_r$7$clock = clock;
         warp_r$8$clock = clock;
         warp_r$8$d = warp_r$8$q;
-        older_r$8$clock = clock;
+        tri_r$8$clock = clock;
         warp_r$9$clock = clock;
         warp_r$9$d = warp_r$9$q;
-        older_r$9$clock = clock;
+        tri_r$9$clock = clock;
         warp_r$10$clock = clock;
         warp_r$10$d = warp_r$10$q;
-        older_r$10$clock = clock;
+        tri_r$10$clock = clock;
         warp_r$11$clock = clock;
         warp_r$11$d = warp_r$11$q;
-        older_r$11$clock = clock;
+        tri_r$11$clock = clock;
         warp_r$12$clock = clock;
         warp_r$12$d = warp_r$12$q;
-        older_r$12$clock = clock;
+        tri_r$12$clock = clock;
         warp_r$13$clock = clock;
         warp_r$13$d = warp_r$13$q;
-        older_r$13$clock = clock;
+        tri_r$13$clock = clock;
         warp_r$14$clock = clock;
         warp_r$14$d = warp_r$14$q;
-        older_r$14$clock = clock;
+        tri_r$14$clock = clock;
         warp_r$15$clock = clock;
         warp_r$15$d = warp_r$15$q;
-        older_r$15$clock = clock;
+        tri_r$15$clock = clock;
         warp_r$16$clock = clock;
         warp_r$16$d = warp_r$16$q;
-        older_r$16$clock = clock;
+        tri_r$16$clock = clock;
         warp_r$17$clock = clock;
         warp_r$17$d = warp_r$17$q;
-        older_r$17$clock = clock;
+        tri_r$17$clock = clock;
         warp_r$18$clock = clock;
         warp_r$18$d = warp_r$18$q;
-        older_r$18$clock = clock;
+        tri_r$18$clock = clock;
         warp_r$19$clock = clock;
         warp_r$19$d = warp_r$19$q;
-        older_r$19$clock = clock;
+        tri_r$19$clock = clock;
         warp_r$20$clock = clock;
         warp_r$20$d = warp_r$20$q;
-        older_r$20$clock = clock;
+        tri_r$20$clock = clock;
         warp_r$21$clock = clock;
         warp_r$21$d = warp_r$21$q;
-        older_r$21$clock = clock;
+        tri_r$21$clock = clock;
         warp_r$22$clock = clock;
         warp_r$22$d = warp_r$22$q;
-        older_r$22$clock = clock;
+        tri_r$22$clock = clock;
         warp_r$23$clock = clock;
         warp_r$23$d = warp_r$23$q;
-        older_r$23$clock = clock;
+        tri_r$23$clock = clock;
         warp_r$24$clock = clock;
         warp_r$24$d = warp_r$24$q;
-        older_r$24$clock = clock;
+        tri_r$24$clock = clock;
         warp_r$25$clock = clock;
         warp_r$25$d = warp_r$25$q;
-        older_r$25$clock = clock;
+        tri_r$25$clock = clock;
         warp_r$26$clock = clock;
         warp_r$26$d = warp_r$26$q;
-        older_r$26$clock = clock;
+        tri_r$26$clock = clock;
         warp_r$27$clock = clock;
         warp_r$27$d = warp_r$27$q;
-        older_r$27$clock = clock;
+        tri_r$27$clock = clock;
         warp_r$28$clock = clock;
         warp_r$28$d = warp_r$28$q;
-        older_r$28$clock = clock;
+        tri_r$28$clock = clock;
         warp_r$29$clock = clock;
         warp_r$29$d = warp_r$29$q;
-        older_r$29$clock = clock;
+        tri_r$29$clock = clock;
         warp_r$30$clock = clock;
         warp_r$30$d = warp_r$30$q;
-        older_r$30$clock = clock;
+        tri_r$30$clock = clock;
         warp_r$31$clock = clock;
         warp_r$31$d = warp_r$31$q;
-        older_r$31$clock = clock;
+        tri_r$31$clock = clock;
         occupancy = count_r$q;
         full = count_r$q == depth;
         almost_full = (count_r$q + 32'h1) >= depth;
         warps$0 = warps_r$0$q;
         warps$1 = warps_r$1$q;
-        owner_entry_bit$0 = owner_valid & valid_r$q[0] & (warp_r$0$q == owner);
-        owner_entry_bit$1 = owner_valid & valid_r$q[1] & (warp_r$1$q == owner);
-        owner_entry_bit$2 = owner_valid & valid_r$q[2] & (warp_r$2$q == owner);
-        owner_entry_bit$3 = owner_valid & valid_r$q[3] & (warp_r$3$q == owner);
-        owner_entry_bit$4 = owner_valid & valid_r$q[4] & (warp_r$4$q == owner);
-        owner_entry_bit$5 = owner_valid & valid_r$q[5] & (warp_r$5$q == owner);
-        owner_entry_bit$6 = owner_valid & valid_r$q[6] & (warp_r$6$q == owner);
-        owner_entry_bit$7 = owner_valid & valid_r$q[7] & (warp_r$7$q == owner);
-        owner_entry_bit$8 = owner_valid & valid_r$q[8] & (warp_r$8$q == owner);
-        owner_entry_bit$9 = owner_valid & valid_r$q[9] & (warp_r$9$q == owner);
-        owner_entry_bit$10 = owner_valid & valid_r$q[10] & (warp_r$10$q == owner);
-        owner_entry_bit$11 = owner_valid & valid_r$q[11] & (warp_r$11$q == owner);
-        owner_entry_bit$12 = owner_valid & valid_r$q[12] & (warp_r$12$q == owner);
-        owner_entry_bit$13 = owner_valid & valid_r$q[13] & (warp_r$13$q == owner);
-        owner_entry_bit$14 = owner_valid & valid_r$q[14] & (warp_r$14$q == owner);
-        owner_entry_bit$15 = owner_valid & valid_r$q[15] & (warp_r$15$q == owner);
-        owner_entry_bit$16 = owner_valid & valid_r$q[16] & (warp_r$16$q == owner);
-        owner_entry_bit$17 = owner_valid & valid_r$q[17] & (warp_r$17$q == owner);
-        owner_entry_bit$18 = owner_valid & valid_r$q[18] & (warp_r$18$q == owner);
-        owner_entry_bit$19 = owner_valid & valid_r$q[19] & (warp_r$19$q == owner);
-        owner_entry_bit$20 = owner_valid & valid_r$q[20] & (warp_r$20$q == owner);
-        owner_entry_bit$21 = owner_valid & valid_r$q[21] & (warp_r$21$q == owner);
-        owner_entry_bit$22 = owner_valid & valid_r$q[22] & (warp_r$22$q == owner);
-        owner_entry_bit$23 = owner_valid & valid_r$q[23] & (warp_r$23$q == owner);
-        owner_entry_bit$24 = owner_valid & valid_r$q[24] & (warp_r$24$q == owner);
-        owner_entry_bit$25 = owner_valid & valid_r$q[25] & (warp_r$25$q == owner);
-        owner_entry_bit$26 = owner_valid & valid_r$q[26] & (warp_r$26$q == owner);
-        owner_entry_bit$27 = owner_valid & valid_r$q[27] & (warp_r$27$q == owner);
-        owner_entry_bit$28 = owner_valid & valid_r$q[28] & (warp_r$28$q == owner);
-        owner_entry_bit$29 = owner_valid & valid_r$q[29] & (warp_r$29$q == owner);
-        owner_entry_bit$30 = owner_valid & valid_r$q[30] & (warp_r$30$q == owner);
-        owner_entry_bit$31 = owner_valid & valid_r$q[31] & (warp_r$31$q == owner);
-        owner_entries = 32'h0;
-        if (owner_entry_bit$0) begin
-            owner_entries = one_hot$0;
-        end
-        if (owner_entry_bit$1) begin
-            owner_entries = one_hot$1;
-        end
-        if (owner_entry_bit$2) begin
-            owner_entries = one_hot$2;
-        end
-        if (owner_entry_bit$3) begin
-            owner_entries = one_hot$3;
-        end
-        if (owner_entry_bit$4) begin
-            owner_entries = one_hot$4;
-        end
-        if (owner_entry_bit$5) begin
-            owner_entries = one_hot$5;
-        end
-        if (owner_entry_bit$6) begin
-            owner_entries = one_hot$6;
-        end
-        if (owner_entry_bit$7) begin
-            owner_entries = one_hot$7;
-        end
-        if (owner_entry_bit$8) begin
-            owner_entries = one_hot$8;
-        end
-        if (owner_entry_bit$9) begin
-            owner_entries = one_hot$9;
-        end
-        if (owner_entry_bit$10) begin
-            owner_entries = one_hot$10;
-        end
-        if (owner_entry_bit$11) begin
-            owner_entries = one_hot$11;
-        end
-        if (owner_entry_bit$12) begin
-            owner_entries = one_hot$12;
-        end
-        if (owner_entry_bit$13) begin
-            owner_entries = one_hot$13;
-        end
-        if (owner_entry_bit$14) begin
-            owner_entries = one_hot$14;
-        end
-        if (owner_entry_bit$15) begin
-            owner_entries = one_hot$15;
-        end
-        if (owner_entry_bit$16) begin
-            owner_entries = one_hot$16;
-        end
-        if (owner_entry_bit$17) begin
-            owner_entries = one_hot$17;
-        end
-        if (owner_entry_bit$18) begin
-            owner_entries = one_hot$18;
-        end
-        if (owner_entry_bit$19) begin
-            owner_entries = one_hot$19;
-        end
-        if (owner_entry_bit$20) begin
-            owner_entries = one_hot$20;
-        end
-        if (owner_entry_bit$21) begin
-            owner_entries = one_hot$21;
-        end
-        if (owner_entry_bit$22) begin
-            owner_entries = one_hot$22;
-        end
-        if (owner_entry_bit$23) begin
-            owner_entries = one_hot$23;
-        end
-        if (owner_entry_bit$24) begin
-            owner_entries = one_hot$24;
-        end
-        if (owner_entry_bit$25) begin
-            owner_entries = one_hot$25;
-        end
-        if (owner_entry_bit$26) begin
-            owner_entries = one_hot$26;
-        end
-        if (owner_entry_bit$27) begin
-            owner_entries = one_hot$27;
-        end
-        if (owner_entry_bit$28) begin
-            owner_entries = one_hot$28;
-        end
-        if (owner_entry_bit$29) begin
-            owner_entries = one_hot$29;
-        end
-        if (owner_entry_bit$30) begin
-            owner_entries = one_hot$30;
-        end
-        if (owner_entry_bit$31) begin
-            owner_entries = one_hot$31;
-        end
         hit_only = 32'h0;
-        if (mp) begin
-            hit_only = valid_r$q & ~owner_entries;
-        end
+        hit_only = (hit_only & ~(1 << (0)) | ((mp & valid_r$q[0] & ~(owner_valid & (warp_r$0$q == owner))) << (0)));
+        hit_only = (hit_only & ~(1 << (1)) | ((mp & valid_r$q[1] & ~(owner_valid & (warp_r$1$q == owner))) << (1)));
+        hit_only = (hit_only & ~(1 << (2)) | ((mp & valid_r$q[2] & ~(owner_valid & (warp_r$2$q == owner))) << (2)));
+        hit_only = (hit_only & ~(1 << (3)) | ((mp & valid_r$q[3] & ~(owner_valid & (warp_r$3$q == owner))) << (3)));
+        hit_only = (hit_only & ~(1 << (4)) | ((mp & valid_r$q[4] & ~(owner_valid & (warp_r$4$q == owner))) << (4)));
+        hit_only = (hit_only & ~(1 << (5)) | ((mp & valid_r$q[5] & ~(owner_valid & (warp_r$5$q == owner))) << (5)));
+        hit_only = (hit_only & ~(1 << (6)) | ((mp & valid_r$q[6] & ~(owner_valid & (warp_r$6$q == owner))) << (6)));
+        hit_only = (hit_only & ~(1 << (7)) | ((mp & valid_r$q[7] & ~(owner_valid & (warp_r$7$q == owner))) << (7)));
+        hit_only = (hit_only & ~(1 << (8)) | ((mp & valid_r$q[8] & ~(owner_valid & (warp_r$8$q == owner))) << (8)));
+        hit_only = (hit_only & ~(1 << (9)) | ((mp & valid_r$q[9] & ~(owner_valid & (warp_r$9$q == owner))) << (9)));
+        hit_only = (hit_only & ~(1 << (10)) | ((mp & valid_r$q[10] & ~(owner_valid & (warp_r$10$q == owner))) << (10)));
+        hit_only = (hit_only & ~(1 << (11)) | ((mp & valid_r$q[11] & ~(owner_valid & (warp_r$11$q == owner))) << (11)));
+        hit_only = (hit_only & ~(1 << (12)) | ((mp & valid_r$q[12] & ~(owner_valid & (warp_r$12$q == owner))) << (12)));
+        hit_only = (hit_only & ~(1 << (13)) | ((mp & valid_r$q[13] & ~(owner_valid & (warp_r$13$q == owner))) << (13)));
+        hit_only = (hit_only & ~(1 << (14)) | ((mp & valid_r$q[14] & ~(owner_valid & (warp_r$14$q == owner))) << (14)));
+        hit_only = (hit_only & ~(1 << (15)) | ((mp & valid_r$q[15] & ~(owner_valid & (warp_r$15$q == owner))) << (15)));
+        hit_only = (hit_only & ~(1 << (16)) | ((mp & valid_r$q[16] & ~(owner_valid & (warp_r$16$q == owner))) << (16)));
+        hit_only = (hit_only & ~(1 << (17)) | ((mp & valid_r$q[17] & ~(owner_valid & (warp_r$17$q == owner))) << (17)));
+        hit_only = (hit_only & ~(1 << (18)) | ((mp & valid_r$q[18] & ~(owner_valid & (warp_r$18$q == owner))) << (18)));
+        hit_only = (hit_only & ~(1 << (19)) | ((mp & valid_r$q[19] & ~(owner_valid & (warp_r$19$q == owner))) << (19)));
+        hit_only = (hit_only & ~(1 << (20)) | ((mp & valid_r$q[20] & ~(owner_valid & (warp_r$20$q == owner))) << (20)));
+        hit_only = (hit_only & ~(1 << (21)) | ((mp & valid_r$q[21] & ~(owner_valid & (warp_r$21$q == owner))) << (21)));
+        hit_only = (hit_only & ~(1 << (22)) | ((mp & valid_r$q[22] & ~(owner_valid & (warp_r$22$q == owner))) << (22)));
+        hit_only = (hit_only & ~(1 << (23)) | ((mp & valid_r$q[23] & ~(owner_valid & (warp_r$23$q == owner))) << (23)));
+        hit_only = (hit_only & ~(1 << (24)) | ((mp & valid_r$q[24] & ~(owner_valid & (warp_r$24$q == owner))) << (24)));
+        hit_only = (hit_only & ~(1 << (25)) | ((mp & valid_r$q[25] & ~(owner_valid & (warp_r$25$q == owner))) << (25)));
+        hit_only = (hit_only & ~(1 << (26)) | ((mp & valid_r$q[26] & ~(owner_valid & (warp_r$26$q == owner))) << (26)));
+        hit_only = (hit_only & ~(1 << (27)) | ((mp & valid_r$q[27] & ~(owner_valid & (warp_r$27$q == owner))) << (27)));
+        hit_only = (hit_only & ~(1 << (28)) | ((mp & valid_r$q[28] & ~(owner_valid & (warp_r$28$q == owner))) << (28)));
+        hit_only = (hit_only & ~(1 << (29)) | ((mp & valid_r$q[29] & ~(owner_valid & (warp_r$29$q == owner))) << (29)));
+        hit_only = (hit_only & ~(1 << (30)) | ((mp & valid_r$q[30] & ~(owner_valid & (warp_r$30$q == owner))) << (30)));
+        hit_only = (hit_only & ~(1 << (31)) | ((mp & valid_r$q[31] & ~(owner_valid & (warp_r$31$q == owner))) << (31)));
         change = (mp != mp_r$q) | (owner_valid != owner_valid_r$q) | (owner_valid & (owner != owner_r$q));
+        pulse = mshr_freed | miss_queue_freed;
         unarmed = valid_r$q & ~retry_r$q & ~hit_only;
+        credit_low = 32'h0;
+        if (unarmed[0]) begin
+            credit_low = credit_low | (~tri_r$0$q & above$0);
+        end
+        if (unarmed[1]) begin
+            credit_low = credit_low | (~tri_r$1$q & above$1);
+        end
+        if (unarmed[2]) begin
+            credit_low = credit_low | (~tri_r$2$q & above$2);
+        end
+        if (unarmed[3]) begin
+            credit_low = credit_low | (~tri_r$3$q & above$3);
+        end
+        if (unarmed[4]) begin
+            credit_low = credit_low | (~tri_r$4$q & above$4);
+        end
+        if (unarmed[5]) begin
+            credit_low = credit_low | (~tri_r$5$q & above$5);
+        end
+        if (unarmed[6]) begin
+            credit_low = credit_low | (~tri_r$6$q & above$6);
+        end
+        if (unarmed[7]) begin
+            credit_low = credit_low | (~tri_r$7$q & above$7);
+        end
+        if (unarmed[8]) begin
+            credit_low = credit_low | (~tri_r$8$q & above$8);
+        end
+        if (unarmed[9]) begin
+            credit_low = credit_low | (~tri_r$9$q & above$9);
+        end
+        if (unarmed[10]) begin
+            credit_low = credit_low | (~tri_r$10$q & above$10);
+        end
+        if (unarmed[11]) begin
+            credit_low = credit_low | (~tri_r$11$q & above$11);
+        end
+        if (unarmed[12]) begin
+            credit_low = credit_low | (~tri_r$12$q & above$12);
+        end
+        if (unarmed[13]) begin
+            credit_low = credit_low | (~tri_r$13$q & above$13);
+        end
+        if (unarmed[14]) begin
+            credit_low = credit_low | (~tri_r$14$q & above$14);
+        end
+        if (unarmed[15]) begin
+            credit_low = credit_low | (~tri_r$15$q & above$15);
+        end
+        if (unarmed[16]) begin
+            credit_low = credit_low | (~tri_r$16$q & above$16);
+        end
+        if (unarmed[17]) begin
+            credit_low = credit_low | (~tri_r$17$q & above$17);
+        end
+        if (unarmed[18]) begin
+            credit_low = credit_low | (~tri_r$18$q & above$18);
+        end
+        if (unarmed[19]) begin
+            credit_low = credit_low | (~tri_r$19$q & above$19);
+        end
+        if (unarmed[20]) begin
+            credit_low = credit_low | (~tri_r$20$q & above$20);
+        end
+        if (unarmed[21]) begin
+            credit_low = credit_low | (~tri_r$21$q & above$21);
+        end
+        if (unarmed[22]) begin
+            credit_low = credit_low | (~tri_r$22$q & above$22);
+        end
+        if (unarmed[23]) begin
+            credit_low = credit_low | (~tri_r$23$q & above$23);
+        end
+        if (unarmed[24]) begin
+            credit_low = credit_low | (~tri_r$24$q & above$24);
+        end
+        if (unarmed[25]) begin
+            credit_low = credit_low | (~tri_r$25$q & above$25);
+        end
+        if (unarmed[26]) begin
+            credit_low = credit_low | (~tri_r$26$q & above$26);
+        end
+        if (unarmed[27]) begin
+            credit_low = credit_low | (~tri_r$27$q & above$27);
+        end
+        if (unarmed[28]) begin
+            credit_low = credit_low | (~tri_r$28$q & above$28);
+        end
+        if (unarmed[29]) begin
+            credit_low = credit_low | (~tri_r$29$q & above$29);
+        end
+        if (unarmed[30]) begin
+            credit_low = credit_low | (~tri_r$30$q & above$30);
+        end
+        if (unarmed[31]) begin
+            credit_low = credit_low | (~tri_r$31$q & above$31);
+        end
         credit_bit = 32'h0;
-        if (unarmed[0] & ~|(unarmed & older_r$0$q)) begin
-            credit_bit = one_hot$0;
-        end
-        if (unarmed[1] & ~|(unarmed & older_r$1$q)) begin
-            credit_bit = one_hot$1;
-        end
-        if (unarmed[2] & ~|(unarmed & older_r$2$q)) begin
-            credit_bit = one_hot$2;
-        end
-        if (unarmed[3] & ~|(unarmed & older_r$3$q)) begin
-            credit_bit = one_hot$3;
-        end
-        if (unarmed[4] & ~|(unarmed & older_r$4$q)) begin
-            credit_bit = one_hot$4;
-        end
-        if (unarmed[5] & ~|(unarmed & older_r$5$q)) begin
-            credit_bit = one_hot$5;
-        end
-        if (unarmed[6] & ~|(unarmed & older_r$6$q)) begin
-            credit_bit = one_hot$6;
-        end
-        if (unarmed[7] & ~|(unarmed & older_r$7$q)) begin
-            credit_bit = one_hot$7;
-        end
-        if (unarmed[8] & ~|(unarmed & older_r$8$q)) begin
-            credit_bit = one_hot$8;
-        end
-        if (unarmed[9] & ~|(unarmed & older_r$9$q)) begin
-            credit_bit = one_hot$9;
-        end
-        if (unarmed[10] & ~|(unarmed & older_r$10$q)) begin
-            credit_bit = one_hot$10;
-        end
-        if (unarmed[11] & ~|(unarmed & older_r$11$q)) begin
-            credit_bit = one_hot$11;
-        end
-        if (unarmed[12] & ~|(unarmed & older_r$12$q)) begin
-            credit_bit = one_hot$12;
-        end
-        if (unarmed[13] & ~|(unarmed & older_r$13$q)) begin
-            credit_bit = one_hot$13;
-        end
-        if (unarmed[14] & ~|(unarmed & older_r$14$q)) begin
-            credit_bit = one_hot$14;
-        end
-        if (unarmed[15] & ~|(unarmed & older_r$15$q)) begin
-            credit_bit = one_hot$15;
-        end
-        if (unarmed[16] & ~|(unarmed & older_r$16$q)) begin
-            credit_bit = one_hot$16;
-        end
-        if (unarmed[17] & ~|(unarmed & older_r$17$q)) begin
-            credit_bit = one_hot$17;
-        end
-        if (unarmed[18] & ~|(unarmed & older_r$18$q)) begin
-            credit_bit = one_hot$18;
-        end
-        if (unarmed[19] & ~|(unarmed & older_r$19$q)) begin
-            credit_bit = one_hot$19;
-        end
-        if (unarmed[20] & ~|(unarmed & older_r$20$q)) begin
-            credit_bit = one_hot$20;
-        end
-        if (unarmed[21] & ~|(unarmed & older_r$21$q)) begin
-            credit_bit = one_hot$21;
-        end
-        if (unarmed[22] & ~|(unarmed & older_r$22$q)) begin
-            credit_bit = one_hot$22;
-        end
-        if (unarmed[23] & ~|(unarmed & older_r$23$q)) begin
-            credit_bit = one_hot$23;
-        end
-        if (unarmed[24] & ~|(unarmed & older_r$24$q)) begin
-            credit_bit = one_hot$24;
-        end
-        if (unarmed[25] & ~|(unarmed & older_r$25$q)) begin
-            credit_bit = one_hot$25;
-        end
-        if (unarmed[26] & ~|(unarmed & older_r$26$q)) begin
-            credit_bit = one_hot$26;
-        end
-        if (unarmed[27] & ~|(unarmed & older_r$27$q)) begin
-            credit_bit = one_hot$27;
-        end
-        if (unarmed[28] & ~|(unarmed & older_r$28$q)) begin
-            credit_bit = one_hot$28;
-        end
-        if (unarmed[29] & ~|(unarmed & older_r$29$q)) begin
-            credit_bit = one_hot$29;
-        end
-        if (unarmed[30] & ~|(unarmed & older_r$30$q)) begin
-            credit_bit = one_hot$30;
-        end
-        if (unarmed[31] & ~|(unarmed & older_r$31$q)) begin
-            credit_bit = one_hot$31;
-        end
+        credit_bit = (credit_bit & ~(1 << (0)) | ((unarmed[0] & ~credit_low[0] & ~|(unarmed & tri_r$0$q)) << (0)));
+        credit_bit = (credit_bit & ~(1 << (1)) | ((unarmed[1] & ~credit_low[1] & ~|(unarmed & tri_r$1$q)) << (1)));
+        credit_bit = (credit_bit & ~(1 << (2)) | ((unarmed[2] & ~credit_low[2] & ~|(unarmed & tri_r$2$q)) << (2)));
+        credit_bit = (credit_bit & ~(1 << (3)) | ((unarmed[3] & ~credit_low[3] & ~|(unarmed & tri_r$3$q)) << (3)));
+        credit_bit = (credit_bit & ~(1 << (4)) | ((unarmed[4] & ~credit_low[4] & ~|(unarmed & tri_r$4$q)) << (4)));
+        credit_bit = (credit_bit & ~(1 << (5)) | ((unarmed[5] & ~credit_low[5] & ~|(unarmed & tri_r$5$q)) << (5)));
+        credit_bit = (credit_bit & ~(1 << (6)) | ((unarmed[6] & ~credit_low[6] & ~|(unarmed & tri_r$6$q)) << (6)));
+        credit_bit = (credit_bit & ~(1 << (7)) | ((unarmed[7] & ~credit_low[7] & ~|(unarmed & tri_r$7$q)) << (7)));
+        credit_bit = (credit_bit & ~(1 << (8)) | ((unarmed[8] & ~credit_low[8] & ~|(unarmed & tri_r$8$q)) << (8)));
+        credit_bit = (credit_bit & ~(1 << (9)) | ((unarmed[9] & ~credit_low[9] & ~|(unarmed & tri_r$9$q)) << (9)));
+        credit_bit = (credit_bit & ~(1 << (10)) | ((unarmed[10] & ~credit_low[10] & ~|(unarmed & tri_r$10$q)) << (10)));
+        credit_bit = (credit_bit & ~(1 << (11)) | ((unarmed[11] & ~credit_low[11] & ~|(unarmed & tri_r$11$q)) << (11)));
+        credit_bit = (credit_bit & ~(1 << (12)) | ((unarmed[12] & ~credit_low[12] & ~|(unarmed & tri_r$12$q)) << (12)));
+        credit_bit = (credit_bit & ~(1 << (13)) | ((unarmed[13] & ~credit_low[13] & ~|(unarmed & tri_r$13$q)) << (13)));
+        credit_bit = (credit_bit & ~(1 << (14)) | ((unarmed[14] & ~credit_low[14] & ~|(unarmed & tri_r$14$q)) << (14)));
+        credit_bit = (credit_bit & ~(1 << (15)) | ((unarmed[15] & ~credit_low[15] & ~|(unarmed & tri_r$15$q)) << (15)));
+        credit_bit = (credit_bit & ~(1 << (16)) | ((unarmed[16] & ~credit_low[16] & ~|(unarmed & tri_r$16$q)) << (16)));
+        credit_bit = (credit_bit & ~(1 << (17)) | ((unarmed[17] & ~credit_low[17] & ~|(unarmed & tri_r$17$q)) << (17)));
+        credit_bit = (credit_bit & ~(1 << (18)) | ((unarmed[18] & ~credit_low[18] & ~|(unarmed & tri_r$18$q)) << (18)));
+        credit_bit = (credit_bit & ~(1 << (19)) | ((unarmed[19] & ~credit_low[19] & ~|(unarmed & tri_r$19$q)) << (19)));
+        credit_bit = (credit_bit & ~(1 << (20)) | ((unarmed[20] & ~credit_low[20] & ~|(unarmed & tri_r$20$q)) << (20)));
+        credit_bit = (credit_bit & ~(1 << (21)) | ((unarmed[21] & ~credit_low[21] & ~|(unarmed & tri_r$21$q)) << (21)));
+        credit_bit = (credit_bit & ~(1 << (22)) | ((unarmed[22] & ~credit_low[22] & ~|(unarmed & tri_r$22$q)) << (22)));
+        credit_bit = (credit_bit & ~(1 << (23)) | ((unarmed[23] & ~credit_low[23] & ~|(unarmed & tri_r$23$q)) << (23)));
+        credit_bit = (credit_bit & ~(1 << (24)) | ((unarmed[24] & ~credit_low[24] & ~|(unarmed & tri_r$24$q)) << (24)));
+        credit_bit = (credit_bit & ~(1 << (25)) | ((unarmed[25] & ~credit_low[25] & ~|(unarmed & tri_r$25$q)) << (25)));
+        credit_bit = (credit_bit & ~(1 << (26)) | ((unarmed[26] & ~credit_low[26] & ~|(unarmed & tri_r$26$q)) << (26)));
+        credit_bit = (credit_bit & ~(1 << (27)) | ((unarmed[27] & ~credit_low[27] & ~|(unarmed & tri_r$27$q)) << (27)));
+        credit_bit = (credit_bit & ~(1 << (28)) | ((unarmed[28] & ~credit_low[28] & ~|(unarmed & tri_r$28$q)) << (28)));
+        credit_bit = (credit_bit & ~(1 << (29)) | ((unarmed[29] & ~credit_low[29] & ~|(unarmed & tri_r$29$q)) << (29)));
+        credit_bit = (credit_bit & ~(1 << (30)) | ((unarmed[30] & ~credit_low[30] & ~|(unarmed & tri_r$30$q)) << (30)));
+        credit_bit = (credit_bit & ~(1 << (31)) | ((unarmed[31] & ~credit_low[31] & ~|(unarmed & tri_r$31$q)) << (31)));
         can = retry_r$q;
-        if (mshr_freed | miss_queue_freed) begin
+        if (pulse) begin
             can = retry_r$q | credit_bit;
         end
         if (change) begin
             can = valid_r$q;
         end
-        rest = valid_r$q & ~can & ~hit_only;
-        chain_bit = 32'h0;
-        if (rest[0] & ~|(rest & older_r$0$q)) begin
-            chain_bit = one_hot$0;
+        seek = retry_r$q;
+        if (pulse) begin
+            seek = valid_r$q & (retry_r$q | ~hit_only);
         end
-        if (rest[1] & ~|(rest & older_r$1$q)) begin
-            chain_bit = one_hot$1;
+        if (change) begin
+            seek = valid_r$q;
         end
-        if (rest[2] & ~|(rest & older_r$2$q)) begin
-            chain_bit = one_hot$2;
+        seek_low = 32'h0;
+        if (seek[0]) begin
+            seek_low = seek_low | (~tri_r$0$q & above$0);
         end
-        if (rest[3] & ~|(rest & older_r$3$q)) begin
-            chain_bit = one_hot$3;
+        if (seek[1]) begin
+            seek_low = seek_low | (~tri_r$1$q & above$1);
         end
-        if (rest[4] & ~|(rest & older_r$4$q)) begin
-            chain_bit = one_hot$4;
+        if (seek[2]) begin
+            seek_low = seek_low | (~tri_r$2$q & above$2);
         end
-        if (rest[5] & ~|(rest & older_r$5$q)) begin
-            chain_bit = one_hot$5;
+        if (seek[3]) begin
+            seek_low = seek_low | (~tri_r$3$q & above$3);
         end
-        if (rest[6] & ~|(rest & older_r$6$q)) begin
-            chain_bit = one_hot$6;
+        if (seek[4]) begin
+            seek_low = seek_low | (~tri_r$4$q & above$4);
         end
-        if (rest[7] & ~|(rest & older_r$7$q)) begin
-            chain_bit = one_hot$7;
+        if (seek[5]) begin
+            seek_low = seek_low | (~tri_r$5$q & above$5);
         end
-        if (rest[8] & ~|(rest & older_r$8$q)) begin
-            chain_bit = one_hot$8;
+        if (seek[6]) begin
+            seek_low = seek_low | (~tri_r$6$q & above$6);
         end
-        if (rest[9] & ~|(rest & older_r$9$q)) begin
-            chain_bit = one_hot$9;
+        if (seek[7]) begin
+            seek_low = seek_low | (~tri_r$7$q & above$7);
         end
-        if (rest[10] & ~|(rest & older_r$10$q)) begin
-            chain_bit = one_hot$10;
+        if (seek[8]) begin
+            seek_low = seek_low | (~tri_r$8$q & above$8);
         end
-        if (rest[11] & ~|(rest & older_r$11$q)) begin
-            chain_bit = one_hot$11;
+        if (seek[9]) begin
+            seek_low = seek_low | (~tri_r$9$q & above$9);
         end
-        if (rest[12] & ~|(rest & older_r$12$q)) begin
-            chain_bit = one_hot$12;
+        if (seek[10]) begin
+            seek_low = seek_low | (~tri_r$10$q & above$10);
         end
-        if (rest[13] & ~|(rest & older_r$13$q)) begin
-            chain_bit = one_hot$13;
+        if (seek[11]) begin
+            seek_low = seek_low | (~tri_r$11$q & above$11);
         end
-        if (rest[14] & ~|(rest & older_r$14$q)) begin
-            chain_bit = one_hot$14;
+        if (seek[12]) begin
+            seek_low = seek_low | (~tri_r$12$q & above$12);
         end
-        if (rest[15] & ~|(rest & older_r$15$q)) begin
-            chain_bit = one_hot$15;
+        if (seek[13]) begin
+            seek_low = seek_low | (~tri_r$13$q & above$13);
         end
-        if (rest[16] & ~|(rest & older_r$16$q)) begin
-            chain_bit = one_hot$16;
+        if (seek[14]) begin
+            seek_low = seek_low | (~tri_r$14$q & above$14);
         end
-        if (rest[17] & ~|(rest & older_r$17$q)) begin
-            chain_bit = one_hot$17;
+        if (seek[15]) begin
+            seek_low = seek_low | (~tri_r$15$q & above$15);
         end
-        if (rest[18] & ~|(rest & older_r$18$q)) begin
-            chain_bit = one_hot$18;
+        if (seek[16]) begin
+            seek_low = seek_low | (~tri_r$16$q & above$16);
         end
-        if (rest[19] & ~|(rest & older_r$19$q)) begin
-            chain_bit = one_hot$19;
+        if (seek[17]) begin
+            seek_low = seek_low | (~tri_r$17$q & above$17);
         end
-        if (rest[20] & ~|(rest & older_r$20$q)) begin
-            chain_bit = one_hot$20;
+        if (seek[18]) begin
+            seek_low = seek_low | (~tri_r$18$q & above$18);
         end
-        if (rest[21] & ~|(rest & older_r$21$q)) begin
-            chain_bit = one_hot$21;
+        if (seek[19]) begin
+            seek_low = seek_low | (~tri_r$19$q & above$19);
         end
-        if (rest[22] & ~|(rest & older_r$22$q)) begin
-            chain_bit = one_hot$22;
+        if (seek[20]) begin
+            seek_low = seek_low | (~tri_r$20$q & above$20);
         end
-        if (rest[23] & ~|(rest & older_r$23$q)) begin
-            chain_bit = one_hot$23;
+        if (seek[21]) begin
+            seek_low = seek_low | (~tri_r$21$q & above$21);
         end
-        if (rest[24] & ~|(rest & older_r$24$q)) begin
-            chain_bit = one_hot$24;
+        if (seek[22]) begin
+            seek_low = seek_low | (~tri_r$22$q & above$22);
         end
-        if (rest[25] & ~|(rest & older_r$25$q)) begin
-            chain_bit = one_hot$25;
+        if (seek[23]) begin
+            seek_low = seek_low | (~tri_r$23$q & above$23);
         end
-        if (rest[26] & ~|(rest & older_r$26$q)) begin
-            chain_bit = one_hot$26;
+        if (seek[24]) begin
+            seek_low = seek_low | (~tri_r$24$q & above$24);
         end
-        if (rest[27] & ~|(rest & older_r$27$q)) begin
-            chain_bit = one_hot$27;
+        if (seek[25]) begin
+            seek_low = seek_low | (~tri_r$25$q & above$25);
         end
-        if (rest[28] & ~|(rest & older_r$28$q)) begin
-            chain_bit = one_hot$28;
+        if (seek[26]) begin
+            seek_low = seek_low | (~tri_r$26$q & above$26);
         end
-        if (rest[29] & ~|(rest & older_r$29$q)) begin
-            chain_bit = one_hot$29;
+        if (seek[27]) begin
+            seek_low = seek_low | (~tri_r$27$q & above$27);
         end
-        if (rest[30] & ~|(rest & older_r$30$q)) begin
-            chain_bit = one_hot$30;
+        if (seek[28]) begin
+            seek_low = seek_low | (~tri_r$28$q & above$28);
         end
-        if (rest[31] & ~|(rest & older_r$31$q)) begin
-            chain_bit = one_hot$31;
+        if (seek[29]) begin
+            seek_low = seek_low | (~tri_r$29$q & above$29);
+        end
+        if (seek[30]) begin
+            seek_low = seek_low | (~tri_r$30$q & above$30);
+        end
+        if (seek[31]) begin
+            seek_low = seek_low | (~tri_r$31$q & above$31);
         end
         oldest_bit = 32'h0;
+        oldest_bit = (oldest_bit & ~(1 << (0)) | ((seek[0] & ~seek_low[0] & ~|(seek & tri_r$0$q)) << (0)));
+        oldest_bit = (oldest_bit & ~(1 << (1)) | ((seek[1] & ~seek_low[1] & ~|(seek & tri_r$1$q)) << (1)));
+        oldest_bit = (oldest_bit & ~(1 << (2)) | ((seek[2] & ~seek_low[2] & ~|(seek & tri_r$2$q)) << (2)));
+        oldest_bit = (oldest_bit & ~(1 << (3)) | ((seek[3] & ~seek_low[3] & ~|(seek & tri_r$3$q)) << (3)));
+        oldest_bit = (oldest_bit & ~(1 << (4)) | ((seek[4] & ~seek_low[4] & ~|(seek & tri_r$4$q)) << (4)));
+        oldest_bit = (oldest_bit & ~(1 << (5)) | ((seek[5] & ~seek_low[5] & ~|(seek & tri_r$5$q)) << (5)));
+        oldest_bit = (oldest_bit & ~(1 << (6)) | ((seek[6] & ~seek_low[6] & ~|(seek & tri_r$6$q)) << (6)));
+        oldest_bit = (oldest_bit & ~(1 << (7)) | ((seek[7] & ~seek_low[7] & ~|(seek & tri_r$7$q)) << (7)));
+        oldest_bit = (oldest_bit & ~(1 << (8)) | ((seek[8] & ~seek_low[8] & ~|(seek & tri_r$8$q)) << (8)));
+        oldest_bit = (oldest_bit & ~(1 << (9)) | ((seek[9] & ~seek_low[9] & ~|(seek & tri_r$9$q)) << (9)));
+        oldest_bit = (oldest_bit & ~(1 << (10)) | ((seek[10] & ~seek_low[10] & ~|(seek & tri_r$10$q)) << (10)));
+        oldest_bit = (oldest_bit & ~(1 << (11)) | ((seek[11] & ~seek_low[11] & ~|(seek & tri_r$11$q)) << (11)));
+        oldest_bit = (oldest_bit & ~(1 << (12)) | ((seek[12] & ~seek_low[12] & ~|(seek & tri_r$12$q)) << (12)));
+        oldest_bit = (oldest_bit & ~(1 << (13)) | ((seek[13] & ~seek_low[13] & ~|(seek & tri_r$13$q)) << (13)));
+        oldest_bit = (oldest_bit & ~(1 << (14)) | ((seek[14] & ~seek_low[14] & ~|(seek & tri_r$14$q)) << (14)));
+        oldest_bit = (oldest_bit & ~(1 << (15)) | ((seek[15] & ~seek_low[15] & ~|(seek & tri_r$15$q)) << (15)));
+        oldest_bit = (oldest_bit & ~(1 << (16)) | ((seek[16] & ~seek_low[16] & ~|(seek & tri_r$16$q)) << (16)));
+        oldest_bit = (oldest_bit & ~(1 << (17)) | ((seek[17] & ~seek_low[17] & ~|(seek & tri_r$17$q)) << (17)));
+        oldest_bit = (oldest_bit & ~(1 << (18)) | ((seek[18] & ~seek_low[18] & ~|(seek & tri_r$18$q)) << (18)));
+        oldest_bit = (oldest_bit & ~(1 << (19)) | ((seek[19] & ~seek_low[19] & ~|(seek & tri_r$19$q)) << (19)));
+        oldest_bit = (oldest_bit & ~(1 << (20)) | ((seek[20] & ~seek_low[20] & ~|(seek & tri_r$20$q)) << (20)));
+        oldest_bit = (oldest_bit & ~(1 << (21)) | ((seek[21] & ~seek_low[21] & ~|(seek & tri_r$21$q)) << (21)));
+        oldest_bit = (oldest_bit & ~(1 << (22)) | ((seek[22] & ~seek_low[22] & ~|(seek & tri_r$22$q)) << (22)));
+        oldest_bit = (oldest_bit & ~(1 << (23)) | ((seek[23] & ~seek_low[23] & ~|(seek & tri_r$23$q)) << (23)));
+        oldest_bit = (oldest_bit & ~(1 << (24)) | ((seek[24] & ~seek_low[24] & ~|(seek & tri_r$24$q)) << (24)));
+        oldest_bit = (oldest_bit & ~(1 << (25)) | ((seek[25] & ~seek_low[25] & ~|(seek & tri_r$25$q)) << (25)));
+        oldest_bit = (oldest_bit & ~(1 << (26)) | ((seek[26] & ~seek_low[26] & ~|(seek & tri_r$26$q)) << (26)));
+        oldest_bit = (oldest_bit & ~(1 << (27)) | ((seek[27] & ~seek_low[27] & ~|(seek & tri_r$27$q)) << (27)));
+        oldest_bit = (oldest_bit & ~(1 << (28)) | ((seek[28] & ~seek_low[28] & ~|(seek & tri_r$28$q)) << (28)));
+        oldest_bit = (oldest_bit & ~(1 << (29)) | ((seek[29] & ~seek_low[29] & ~|(seek & tri_r$29$q)) << (29)));
+        oldest_bit = (oldest_bit & ~(1 << (30)) | ((seek[30] & ~seek_low[30] & ~|(seek & tri_r$30$q)) << (30)));
+        oldest_bit = (oldest_bit & ~(1 << (31)) | ((seek[31] & ~seek_low[31] & ~|(seek & tri_r$31$q)) << (31)));
         select = 32'h0;
-        if (can[0] & ~|(can & older_r$0$q)) begin
-            select = entry_id$0;
-            oldest_bit = one_hot$0;
-        end
-        if (can[1] & ~|(can & older_r$1$q)) begin
-            select = entry_id$1;
-            oldest_bit = one_hot$1;
-        end
-        if (can[2] & ~|(can & older_r$2$q)) begin
-            select = entry_id$2;
-            oldest_bit = one_hot$2;
-        end
-        if (can[3] & ~|(can & older_r$3$q)) begin
-            select = entry_id$3;
-            oldest_bit = one_hot$3;
-        end
-        if (can[4] & ~|(can & older_r$4$q)) begin
-            select = entry_id$4;
-            oldest_bit = one_hot$4;
-        end
-        if (can[5] & ~|(can & older_r$5$q)) begin
-            select = entry_id$5;
-            oldest_bit = one_hot$5;
-        end
-        if (can[6] & ~|(can & older_r$6$q)) begin
-            select = entry_id$6;
-            oldest_bit = one_hot$6;
-        end
-        if (can[7] & ~|(can & older_r$7$q)) begin
-            select = entry_id$7;
-            oldest_bit = one_hot$7;
-        end
-        if (can[8] & ~|(can & older_r$8$q)) begin
-            select = entry_id$8;
-            oldest_bit = one_hot$8;
-        end
-        if (can[9] & ~|(can & older_r$9$q)) begin
-            select = entry_id$9;
-            oldest_bit = one_hot$9;
-        end
-        if (can[10] & ~|(can & older_r$10$q)) begin
-            select = entry_id$10;
-            oldest_bit = one_hot$10;
-        end
-        if (can[11] & ~|(can & older_r$11$q)) begin
-            select = entry_id$11;
-            oldest_bit = one_hot$11;
-        end
-        if (can[12] & ~|(can & older_r$12$q)) begin
-            select = entry_id$12;
-            oldest_bit = one_hot$12;
-        end
-        if (can[13] & ~|(can & older_r$13$q)) begin
-            select = entry_id$13;
-            oldest_bit = one_hot$13;
-        end
-        if (can[14] & ~|(can & older_r$14$q)) begin
-            select = entry_id$14;
-            oldest_bit = one_hot$14;
-        end
-        if (can[15] & ~|(can & older_r$15$q)) begin
-            select = entry_id$15;
-            oldest_bit = one_hot$15;
-        end
-        if (can[16] & ~|(can & older_r$16$q)) begin
-            select = entry_id$16;
-            oldest_bit = one_hot$16;
-        end
-        if (can[17] & ~|(can & older_r$17$q)) begin
-            select = entry_id$17;
-            oldest_bit = one_hot$17;
-        end
-        if (can[18] & ~|(can & older_r$18$q)) begin
-            select = entry_id$18;
-            oldest_bit = one_hot$18;
-        end
-        if (can[19] & ~|(can & older_r$19$q)) begin
-            select = entry_id$19;
-            oldest_bit = one_hot$19;
-        end
-        if (can[20] & ~|(can & older_r$20$q)) begin
-            select = entry_id$20;
-            oldest_bit = one_hot$20;
-        end
-        if (can[21] & ~|(can & older_r$21$q)) begin
-            select = entry_id$21;
-            oldest_bit = one_hot$21;
-        end
-        if (can[22] & ~|(can & older_r$22$q)) begin
-            select = entry_id$22;
-            oldest_bit = one_hot$22;
-        end
-        if (can[23] & ~|(can & older_r$23$q)) begin
-            select = entry_id$23;
-            oldest_bit = one_hot$23;
-        end
-        if (can[24] & ~|(can & older_r$24$q)) begin
-            select = entry_id$24;
-            oldest_bit = one_hot$24;
-        end
-        if (can[25] & ~|(can & older_r$25$q)) begin
-            select = entry_id$25;
-            oldest_bit = one_hot$25;
-        end
-        if (can[26] & ~|(can & older_r$26$q)) begin
-            select = entry_id$26;
-            oldest_bit = one_hot$26;
-        end
-        if (can[27] & ~|(can & older_r$27$q)) begin
-            select = entry_id$27;
-            oldest_bit = one_hot$27;
-        end
-        if (can[28] & ~|(can & older_r$28$q)) begin
-            select = entry_id$28;
-            oldest_bit = one_hot$28;
-        end
-        if (can[29] & ~|(can & older_r$29$q)) begin
-            select = entry_id$29;
-            oldest_bit = one_hot$29;
-        end
-        if (can[30] & ~|(can & older_r$30$q)) begin
-            select = entry_id$30;
-            oldest_bit = one_hot$30;
-        end
-        if (can[31] & ~|(can & older_r$31$q)) begin
-            select = entry_id$31;
-            oldest_bit = one_hot$31;
-        end
-        take = |can & ~(head_first & head_ready);
+        select = (select & ~(1 << (0)) | ((|(oldest_bit & id_bit$0)) << (0)));
+        select = (select & ~(1 << (1)) | ((|(oldest_bit & id_bit$1)) << (1)));
+        select = (select & ~(1 << (2)) | ((|(oldest_bit & id_bit$2)) << (2)));
+        select = (select & ~(1 << (3)) | ((|(oldest_bit & id_bit$3)) << (3)));
+        select = (select & ~(1 << (4)) | ((|(oldest_bit & id_bit$4)) << (4)));
+        take = |seek & ~(head_first & head_ready);
         select_valid = take;
         armed = retry_r$q;
+        rest = valid_r$q & ~can & ~hit_only;
+        chain_low = 32'h0;
+        if (rest[0]) begin
+            chain_low = chain_low | (~tri_r$0$q & above$0);
+        end
+        if (rest[1]) begin
+            chain_low = chain_low | (~tri_r$1$q & above$1);
+        end
+        if (rest[2]) begin
+            chain_low = chain_low | (~tri_r$2$q & above$2);
+        end
+        if (rest[3]) begin
+            chain_low = chain_low | (~tri_r$3$q & above$3);
+        end
+        if (rest[4]) begin
+            chain_low = chain_low | (~tri_r$4$q & above$4);
+        end
+        if (rest[5]) begin
+            chain_low = chain_low | (~tri_r$5$q & above$5);
+        end
+        if (rest[6]) begin
+            chain_low = chain_low | (~tri_r$6$q & above$6);
+        end
+        if (rest[7]) begin
+            chain_low = chain_low | (~tri_r$7$q & above$7);
+        end
+        if (rest[8]) begin
+            chain_low = chain_low | (~tri_r$8$q & above$8);
+        end
+        if (rest[9]) begin
+            chain_low = chain_low | (~tri_r$9$q & above$9);
+        end
+        if (rest[10]) begin
+            chain_low = chain_low | (~tri_r$10$q & above$10);
+        end
+        if (rest[11]) begin
+            chain_low = chain_low | (~tri_r$11$q & above$11);
+        end
+        if (rest[12]) begin
+            chain_low = chain_low | (~tri_r$12$q & above$12);
+        end
+        if (rest[13]) begin
+            chain_low = chain_low | (~tri_r$13$q & above$13);
+        end
+        if (rest[14]) begin
+            chain_low = chain_low | (~tri_r$14$q & above$14);
+        end
+        if (rest[15]) begin
+            chain_low = chain_low | (~tri_r$15$q & above$15);
+        end
+        if (rest[16]) begin
+            chain_low = chain_low | (~tri_r$16$q & above$16);
+        end
+        if (rest[17]) begin
+            chain_low = chain_low | (~tri_r$17$q & above$17);
+        end
+        if (rest[18]) begin
+            chain_low = chain_low | (~tri_r$18$q & above$18);
+        end
+        if (rest[19]) begin
+            chain_low = chain_low | (~tri_r$19$q & above$19);
+        end
+        if (rest[20]) begin
+            chain_low = chain_low | (~tri_r$20$q & above$20);
+        end
+        if (rest[21]) begin
+            chain_low = chain_low | (~tri_r$21$q & above$21);
+        end
+        if (rest[22]) begin
+            chain_low = chain_low | (~tri_r$22$q & above$22);
+        end
+        if (rest[23]) begin
+            chain_low = chain_low | (~tri_r$23$q & above$23);
+        end
+        if (rest[24]) begin
+            chain_low = chain_low | (~tri_r$24$q & above$24);
+        end
+        if (rest[25]) begin
+            chain_low = chain_low | (~tri_r$25$q & above$25);
+        end
+        if (rest[26]) begin
+            chain_low = chain_low | (~tri_r$26$q & above$26);
+        end
+        if (rest[27]) begin
+            chain_low = chain_low | (~tri_r$27$q & above$27);
+        end
+        if (rest[28]) begin
+            chain_low = chain_low | (~tri_r$28$q & above$28);
+        end
+        if (rest[29]) begin
+            chain_low = chain_low | (~tri_r$29$q & above$29);
+        end
+        if (rest[30]) begin
+            chain_low = chain_low | (~tri_r$30$q & above$30);
+        end
+        if (rest[31]) begin
+            chain_low = chain_low | (~tri_r$31$q & above$31);
+        end
+        chain_bit = 32'h0;
+        chain_bit = (chain_bit & ~(1 << (0)) | ((rest[0] & ~chain_low[0] & ~|(rest & tri_r$0$q)) << (0)));
+        chain_bit = (chain_bit & ~(1 << (1)) | ((rest[1] & ~chain_low[1] & ~|(rest & tri_r$1$q)) << (1)));
+        chain_bit = (chain_bit & ~(1 << (2)) | ((rest[2] & ~chain_low[2] & ~|(rest & tri_r$2$q)) << (2)));
+        chain_bit = (chain_bit & ~(1 << (3)) | ((rest[3] & ~chain_low[3] & ~|(rest & tri_r$3$q)) << (3)));
+        chain_bit = (chain_bit & ~(1 << (4)) | ((rest[4] & ~chain_low[4] & ~|(rest & tri_r$4$q)) << (4)));
+        chain_bit = (chain_bit & ~(1 << (5)) | ((rest[5] & ~chain_low[5] & ~|(rest & tri_r$5$q)) << (5)));
+        chain_bit = (chain_bit & ~(1 << (6)) | ((rest[6] & ~chain_low[6] & ~|(rest & tri_r$6$q)) << (6)));
+        chain_bit = (chain_bit & ~(1 << (7)) | ((rest[7] & ~chain_low[7] & ~|(rest & tri_r$7$q)) << (7)));
+        chain_bit = (chain_bit & ~(1 << (8)) | ((rest[8] & ~chain_low[8] & ~|(rest & tri_r$8$q)) << (8)));
+        chain_bit = (chain_bit & ~(1 << (9)) | ((rest[9] & ~chain_low[9] & ~|(rest & tri_r$9$q)) << (9)));
+        chain_bit = (chain_bit & ~(1 << (10)) | ((rest[10] & ~chain_low[10] & ~|(rest & tri_r$10$q)) << (10)));
+        chain_bit = (chain_bit & ~(1 << (11)) | ((rest[11] & ~chain_low[11] & ~|(rest & tri_r$11$q)) << (11)));
+        chain_bit = (chain_bit & ~(1 << (12)) | ((rest[12] & ~chain_low[12] & ~|(rest & tri_r$12$q)) << (12)));
+        chain_bit = (chain_bit & ~(1 << (13)) | ((rest[13] & ~chain_low[13] & ~|(rest & tri_r$13$q)) << (13)));
+        chain_bit = (chain_bit & ~(1 << (14)) | ((rest[14] & ~chain_low[14] & ~|(rest & tri_r$14$q)) << (14)));
+        chain_bit = (chain_bit & ~(1 << (15)) | ((rest[15] & ~chain_low[15] & ~|(rest & tri_r$15$q)) << (15)));
+        chain_bit = (chain_bit & ~(1 << (16)) | ((rest[16] & ~chain_low[16] & ~|(rest & tri_r$16$q)) << (16)));
+        chain_bit = (chain_bit & ~(1 << (17)) | ((rest[17] & ~chain_low[17] & ~|(rest & tri_r$17$q)) << (17)));
+        chain_bit = (chain_bit & ~(1 << (18)) | ((rest[18] & ~chain_low[18] & ~|(rest & tri_r$18$q)) << (18)));
+        chain_bit = (chain_bit & ~(1 << (19)) | ((rest[19] & ~chain_low[19] & ~|(rest & tri_r$19$q)) << (19)));
+        chain_bit = (chain_bit & ~(1 << (20)) | ((rest[20] & ~chain_low[20] & ~|(rest & tri_r$20$q)) << (20)));
+        chain_bit = (chain_bit & ~(1 << (21)) | ((rest[21] & ~chain_low[21] & ~|(rest & tri_r$21$q)) << (21)));
+        chain_bit = (chain_bit & ~(1 << (22)) | ((rest[22] & ~chain_low[22] & ~|(rest & tri_r$22$q)) << (22)));
+        chain_bit = (chain_bit & ~(1 << (23)) | ((rest[23] & ~chain_low[23] & ~|(rest & tri_r$23$q)) << (23)));
+        chain_bit = (chain_bit & ~(1 << (24)) | ((rest[24] & ~chain_low[24] & ~|(rest & tri_r$24$q)) << (24)));
+        chain_bit = (chain_bit & ~(1 << (25)) | ((rest[25] & ~chain_low[25] & ~|(rest & tri_r$25$q)) << (25)));
+        chain_bit = (chain_bit & ~(1 << (26)) | ((rest[26] & ~chain_low[26] & ~|(rest & tri_r$26$q)) << (26)));
+        chain_bit = (chain_bit & ~(1 << (27)) | ((rest[27] & ~chain_low[27] & ~|(rest & tri_r$27$q)) << (27)));
+        chain_bit = (chain_bit & ~(1 << (28)) | ((rest[28] & ~chain_low[28] & ~|(rest & tri_r$28$q)) << (28)));
+        chain_bit = (chain_bit & ~(1 << (29)) | ((rest[29] & ~chain_low[29] & ~|(rest & tri_r$29$q)) << (29)));
+        chain_bit = (chain_bit & ~(1 << (30)) | ((rest[30] & ~chain_low[30] & ~|(rest & tri_r$30$q)) << (30)));
+        chain_bit = (chain_bit & ~(1 << (31)) | ((rest[31] & ~chain_low[31] & ~|(rest & tri_r$31$q)) << (31)));
         free_mask = ~valid_r$q & entries;
-        lowest_free = free_mask & (~free_mask + 32'h1);
+        lowest_free = 32'h0;
+        lowest_free = (lowest_free & ~(1 << (0)) | ((free_mask[0] & ~|(free_mask & below$0)) << (0)));
+        lowest_free = (lowest_free & ~(1 << (1)) | ((free_mask[1] & ~|(free_mask & below$1)) << (1)));
+        lowest_free = (lowest_free & ~(1 << (2)) | ((free_mask[2] & ~|(free_mask & below$2)) << (2)));
+        lowest_free = (lowest_free & ~(1 << (3)) | ((free_mask[3] & ~|(free_mask & below$3)) << (3)));
+        lowest_free = (lowest_free & ~(1 << (4)) | ((free_mask[4] & ~|(free_mask & below$4)) << (4)));
+        lowest_free = (lowest_free & ~(1 << (5)) | ((free_mask[5] & ~|(free_mask & below$5)) << (5)));
+        lowest_free = (lowest_free & ~(1 << (6)) | ((free_mask[6] & ~|(free_mask & below$6)) << (6)));
+        lowest_free = (lowest_free & ~(1 << (7)) | ((free_mask[7] & ~|(free_mask & below$7)) << (7)));
+        lowest_free = (lowest_free & ~(1 << (8)) | ((free_mask[8] & ~|(free_mask & below$8)) << (8)));
+        lowest_free = (lowest_free & ~(1 << (9)) | ((free_mask[9] & ~|(free_mask & below$9)) << (9)));
+        lowest_free = (lowest_free & ~(1 << (10)) | ((free_mask[10] & ~|(free_mask & below$10)) << (10)));
+        lowest_free = (lowest_free & ~(1 << (11)) | ((free_mask[11] & ~|(free_mask & below$11)) << (11)));
+        lowest_free = (lowest_free & ~(1 << (12)) | ((free_mask[12] & ~|(free_mask & below$12)) << (12)));
+        lowest_free = (lowest_free & ~(1 << (13)) | ((free_mask[13] & ~|(free_mask & below$13)) << (13)));
+        lowest_free = (lowest_free & ~(1 << (14)) | ((free_mask[14] & ~|(free_mask & below$14)) << (14)));
+        lowest_free = (lowest_free & ~(1 << (15)) | ((free_mask[15] & ~|(free_mask & below$15)) << (15)));
+        lowest_free = (lowest_free & ~(1 << (16)) | ((free_mask[16] & ~|(free_mask & below$16)) << (16)));
+        lowest_free = (lowest_free & ~(1 << (17)) | ((free_mask[17] & ~|(free_mask & below$17)) << (17)));
+        lowest_free = (lowest_free & ~(1 << (18)) | ((free_mask[18] & ~|(free_mask & below$18)) << (18)));
+        lowest_free = (lowest_free & ~(1 << (19)) | ((free_mask[19] & ~|(free_mask & below$19)) << (19)));
+        lowest_free = (lowest_free & ~(1 << (20)) | ((free_mask[20] & ~|(free_mask & below$20)) << (20)));
+        lowest_free = (lowest_free & ~(1 << (21)) | ((free_mask[21] & ~|(free_mask & below$21)) << (21)));
+        lowest_free = (lowest_free & ~(1 << (22)) | ((free_mask[22] & ~|(free_mask & below$22)) << (22)));
+        lowest_free = (lowest_free & ~(1 << (23)) | ((free_mask[23] & ~|(free_mask & below$23)) << (23)));
+        lowest_free = (lowest_free & ~(1 << (24)) | ((free_mask[24] & ~|(free_mask & below$24)) << (24)));
+        lowest_free = (lowest_free & ~(1 << (25)) | ((free_mask[25] & ~|(free_mask & below$25)) << (25)));
+        lowest_free = (lowest_free & ~(1 << (26)) | ((free_mask[26] & ~|(free_mask & below$26)) << (26)));
+        lowest_free = (lowest_free & ~(1 << (27)) | ((free_mask[27] & ~|(free_mask & below$27)) << (27)));
+        lowest_free = (lowest_free & ~(1 << (28)) | ((free_mask[28] & ~|(free_mask & below$28)) << (28)));
+        lowest_free = (lowest_free & ~(1 << (29)) | ((free_mask[29] & ~|(free_mask & below$29)) << (29)));
+        lowest_free = (lowest_free & ~(1 << (30)) | ((free_mask[30] & ~|(free_mask & below$30)) << (30)));
+        lowest_free = (lowest_free & ~(1 << (31)) | ((free_mask[31] & ~|(free_mask & below$31)) << (31)));
         alloc_valid = |free_mask;
         alloc = 32'h0;
-        if (lowest_free[0]) begin
-            alloc = entry_id$0;
-        end
-        if (lowest_free[1]) begin
-            alloc = entry_id$1;
-        end
-        if (lowest_free[2]) begin
-            alloc = entry_id$2;
-        end
-        if (lowest_free[3]) begin
-            alloc = entry_id$3;
-        end
-        if (lowest_free[4]) begin
-            alloc = entry_id$4;
-        end
-        if (lowest_free[5]) begin
-            alloc = entry_id$5;
-        end
-        if (lowest_free[6]) begin
-            alloc = entry_id$6;
-        end
-        if (lowest_free[7]) begin
-            alloc = entry_id$7;
-        end
-        if (lowest_free[8]) begin
-            alloc = entry_id$8;
-        end
-        if (lowest_free[9]) begin
-            alloc = entry_id$9;
-        end
-        if (lowest_free[10]) begin
-            alloc = entry_id$10;
-        end
-        if (lowest_free[11]) begin
-            alloc = entry_id$11;
-        end
-        if (lowest_free[12]) begin
-            alloc = entry_id$12;
-        end
-        if (lowest_free[13]) begin
-            alloc = entry_id$13;
-        end
-        if (lowest_free[14]) begin
-            alloc = entry_id$14;
-        end
-        if (lowest_free[15]) begin
-            alloc = entry_id$15;
-        end
-        if (lowest_free[16]) begin
-            alloc = entry_id$16;
-        end
-        if (lowest_free[17]) begin
-            alloc = entry_id$17;
-        end
-        if (lowest_free[18]) begin
-            alloc = entry_id$18;
-        end
-        if (lowest_free[19]) begin
-            alloc = entry_id$19;
-        end
-        if (lowest_free[20]) begin
-            alloc = entry_id$20;
-        end
-        if (lowest_free[21]) begin
-            alloc = entry_id$21;
-        end
-        if (lowest_free[22]) begin
-            alloc = entry_id$22;
-        end
-        if (lowest_free[23]) begin
-            alloc = entry_id$23;
-        end
-        if (lowest_free[24]) begin
-            alloc = entry_id$24;
-        end
-        if (lowest_free[25]) begin
-            alloc = entry_id$25;
-        end
-        if (lowest_free[26]) begin
-            alloc = entry_id$26;
-        end
-        if (lowest_free[27]) begin
-            alloc = entry_id$27;
-        end
-        if (lowest_free[28]) begin
-            alloc = entry_id$28;
-        end
-        if (lowest_free[29]) begin
-            alloc = entry_id$29;
-        end
-        if (lowest_free[30]) begin
-            alloc = entry_id$30;
-        end
-        if (lowest_free[31]) begin
-            alloc = entry_id$31;
-        end
-        freed_warp = 32'h0;
+        alloc = (alloc & ~(1 << (0)) | ((|(lowest_free & id_bit$0)) << (0)));
+        alloc = (alloc & ~(1 << (1)) | ((|(lowest_free & id_bit$1)) << (1)));
+        alloc = (alloc & ~(1 << (2)) | ((|(lowest_free & id_bit$2)) << (2)));
+        alloc = (alloc & ~(1 << (3)) | ((|(lowest_free & id_bit$3)) << (3)));
+        alloc = (alloc & ~(1 << (4)) | ((|(lowest_free & id_bit$4)) << (4)));
         freed_bit = 32'h0;
-        if (free_valid & (free_entry == entry_id$0)) begin
-            freed_warp = warp_r$0$q;
-            freed_bit = one_hot$0;
+        freed_bit = (freed_bit & ~(1 << (0)) | ((free_valid & (free_entry == entry_id$0)) << (0)));
+        freed_bit = (freed_bit & ~(1 << (1)) | ((free_valid & (free_entry == entry_id$1)) << (1)));
+        freed_bit = (freed_bit & ~(1 << (2)) | ((free_valid & (free_entry == entry_id$2)) << (2)));
+        freed_bit = (freed_bit & ~(1 << (3)) | ((free_valid & (free_entry == entry_id$3)) << (3)));
+        freed_bit = (freed_bit & ~(1 << (4)) | ((free_valid & (free_entry == entry_id$4)) << (4)));
+        freed_bit = (freed_bit & ~(1 << (5)) | ((free_valid & (free_entry == entry_id$5)) << (5)));
+        freed_bit = (freed_bit & ~(1 << (6)) | ((free_valid & (free_entry == entry_id$6)) << (6)));
+        freed_bit = (freed_bit & ~(1 << (7)) | ((free_valid & (free_entry == entry_id$7)) << (7)));
+        freed_bit = (freed_bit & ~(1 << (8)) | ((free_valid & (free_entry == entry_id$8)) << (8)));
+        freed_bit = (freed_bit & ~(1 << (9)) | ((free_valid & (free_entry == entry_id$9)) << (9)));
+        freed_bit = (freed_bit & ~(1 << (10)) | ((free_valid & (free_entry == entry_id$10)) << (10)));
+        freed_bit = (freed_bit & ~(1 << (11)) | ((free_valid & (free_entry == entry_id$11)) << (11)));
+        freed_bit = (freed_bit & ~(1 << (12)) | ((free_valid & (free_entry == entry_id$12)) << (12)));
+        freed_bit = (freed_bit & ~(1 << (13)) | ((free_valid & (free_entry == entry_id$13)) << (13)));
+        freed_bit = (freed_bit & ~(1 << (14)) | ((free_valid & (free_entry == entry_id$14)) << (14)));
+        freed_bit = (freed_bit & ~(1 << (15)) | ((free_valid & (free_entry == entry_id$15)) << (15)));
+        freed_bit = (freed_bit & ~(1 << (16)) | ((free_valid & (free_entry == entry_id$16)) << (16)));
+        freed_bit = (freed_bit & ~(1 << (17)) | ((free_valid & (free_entry == entry_id$17)) << (17)));
+        freed_bit = (freed_bit & ~(1 << (18)) | ((free_valid & (free_entry == entry_id$18)) << (18)));
+        freed_bit = (freed_bit & ~(1 << (19)) | ((free_valid & (free_entry == entry_id$19)) << (19)));
+        freed_bit = (freed_bit & ~(1 << (20)) | ((free_valid & (free_entry == entry_id$20)) << (20)));
+        freed_bit = (freed_bit & ~(1 << (21)) | ((free_valid & (free_entry == entry_id$21)) << (21)));
+        freed_bit = (freed_bit & ~(1 << (22)) | ((free_valid & (free_entry == entry_id$22)) << (22)));
+        freed_bit = (freed_bit & ~(1 << (23)) | ((free_valid & (free_entry == entry_id$23)) << (23)));
+        freed_bit = (freed_bit & ~(1 << (24)) | ((free_valid & (free_entry == entry_id$24)) << (24)));
+        freed_bit = (freed_bit & ~(1 << (25)) | ((free_valid & (free_entry == entry_id$25)) << (25)));
+        freed_bit = (freed_bit & ~(1 << (26)) | ((free_valid & (free_entry == entry_id$26)) << (26)));
+        freed_bit = (freed_bit & ~(1 << (27)) | ((free_valid & (free_entry == entry_id$27)) << (27)));
+        freed_bit = (freed_bit & ~(1 << (28)) | ((free_valid & (free_entry == entry_id$28)) << (28)));
+        freed_bit = (freed_bit & ~(1 << (29)) | ((free_valid & (free_entry == entry_id$29)) << (29)));
+        freed_bit = (freed_bit & ~(1 << (30)) | ((free_valid & (free_entry == entry_id$30)) << (30)));
+        freed_bit = (freed_bit & ~(1 << (31)) | ((free_valid & (free_entry == entry_id$31)) << (31)));
+        freed_valid = |(freed_bit & valid_r$q);
+        freed_warp = 32'h0;
+        if (freed_bit[0]) begin
+            freed_warp = freed_warp | warp_r$0$q;
         end
-        if (free_valid & (free_entry == entry_id$1)) begin
-            freed_warp = warp_r$1$q;
-            freed_bit = one_hot$1;
+        if (freed_bit[1]) begin
+            freed_warp = freed_warp | warp_r$1$q;
         end
-        if (free_valid & (free_entry == entry_id$2)) begin
-            freed_warp = warp_r$2$q;
-            freed_bit = one_hot$2;
+        if (freed_bit[2]) begin
+            freed_warp = freed_warp | warp_r$2$q;
         end
-        if (free_valid & (free_entry == entry_id$3)) begin
-            freed_warp = warp_r$3$q;
-            freed_bit = one_hot$3;
+        if (freed_bit[3]) begin
+            freed_warp = freed_warp | warp_r$3$q;
         end
-        if (free_valid & (free_entry == entry_id$4)) begin
-            freed_warp = warp_r$4$q;
-            freed_bit = one_hot$4;
+        if (freed_bit[4]) begin
+            freed_warp = freed_warp | warp_r$4$q;
         end
-        if (free_valid & (free_entry == entry_id$5)) begin
-            freed_warp = warp_r$5$q;
-            freed_bit = one_hot$5;
+        if (freed_bit[5]) begin
+            freed_warp = freed_warp | warp_r$5$q;
         end
-        if (free_valid & (free_entry == entry_id$6)) begin
-            freed_warp = warp_r$6$q;
-            freed_bit = one_hot$6;
+        if (freed_bit[6]) begin
+            freed_warp = freed_warp | warp_r$6$q;
         end
-        if (free_valid & (free_entry == entry_id$7)) begin
-            freed_warp = warp_r$7$q;
-            freed_bit = one_hot$7;
+        if (freed_bit[7]) begin
+            freed_warp = freed_warp | warp_r$7$q;
         end
-        if (free_valid & (free_entry == entry_id$8)) begin
-            freed_warp = warp_r$8$q;
-            freed_bit = one_hot$8;
+        if (freed_bit[8]) begin
+            freed_warp = freed_warp | warp_r$8$q;
         end
-        if (free_valid & (free_entry == entry_id$9)) begin
-            freed_warp = warp_r$9$q;
-            freed_bit = one_hot$9;
+        if (freed_bit[9]) begin
+            freed_warp = freed_warp | warp_r$9$q;
         end
-        if (free_valid & (free_entry == entry_id$10)) begin
-            freed_warp = warp_r$10$q;
-            freed_bit = one_hot$10;
+        if (freed_bit[10]) begin
+            freed_warp = freed_warp | warp_r$10$q;
         end
-        if (free_valid & (free_entry == entry_id$11)) begin
-            freed_warp = warp_r$11$q;
-            freed_bit = one_hot$11;
+        if (freed_bit[11]) begin
+            freed_warp = freed_warp | warp_r$11$q;
         end
-        if (free_valid & (free_entry == entry_id$12)) begin
-            freed_warp = warp_r$12$q;
-            freed_bit = one_hot$12;
+        if (freed_bit[12]) begin
+            freed_warp = freed_warp | warp_r$12$q;
         end
-        if (free_valid & (free_entry == entry_id$13)) begin
-            freed_warp = warp_r$13$q;
-            freed_bit = one_hot$13;
+        if (freed_bit[13]) begin
+            freed_warp = freed_warp | warp_r$13$q;
         end
-        if (free_valid & (free_entry == entry_id$14)) begin
-            freed_warp = warp_r$14$q;
-            freed_bit = one_hot$14;
+        if (freed_bit[14]) begin
+            freed_warp = freed_warp | warp_r$14$q;
         end
-        if (free_valid & (free_entry == entry_id$15)) begin
-            freed_warp = warp_r$15$q;
-            freed_bit = one_hot$15;
+        if (freed_bit[15]) begin
+            freed_warp = freed_warp | warp_r$15$q;
         end
-        if (free_valid & (free_entry == entry_id$16)) begin
-            freed_warp = warp_r$16$q;
-            freed_bit = one_hot$16;
+        if (freed_bit[16]) begin
+            freed_warp = freed_warp | warp_r$16$q;
         end
-        if (free_valid & (free_entry == entry_id$17)) begin
-            freed_warp = warp_r$17$q;
-            freed_bit = one_hot$17;
+        if (freed_bit[17]) begin
+            freed_warp = freed_warp | warp_r$17$q;
         end
-        if (free_valid & (free_entry == entry_id$18)) begin
-            freed_warp = warp_r$18$q;
-            freed_bit = one_hot$18;
+        if (freed_bit[18]) begin
+            freed_warp = freed_warp | warp_r$18$q;
         end
-        if (free_valid & (free_entry == entry_id$19)) begin
-            freed_warp = warp_r$19$q;
-            freed_bit = one_hot$19;
+        if (freed_bit[19]) begin
+            freed_warp = freed_warp | warp_r$19$q;
         end
-        if (free_valid & (free_entry == entry_id$20)) begin
-            freed_warp = warp_r$20$q;
-            freed_bit = one_hot$20;
+        if (freed_bit[20]) begin
+            freed_warp = freed_warp | warp_r$20$q;
         end
-        if (free_valid & (free_entry == entry_id$21)) begin
-            freed_warp = warp_r$21$q;
-            freed_bit = one_hot$21;
+        if (freed_bit[21]) begin
+            freed_warp = freed_warp | warp_r$21$q;
         end
-        if (free_valid & (free_entry == entry_id$22)) begin
-            freed_warp = warp_r$22$q;
-            freed_bit = one_hot$22;
+        if (freed_bit[22]) begin
+            freed_warp = freed_warp | warp_r$22$q;
         end
-        if (free_valid & (free_entry == entry_id$23)) begin
-            freed_warp = warp_r$23$q;
-            freed_bit = one_hot$23;
+        if (freed_bit[23]) begin
+            freed_warp = freed_warp | warp_r$23$q;
         end
-        if (free_valid & (free_entry == entry_id$24)) begin
-            freed_warp = warp_r$24$q;
-            freed_bit = one_hot$24;
+        if (freed_bit[24]) begin
+            freed_warp = freed_warp | warp_r$24$q;
         end
-        if (free_valid & (free_entry == entry_id$25)) begin
-            freed_warp = warp_r$25$q;
-            freed_bit = one_hot$25;
+        if (freed_bit[25]) begin
+            freed_warp = freed_warp | warp_r$25$q;
         end
-        if (free_valid & (free_entry == entry_id$26)) begin
-            freed_warp = warp_r$26$q;
-            freed_bit = one_hot$26;
+        if (freed_bit[26]) begin
+            freed_warp = freed_warp | warp_r$26$q;
         end
-        if (free_valid & (free_entry == entry_id$27)) begin
-            freed_warp = warp_r$27$q;
-            freed_bit = one_hot$27;
+        if (freed_bit[27]) begin
+            freed_warp = freed_warp | warp_r$27$q;
         end
-        if (free_valid & (free_entry == entry_id$28)) begin
-            freed_warp = warp_r$28$q;
-            freed_bit = one_hot$28;
+        if (freed_bit[28]) begin
+            freed_warp = freed_warp | warp_r$28$q;
         end
-        if (free_valid & (free_entry == entry_id$29)) begin
-            freed_warp = warp_r$29$q;
-            freed_bit = one_hot$29;
+        if (freed_bit[29]) begin
+            freed_warp = freed_warp | warp_r$29$q;
         end
-        if (free_valid & (free_entry == entry_id$30)) begin
-            freed_warp = warp_r$30$q;
-            freed_bit = one_hot$30;
+        if (freed_bit[30]) begin
+            freed_warp = freed_warp | warp_r$30$q;
         end
-        if (free_valid & (free_entry == entry_id$31)) begin
-            freed_warp = warp_r$31$q;
-            freed_bit = one_hot$31;
+        if (freed_bit[31]) begin
+            freed_warp = freed_warp | warp_r$31$q;
         end
         pushed_bit = 32'h0;
         if (push_valid & alloc_valid) begin
             pushed_bit = lowest_free;
         end
+        pushed = push_valid & alloc_valid;
         refused_bit = 32'h0;
         if (refused & take) begin
             refused_bit = oldest_bit;
@@ -1560,21 +1494,21 @@ module mascar_reexec_queue(clock,depth,entries,mp,owner_valid,owner,mshr_freed,m
         valid_r$d = (valid_r$q & ~freed_bit) | pushed_bit;
         retry_r$d = (retry_r$q | can) & ~refused_bit & ~freed_bit;
         if (take & ~refused) begin
-            retry_r$d = ((retry_r$q | can) & ~refused_bit & ~freed_bit) | chain_bit;
+            retry_r$d = ((retry_r$q | can) & ~refused_bit & ~freed_bit) | (chain_bit & ~freed_bit);
         end
         mp_r$d = mp;
         owner_valid_r$d = owner_valid;
         owner_r$d = owner;
         count_r$d = count_r$q;
-        if (free_valid & ~|pushed_bit) begin
+        if (freed_valid & ~pushed) begin
             count_r$d = count_r$q - 32'h1;
         end
-        if (~free_valid & |pushed_bit) begin
+        if (~freed_valid & pushed) begin
             count_r$d = count_r$q + 32'h1;
         end
         warps_after_free$0 = warps_r$0$q;
         warps_after_free$1 = warps_r$1$q;
-        if (free_valid) begin
+        if (freed_valid) begin
             if (freed_warp[32'h0]) begin
                 warps_after_free$1 = (warps_r$1$q & ~(1 << ((freed_warp >> 32'h1))) | ((1'b0) << ((freed_warp >> 32'h1))));
             end
@@ -1584,7 +1518,7 @@ module mascar_reexec_queue(clock,depth,entries,mp,owner_valid,owner,mshr_freed,m
         end
         warps_r$0$d = warps_after_free$0;
         warps_r$1$d = warps_after_free$1;
-        if (|pushed_bit) begin
+        if (pushed) begin
             if (push_warp[32'h0]) begin
                 warps_r$1$d = (warps_after_free$1 & ~(1 << ((push_warp >> 32'h1))) | ((1'b1) << ((push_warp >> 32'h1))));
             end
@@ -1592,228 +1526,260 @@ module mascar_reexec_queue(clock,depth,entries,mp,owner_valid,owner,mshr_freed,m
                 warps_r$0$d = (warps_after_free$0 & ~(1 << ((push_warp >> 32'h1))) | ((1'b1) << ((push_warp >> 32'h1))));
             end
         end
-        older_r$0$d = older_r$0$q & ~tail_bit;
+        tri_r$0$d = tri_r$0$q & ~tail_bit & above$0;
         if (tail_bit[0]) begin
-            older_r$0$d = valid_r$q & ~freed_bit & ~one_hot$0;
+            tri_r$0$d = ~tail_bit & above$0;
         end
         if (pushed_bit[0]) begin
+            tri_r$0$d = above$0;
             warp_r$0$d = push_warp;
         end
-        older_r$1$d = older_r$1$q & ~tail_bit;
+        tri_r$1$d = tri_r$1$q & ~tail_bit & above$1;
         if (tail_bit[1]) begin
-            older_r$1$d = valid_r$q & ~freed_bit & ~one_hot$1;
+            tri_r$1$d = ~tail_bit & above$1;
         end
         if (pushed_bit[1]) begin
+            tri_r$1$d = above$1;
             warp_r$1$d = push_warp;
         end
-        older_r$2$d = older_r$2$q & ~tail_bit;
+        tri_r$2$d = tri_r$2$q & ~tail_bit & above$2;
         if (tail_bit[2]) begin
-            older_r$2$d = valid_r$q & ~freed_bit & ~one_hot$2;
+            tri_r$2$d = ~tail_bit & above$2;
         end
         if (pushed_bit[2]) begin
+            tri_r$2$d = above$2;
             warp_r$2$d = push_warp;
         end
-        older_r$3$d = older_r$3$q & ~tail_bit;
+        tri_r$3$d = tri_r$3$q & ~tail_bit & above$3;
         if (tail_bit[3]) begin
-            older_r$3$d = valid_r$q & ~freed_bit & ~one_hot$3;
+            tri_r$3$d = ~tail_bit & above$3;
         end
         if (pushed_bit[3]) begin
+            tri_r$3$d = above$3;
             warp_r$3$d = push_warp;
         end
-        older_r$4$d = older_r$4$q & ~tail_bit;
+        tri_r$4$d = tri_r$4$q & ~tail_bit & above$4;
         if (tail_bit[4]) begin
-            older_r$4$d = valid_r$q & ~freed_bit & ~one_hot$4;
+            tri_r$4$d = ~tail_bit & above$4;
         end
         if (pushed_bit[4]) begin
+            tri_r$4$d = above$4;
             warp_r$4$d = push_warp;
         end
-        older_r$5$d = older_r$5$q & ~tail_bit;
+        tri_r$5$d = tri_r$5$q & ~tail_bit & above$5;
         if (tail_bit[5]) begin
-            older_r$5$d = valid_r$q & ~freed_bit & ~one_hot$5;
+            tri_r$5$d = ~tail_bit & above$5;
         end
         if (pushed_bit[5]) begin
+            tri_r$5$d = above$5;
             warp_r$5$d = push_warp;
         end
-        older_r$6$d = older_r$6$q & ~tail_bit;
+        tri_r$6$d = tri_r$6$q & ~tail_bit & above$6;
         if (tail_bit[6]) begin
-            older_r$6$d = valid_r$q & ~freed_bit & ~one_hot$6;
+            tri_r$6$d = ~tail_bit & above$6;
         end
         if (pushed_bit[6]) begin
+            tri_r$6$d = above$6;
             warp_r$6$d = push_warp;
         end
-        older_r$7$d = older_r$7$q & ~tail_bit;
+        tri_r$7$d = tri_r$7$q & ~tail_bit & above$7;
         if (tail_bit[7]) begin
-            older_r$7$d = valid_r$q & ~freed_bit & ~one_hot$7;
+            tri_r$7$d = ~tail_bit & above$7;
         end
         if (pushed_bit[7]) begin
+            tri_r$7$d = above$7;
             warp_r$7$d = push_warp;
         end
-        older_r$8$d = older_r$8$q & ~tail_bit;
+        tri_r$8$d = tri_r$8$q & ~tail_bit & above$8;
         if (tail_bit[8]) begin
-            older_r$8$d = valid_r$q & ~freed_bit & ~one_hot$8;
+            tri_r$8$d = ~tail_bit & above$8;
         end
         if (pushed_bit[8]) begin
+            tri_r$8$d = above$8;
             warp_r$8$d = push_warp;
         end
-        older_r$9$d = older_r$9$q & ~tail_bit;
+        tri_r$9$d = tri_r$9$q & ~tail_bit & above$9;
         if (tail_bit[9]) begin
-            older_r$9$d = valid_r$q & ~freed_bit & ~one_hot$9;
+            tri_r$9$d = ~tail_bit & above$9;
         end
         if (pushed_bit[9]) begin
+            tri_r$9$d = above$9;
             warp_r$9$d = push_warp;
         end
-        older_r$10$d = older_r$10$q & ~tail_bit;
+        tri_r$10$d = tri_r$10$q & ~tail_bit & above$10;
         if (tail_bit[10]) begin
-            older_r$10$d = valid_r$q & ~freed_bit & ~one_hot$10;
+            tri_r$10$d = ~tail_bit & above$10;
         end
         if (pushed_bit[10]) begin
+            tri_r$10$d = above$10;
             warp_r$10$d = push_warp;
         end
-        older_r$11$d = older_r$11$q & ~tail_bit;
+        tri_r$11$d = tri_r$11$q & ~tail_bit & above$11;
         if (tail_bit[11]) begin
-            older_r$11$d = valid_r$q & ~freed_bit & ~one_hot$11;
+            tri_r$11$d = ~tail_bit & above$11;
         end
         if (pushed_bit[11]) begin
+            tri_r$11$d = above$11;
             warp_r$11$d = push_warp;
         end
-        older_r$12$d = older_r$12$q & ~tail_bit;
+        tri_r$12$d = tri_r$12$q & ~tail_bit & above$12;
         if (tail_bit[12]) begin
-            older_r$12$d = valid_r$q & ~freed_bit & ~one_hot$12;
+            tri_r$12$d = ~tail_bit & above$12;
         end
         if (pushed_bit[12]) begin
+            tri_r$12$d = above$12;
             warp_r$12$d = push_warp;
         end
-        older_r$13$d = older_r$13$q & ~tail_bit;
+        tri_r$13$d = tri_r$13$q & ~tail_bit & above$13;
         if (tail_bit[13]) begin
-            older_r$13$d = valid_r$q & ~freed_bit & ~one_hot$13;
+            tri_r$13$d = ~tail_bit & above$13;
         end
         if (pushed_bit[13]) begin
+            tri_r$13$d = above$13;
             warp_r$13$d = push_warp;
         end
-        older_r$14$d = older_r$14$q & ~tail_bit;
+        tri_r$14$d = tri_r$14$q & ~tail_bit & above$14;
         if (tail_bit[14]) begin
-            older_r$14$d = valid_r$q & ~freed_bit & ~one_hot$14;
+            tri_r$14$d = ~tail_bit & above$14;
         end
         if (pushed_bit[14]) begin
+            tri_r$14$d = above$14;
             warp_r$14$d = push_warp;
         end
-        older_r$15$d = older_r$15$q & ~tail_bit;
+        tri_r$15$d = tri_r$15$q & ~tail_bit & above$15;
         if (tail_bit[15]) begin
-            older_r$15$d = valid_r$q & ~freed_bit & ~one_hot$15;
+            tri_r$15$d = ~tail_bit & above$15;
         end
         if (pushed_bit[15]) begin
+            tri_r$15$d = above$15;
             warp_r$15$d = push_warp;
         end
-        older_r$16$d = older_r$16$q & ~tail_bit;
+        tri_r$16$d = tri_r$16$q & ~tail_bit & above$16;
         if (tail_bit[16]) begin
-            older_r$16$d = valid_r$q & ~freed_bit & ~one_hot$16;
+            tri_r$16$d = ~tail_bit & above$16;
         end
         if (pushed_bit[16]) begin
+            tri_r$16$d = above$16;
             warp_r$16$d = push_warp;
         end
-        older_r$17$d = older_r$17$q & ~tail_bit;
+        tri_r$17$d = tri_r$17$q & ~tail_bit & above$17;
         if (tail_bit[17]) begin
-            older_r$17$d = valid_r$q & ~freed_bit & ~one_hot$17;
+            tri_r$17$d = ~tail_bit & above$17;
         end
         if (pushed_bit[17]) begin
+            tri_r$17$d = above$17;
             warp_r$17$d = push_warp;
         end
-        older_r$18$d = older_r$18$q & ~tail_bit;
+        tri_r$18$d = tri_r$18$q & ~tail_bit & above$18;
         if (tail_bit[18]) begin
-            older_r$18$d = valid_r$q & ~freed_bit & ~one_hot$18;
+            tri_r$18$d = ~tail_bit & above$18;
         end
         if (pushed_bit[18]) begin
+            tri_r$18$d = above$18;
             warp_r$18$d = push_warp;
         end
-        older_r$19$d = older_r$19$q & ~tail_bit;
+        tri_r$19$d = tri_r$19$q & ~tail_bit & above$19;
         if (tail_bit[19]) begin
-            older_r$19$d = valid_r$q & ~freed_bit & ~one_hot$19;
+            tri_r$19$d = ~tail_bit & above$19;
         end
         if (pushed_bit[19]) begin
+            tri_r$19$d = above$19;
             warp_r$19$d = push_warp;
         end
-        older_r$20$d = older_r$20$q & ~tail_bit;
+        tri_r$20$d = tri_r$20$q & ~tail_bit & above$20;
         if (tail_bit[20]) begin
-            older_r$20$d = valid_r$q & ~freed_bit & ~one_hot$20;
+            tri_r$20$d = ~tail_bit & above$20;
         end
         if (pushed_bit[20]) begin
+            tri_r$20$d = above$20;
             warp_r$20$d = push_warp;
         end
-        older_r$21$d = older_r$21$q & ~tail_bit;
+        tri_r$21$d = tri_r$21$q & ~tail_bit & above$21;
         if (tail_bit[21]) begin
-            older_r$21$d = valid_r$q & ~freed_bit & ~one_hot$21;
+            tri_r$21$d = ~tail_bit & above$21;
         end
         if (pushed_bit[21]) begin
+            tri_r$21$d = above$21;
             warp_r$21$d = push_warp;
         end
-        older_r$22$d = older_r$22$q & ~tail_bit;
+        tri_r$22$d = tri_r$22$q & ~tail_bit & above$22;
         if (tail_bit[22]) begin
-            older_r$22$d = valid_r$q & ~freed_bit & ~one_hot$22;
+            tri_r$22$d = ~tail_bit & above$22;
         end
         if (pushed_bit[22]) begin
+            tri_r$22$d = above$22;
             warp_r$22$d = push_warp;
         end
-        older_r$23$d = older_r$23$q & ~tail_bit;
+        tri_r$23$d = tri_r$23$q & ~tail_bit & above$23;
         if (tail_bit[23]) begin
-            older_r$23$d = valid_r$q & ~freed_bit & ~one_hot$23;
+            tri_r$23$d = ~tail_bit & above$23;
         end
         if (pushed_bit[23]) begin
+            tri_r$23$d = above$23;
             warp_r$23$d = push_warp;
         end
-        older_r$24$d = older_r$24$q & ~tail_bit;
+        tri_r$24$d = tri_r$24$q & ~tail_bit & above$24;
         if (tail_bit[24]) begin
-            older_r$24$d = valid_r$q & ~freed_bit & ~one_hot$24;
+            tri_r$24$d = ~tail_bit & above$24;
         end
         if (pushed_bit[24]) begin
+            tri_r$24$d = above$24;
             warp_r$24$d = push_warp;
         end
-        older_r$25$d = older_r$25$q & ~tail_bit;
+        tri_r$25$d = tri_r$25$q & ~tail_bit & above$25;
         if (tail_bit[25]) begin
-            older_r$25$d = valid_r$q & ~freed_bit & ~one_hot$25;
+            tri_r$25$d = ~tail_bit & above$25;
         end
         if (pushed_bit[25]) begin
+            tri_r$25$d = above$25;
             warp_r$25$d = push_warp;
         end
-        older_r$26$d = older_r$26$q & ~tail_bit;
+        tri_r$26$d = tri_r$26$q & ~tail_bit & above$26;
         if (tail_bit[26]) begin
-            older_r$26$d = valid_r$q & ~freed_bit & ~one_hot$26;
+            tri_r$26$d = ~tail_bit & above$26;
         end
         if (pushed_bit[26]) begin
+            tri_r$26$d = above$26;
             warp_r$26$d = push_warp;
         end
-        older_r$27$d = older_r$27$q & ~tail_bit;
+        tri_r$27$d = tri_r$27$q & ~tail_bit & above$27;
         if (tail_bit[27]) begin
-            older_r$27$d = valid_r$q & ~freed_bit & ~one_hot$27;
+            tri_r$27$d = ~tail_bit & above$27;
         end
         if (pushed_bit[27]) begin
+            tri_r$27$d = above$27;
             warp_r$27$d = push_warp;
         end
-        older_r$28$d = older_r$28$q & ~tail_bit;
+        tri_r$28$d = tri_r$28$q & ~tail_bit & above$28;
         if (tail_bit[28]) begin
-            older_r$28$d = valid_r$q & ~freed_bit & ~one_hot$28;
+            tri_r$28$d = ~tail_bit & above$28;
         end
         if (pushed_bit[28]) begin
+            tri_r$28$d = above$28;
             warp_r$28$d = push_warp;
         end
-        older_r$29$d = older_r$29$q & ~tail_bit;
+        tri_r$29$d = tri_r$29$q & ~tail_bit & above$29;
         if (tail_bit[29]) begin
-            older_r$29$d = valid_r$q & ~freed_bit & ~one_hot$29;
+            tri_r$29$d = ~tail_bit & above$29;
         end
         if (pushed_bit[29]) begin
+            tri_r$29$d = above$29;
             warp_r$29$d = push_warp;
         end
-        older_r$30$d = older_r$30$q & ~tail_bit;
+        tri_r$30$d = tri_r$30$q & ~tail_bit & above$30;
         if (tail_bit[30]) begin
-            older_r$30$d = valid_r$q & ~freed_bit & ~one_hot$30;
+            tri_r$30$d = ~tail_bit & above$30;
         end
         if (pushed_bit[30]) begin
+            tri_r$30$d = above$30;
             warp_r$30$d = push_warp;
         end
-        older_r$31$d = older_r$31$q & ~tail_bit;
+        tri_r$31$d = tri_r$31$q & ~tail_bit & above$31;
         if (tail_bit[31]) begin
-            older_r$31$d = valid_r$q & ~freed_bit & ~one_hot$31;
+            tri_r$31$d = ~tail_bit & above$31;
         end
         if (pushed_bit[31]) begin
+            tri_r$31$d = above$31;
             warp_r$31$d = push_warp;
         end
     end
@@ -1857,614 +1823,6 @@ module mascar_reexec_queue$mp_r(d,q,clock);
     end
           
 endmodule // mascar_reexec_queue$mp_r
-
-
-module mascar_reexec_queue$older_r$0(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$0
-
-
-module mascar_reexec_queue$older_r$1(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$1
-
-
-module mascar_reexec_queue$older_r$10(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$10
-
-
-module mascar_reexec_queue$older_r$11(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$11
-
-
-module mascar_reexec_queue$older_r$12(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$12
-
-
-module mascar_reexec_queue$older_r$13(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$13
-
-
-module mascar_reexec_queue$older_r$14(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$14
-
-
-module mascar_reexec_queue$older_r$15(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$15
-
-
-module mascar_reexec_queue$older_r$16(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$16
-
-
-module mascar_reexec_queue$older_r$17(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$17
-
-
-module mascar_reexec_queue$older_r$18(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$18
-
-
-module mascar_reexec_queue$older_r$19(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$19
-
-
-module mascar_reexec_queue$older_r$2(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$2
-
-
-module mascar_reexec_queue$older_r$20(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$20
-
-
-module mascar_reexec_queue$older_r$21(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$21
-
-
-module mascar_reexec_queue$older_r$22(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$22
-
-
-module mascar_reexec_queue$older_r$23(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$23
-
-
-module mascar_reexec_queue$older_r$24(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$24
-
-
-module mascar_reexec_queue$older_r$25(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$25
-
-
-module mascar_reexec_queue$older_r$26(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$26
-
-
-module mascar_reexec_queue$older_r$27(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$27
-
-
-module mascar_reexec_queue$older_r$28(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$28
-
-
-module mascar_reexec_queue$older_r$29(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$29
-
-
-module mascar_reexec_queue$older_r$3(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$3
-
-
-module mascar_reexec_queue$older_r$30(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$30
-
-
-module mascar_reexec_queue$older_r$31(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$31
-
-
-module mascar_reexec_queue$older_r$4(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$4
-
-
-module mascar_reexec_queue$older_r$5(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$5
-
-
-module mascar_reexec_queue$older_r$6(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$6
-
-
-module mascar_reexec_queue$older_r$7(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$7
-
-
-module mascar_reexec_queue$older_r$8(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$8
-
-
-module mascar_reexec_queue$older_r$9(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_reexec_queue$older_r$9
 
 
 module mascar_reexec_queue$owner_r(d,q,clock);
@@ -2522,6 +1880,614 @@ module mascar_reexec_queue$retry_r(d,q,clock);
     end
           
 endmodule // mascar_reexec_queue$retry_r
+
+
+module mascar_reexec_queue$tri_r$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$0
+
+
+module mascar_reexec_queue$tri_r$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$1
+
+
+module mascar_reexec_queue$tri_r$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$10
+
+
+module mascar_reexec_queue$tri_r$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$11
+
+
+module mascar_reexec_queue$tri_r$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$12
+
+
+module mascar_reexec_queue$tri_r$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$13
+
+
+module mascar_reexec_queue$tri_r$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$14
+
+
+module mascar_reexec_queue$tri_r$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$15
+
+
+module mascar_reexec_queue$tri_r$16(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$16
+
+
+module mascar_reexec_queue$tri_r$17(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$17
+
+
+module mascar_reexec_queue$tri_r$18(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$18
+
+
+module mascar_reexec_queue$tri_r$19(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$19
+
+
+module mascar_reexec_queue$tri_r$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$2
+
+
+module mascar_reexec_queue$tri_r$20(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$20
+
+
+module mascar_reexec_queue$tri_r$21(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$21
+
+
+module mascar_reexec_queue$tri_r$22(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$22
+
+
+module mascar_reexec_queue$tri_r$23(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$23
+
+
+module mascar_reexec_queue$tri_r$24(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$24
+
+
+module mascar_reexec_queue$tri_r$25(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$25
+
+
+module mascar_reexec_queue$tri_r$26(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$26
+
+
+module mascar_reexec_queue$tri_r$27(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$27
+
+
+module mascar_reexec_queue$tri_r$28(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$28
+
+
+module mascar_reexec_queue$tri_r$29(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$29
+
+
+module mascar_reexec_queue$tri_r$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$3
+
+
+module mascar_reexec_queue$tri_r$30(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$30
+
+
+module mascar_reexec_queue$tri_r$31(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$31
+
+
+module mascar_reexec_queue$tri_r$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$4
+
+
+module mascar_reexec_queue$tri_r$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$5
+
+
+module mascar_reexec_queue$tri_r$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$6
+
+
+module mascar_reexec_queue$tri_r$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$7
+
+
+module mascar_reexec_queue$tri_r$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$8
+
+
+module mascar_reexec_queue$tri_r$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_reexec_queue$tri_r$9
 
 
 module mascar_reexec_queue$valid_r(d,q,clock);

@@ -48,102 +48,59 @@ module mascar_scheduler(clock,policy_gto,mas_enable,check_at_handover,mp_exit_ho
     output reg  [5:0] owner;
     
     // Constant declarations
-    localparam  below$0 = 24'h0;
-    localparam  below$1 = 24'h1;
-    localparam  below$2 = 24'h3;
-    localparam  below$3 = 24'h7;
-    localparam  below$4 = 24'hf;
-    localparam  below$5 = 24'h1f;
-    localparam  below$6 = 24'h3f;
-    localparam  below$7 = 24'h7f;
-    localparam  below$8 = 24'hff;
-    localparam  below$9 = 24'h1ff;
-    localparam  below$10 = 24'h3ff;
-    localparam  below$11 = 24'h7ff;
-    localparam  below$12 = 24'hfff;
-    localparam  below$13 = 24'h1fff;
-    localparam  below$14 = 24'h3fff;
-    localparam  below$15 = 24'h7fff;
-    localparam  below$16 = 24'hffff;
-    localparam  below$17 = 24'h1ffff;
-    localparam  below$18 = 24'h3ffff;
-    localparam  below$19 = 24'h7ffff;
-    localparam  below$20 = 24'hfffff;
-    localparam  below$21 = 24'h1fffff;
-    localparam  below$22 = 24'h3fffff;
-    localparam  below$23 = 24'h7fffff;
-    localparam  at_or_below$0 = 24'h1;
-    localparam  at_or_below$1 = 24'h3;
-    localparam  at_or_below$2 = 24'h7;
-    localparam  at_or_below$3 = 24'hf;
-    localparam  at_or_below$4 = 24'h1f;
-    localparam  at_or_below$5 = 24'h3f;
-    localparam  at_or_below$6 = 24'h7f;
-    localparam  at_or_below$7 = 24'hff;
-    localparam  at_or_below$8 = 24'h1ff;
-    localparam  at_or_below$9 = 24'h3ff;
-    localparam  at_or_below$10 = 24'h7ff;
-    localparam  at_or_below$11 = 24'hfff;
-    localparam  at_or_below$12 = 24'h1fff;
-    localparam  at_or_below$13 = 24'h3fff;
-    localparam  at_or_below$14 = 24'h7fff;
-    localparam  at_or_below$15 = 24'hffff;
-    localparam  at_or_below$16 = 24'h1ffff;
-    localparam  at_or_below$17 = 24'h3ffff;
-    localparam  at_or_below$18 = 24'h7ffff;
-    localparam  at_or_below$19 = 24'hfffff;
-    localparam  at_or_below$20 = 24'h1fffff;
-    localparam  at_or_below$21 = 24'h3fffff;
-    localparam  at_or_below$22 = 24'h7fffff;
-    localparam  at_or_below$23 = 24'hffffff;
-    localparam  warp_id0$0 = 6'b0;
-    localparam  warp_id0$1 = 6'b10;
-    localparam  warp_id0$2 = 6'b100;
-    localparam  warp_id0$3 = 6'b110;
-    localparam  warp_id0$4 = 6'b1000;
-    localparam  warp_id0$5 = 6'b1010;
-    localparam  warp_id0$6 = 6'b1100;
-    localparam  warp_id0$7 = 6'b1110;
-    localparam  warp_id0$8 = 6'b10000;
-    localparam  warp_id0$9 = 6'b10010;
-    localparam  warp_id0$10 = 6'b10100;
-    localparam  warp_id0$11 = 6'b10110;
-    localparam  warp_id0$12 = 6'b11000;
-    localparam  warp_id0$13 = 6'b11010;
-    localparam  warp_id0$14 = 6'b11100;
-    localparam  warp_id0$15 = 6'b11110;
-    localparam  warp_id0$16 = 6'b100000;
-    localparam  warp_id0$17 = 6'b100010;
-    localparam  warp_id0$18 = 6'b100100;
-    localparam  warp_id0$19 = 6'b100110;
-    localparam  warp_id0$20 = 6'b101000;
-    localparam  warp_id0$21 = 6'b101010;
-    localparam  warp_id0$22 = 6'b101100;
-    localparam  warp_id0$23 = 6'b101110;
-    localparam  warp_id1$0 = 6'b1;
-    localparam  warp_id1$1 = 6'b11;
-    localparam  warp_id1$2 = 6'b101;
-    localparam  warp_id1$3 = 6'b111;
-    localparam  warp_id1$4 = 6'b1001;
-    localparam  warp_id1$5 = 6'b1011;
-    localparam  warp_id1$6 = 6'b1101;
-    localparam  warp_id1$7 = 6'b1111;
-    localparam  warp_id1$8 = 6'b10001;
-    localparam  warp_id1$9 = 6'b10011;
-    localparam  warp_id1$10 = 6'b10101;
-    localparam  warp_id1$11 = 6'b10111;
-    localparam  warp_id1$12 = 6'b11001;
-    localparam  warp_id1$13 = 6'b11011;
-    localparam  warp_id1$14 = 6'b11101;
-    localparam  warp_id1$15 = 6'b11111;
-    localparam  warp_id1$16 = 6'b100001;
-    localparam  warp_id1$17 = 6'b100011;
-    localparam  warp_id1$18 = 6'b100101;
-    localparam  warp_id1$19 = 6'b100111;
-    localparam  warp_id1$20 = 6'b101001;
-    localparam  warp_id1$21 = 6'b101011;
-    localparam  warp_id1$22 = 6'b101101;
-    localparam  warp_id1$23 = 6'b101111;
+    localparam  above$0 = 24'hfffffe;
+    localparam  above$1 = 24'hfffffc;
+    localparam  above$2 = 24'hfffff8;
+    localparam  above$3 = 24'hfffff0;
+    localparam  above$4 = 24'hffffe0;
+    localparam  above$5 = 24'hffffc0;
+    localparam  above$6 = 24'hffff80;
+    localparam  above$7 = 24'hffff00;
+    localparam  above$8 = 24'hfffe00;
+    localparam  above$9 = 24'hfffc00;
+    localparam  above$10 = 24'hfff800;
+    localparam  above$11 = 24'hfff000;
+    localparam  above$12 = 24'hffe000;
+    localparam  above$13 = 24'hffc000;
+    localparam  above$14 = 24'hff8000;
+    localparam  above$15 = 24'hff0000;
+    localparam  above$16 = 24'hfe0000;
+    localparam  above$17 = 24'hfc0000;
+    localparam  above$18 = 24'hf80000;
+    localparam  above$19 = 24'hf00000;
+    localparam  above$20 = 24'he00000;
+    localparam  above$21 = 24'hc00000;
+    localparam  above$22 = 24'h800000;
+    localparam  above$23 = 24'h0;
+    localparam  at_or_above$0 = 24'hffffff;
+    localparam  at_or_above$1 = 24'hfffffe;
+    localparam  at_or_above$2 = 24'hfffffc;
+    localparam  at_or_above$3 = 24'hfffff8;
+    localparam  at_or_above$4 = 24'hfffff0;
+    localparam  at_or_above$5 = 24'hffffe0;
+    localparam  at_or_above$6 = 24'hffffc0;
+    localparam  at_or_above$7 = 24'hffff80;
+    localparam  at_or_above$8 = 24'hffff00;
+    localparam  at_or_above$9 = 24'hfffe00;
+    localparam  at_or_above$10 = 24'hfffc00;
+    localparam  at_or_above$11 = 24'hfff800;
+    localparam  at_or_above$12 = 24'hfff000;
+    localparam  at_or_above$13 = 24'hffe000;
+    localparam  at_or_above$14 = 24'hffc000;
+    localparam  at_or_above$15 = 24'hff8000;
+    localparam  at_or_above$16 = 24'hff0000;
+    localparam  at_or_above$17 = 24'hfe0000;
+    localparam  at_or_above$18 = 24'hfc0000;
+    localparam  at_or_above$19 = 24'hf80000;
+    localparam  at_or_above$20 = 24'hf00000;
+    localparam  at_or_above$21 = 24'he00000;
+    localparam  at_or_above$22 = 24'hc00000;
+    localparam  at_or_above$23 = 24'h800000;
+    localparam  id_bit$0 = 24'haaaaaa;
+    localparam  id_bit$1 = 24'hcccccc;
+    localparam  id_bit$2 = 24'hf0f0f0;
+    localparam  id_bit$3 = 24'hff00;
+    localparam  id_bit$4 = 24'hff0000;
     
     // Stub signals
     reg  [23:0] picker0$ready;
@@ -157,6 +114,7 @@ module mascar_scheduler(clock,policy_gto,mas_enable,check_at_handover,mp_exit_ho
     reg  picker0$sfu_avail;
     reg  picker0$lsu_avail;
     reg  picker0$load_avail;
+    reg  [2:0] picker0$kill;
     reg  picker0$policy_gto;
     reg  picker0$mas_enable;
     reg  picker0$mp;
@@ -164,30 +122,30 @@ module mascar_scheduler(clock,policy_gto,mas_enable,check_at_handover,mp_exit_ho
     reg  [5:0] picker0$last_lane;
     reg  picker0$greedy_valid;
     reg  [5:0] picker0$greedy_lane;
-    reg  [23:0] picker0$older$0;
-    reg  [23:0] picker0$older$1;
-    reg  [23:0] picker0$older$2;
-    reg  [23:0] picker0$older$3;
-    reg  [23:0] picker0$older$4;
-    reg  [23:0] picker0$older$5;
-    reg  [23:0] picker0$older$6;
-    reg  [23:0] picker0$older$7;
-    reg  [23:0] picker0$older$8;
-    reg  [23:0] picker0$older$9;
-    reg  [23:0] picker0$older$10;
-    reg  [23:0] picker0$older$11;
-    reg  [23:0] picker0$older$12;
-    reg  [23:0] picker0$older$13;
-    reg  [23:0] picker0$older$14;
-    reg  [23:0] picker0$older$15;
-    reg  [23:0] picker0$older$16;
-    reg  [23:0] picker0$older$17;
-    reg  [23:0] picker0$older$18;
-    reg  [23:0] picker0$older$19;
-    reg  [23:0] picker0$older$20;
-    reg  [23:0] picker0$older$21;
-    reg  [23:0] picker0$older$22;
-    reg  [23:0] picker0$older$23;
+    reg  [23:0] picker0$tri$0;
+    reg  [23:0] picker0$tri$1;
+    reg  [23:0] picker0$tri$2;
+    reg  [23:0] picker0$tri$3;
+    reg  [23:0] picker0$tri$4;
+    reg  [23:0] picker0$tri$5;
+    reg  [23:0] picker0$tri$6;
+    reg  [23:0] picker0$tri$7;
+    reg  [23:0] picker0$tri$8;
+    reg  [23:0] picker0$tri$9;
+    reg  [23:0] picker0$tri$10;
+    reg  [23:0] picker0$tri$11;
+    reg  [23:0] picker0$tri$12;
+    reg  [23:0] picker0$tri$13;
+    reg  [23:0] picker0$tri$14;
+    reg  [23:0] picker0$tri$15;
+    reg  [23:0] picker0$tri$16;
+    reg  [23:0] picker0$tri$17;
+    reg  [23:0] picker0$tri$18;
+    reg  [23:0] picker0$tri$19;
+    reg  [23:0] picker0$tri$20;
+    reg  [23:0] picker0$tri$21;
+    reg  [23:0] picker0$tri$22;
+    reg  [23:0] picker0$tri$23;
     wire  picker0$pick_valid;
     wire  [5:0] picker0$pick_lane;
     wire  [23:0] picker0$pick_one_hot;
@@ -202,6 +160,7 @@ module mascar_scheduler(clock,policy_gto,mas_enable,check_at_handover,mp_exit_ho
     reg  picker1$sfu_avail;
     reg  picker1$lsu_avail;
     reg  picker1$load_avail;
+    reg  [2:0] picker1$kill;
     reg  picker1$policy_gto;
     reg  picker1$mas_enable;
     reg  picker1$mp;
@@ -209,30 +168,30 @@ module mascar_scheduler(clock,policy_gto,mas_enable,check_at_handover,mp_exit_ho
     reg  [5:0] picker1$last_lane;
     reg  picker1$greedy_valid;
     reg  [5:0] picker1$greedy_lane;
-    reg  [23:0] picker1$older$0;
-    reg  [23:0] picker1$older$1;
-    reg  [23:0] picker1$older$2;
-    reg  [23:0] picker1$older$3;
-    reg  [23:0] picker1$older$4;
-    reg  [23:0] picker1$older$5;
-    reg  [23:0] picker1$older$6;
-    reg  [23:0] picker1$older$7;
-    reg  [23:0] picker1$older$8;
-    reg  [23:0] picker1$older$9;
-    reg  [23:0] picker1$older$10;
-    reg  [23:0] picker1$older$11;
-    reg  [23:0] picker1$older$12;
-    reg  [23:0] picker1$older$13;
-    reg  [23:0] picker1$older$14;
-    reg  [23:0] picker1$older$15;
-    reg  [23:0] picker1$older$16;
-    reg  [23:0] picker1$older$17;
-    reg  [23:0] picker1$older$18;
-    reg  [23:0] picker1$older$19;
-    reg  [23:0] picker1$older$20;
-    reg  [23:0] picker1$older$21;
-    reg  [23:0] picker1$older$22;
-    reg  [23:0] picker1$older$23;
+    reg  [23:0] picker1$tri$0;
+    reg  [23:0] picker1$tri$1;
+    reg  [23:0] picker1$tri$2;
+    reg  [23:0] picker1$tri$3;
+    reg  [23:0] picker1$tri$4;
+    reg  [23:0] picker1$tri$5;
+    reg  [23:0] picker1$tri$6;
+    reg  [23:0] picker1$tri$7;
+    reg  [23:0] picker1$tri$8;
+    reg  [23:0] picker1$tri$9;
+    reg  [23:0] picker1$tri$10;
+    reg  [23:0] picker1$tri$11;
+    reg  [23:0] picker1$tri$12;
+    reg  [23:0] picker1$tri$13;
+    reg  [23:0] picker1$tri$14;
+    reg  [23:0] picker1$tri$15;
+    reg  [23:0] picker1$tri$16;
+    reg  [23:0] picker1$tri$17;
+    reg  [23:0] picker1$tri$18;
+    reg  [23:0] picker1$tri$19;
+    reg  [23:0] picker1$tri$20;
+    reg  [23:0] picker1$tri$21;
+    reg  [23:0] picker1$tri$22;
+    reg  [23:0] picker1$tri$23;
     wire  picker1$pick_valid;
     wire  [5:0] picker1$pick_lane;
     wire  [23:0] picker1$pick_one_hot;
@@ -272,297 +231,305 @@ module mascar_scheduler(clock,policy_gto,mas_enable,check_at_handover,mp_exit_ho
     reg  [5:0] greedy_lane_r$1$d;
     wire  [5:0] greedy_lane_r$1$q;
     reg  greedy_lane_r$1$clock;
-    reg  [23:0] older00$0$d;
-    wire  [23:0] older00$0$q;
-    reg  older00$0$clock;
-    reg  [23:0] older00$1$d;
-    wire  [23:0] older00$1$q;
-    reg  older00$1$clock;
-    reg  [23:0] older00$2$d;
-    wire  [23:0] older00$2$q;
-    reg  older00$2$clock;
-    reg  [23:0] older00$3$d;
-    wire  [23:0] older00$3$q;
-    reg  older00$3$clock;
-    reg  [23:0] older00$4$d;
-    wire  [23:0] older00$4$q;
-    reg  older00$4$clock;
-    reg  [23:0] older00$5$d;
-    wire  [23:0] older00$5$q;
-    reg  older00$5$clock;
-    reg  [23:0] older00$6$d;
-    wire  [23:0] older00$6$q;
-    reg  older00$6$clock;
-    reg  [23:0] older00$7$d;
-    wire  [23:0] older00$7$q;
-    reg  older00$7$clock;
-    reg  [23:0] older00$8$d;
-    wire  [23:0] older00$8$q;
-    reg  older00$8$clock;
-    reg  [23:0] older00$9$d;
-    wire  [23:0] older00$9$q;
-    reg  older00$9$clock;
-    reg  [23:0] older00$10$d;
-    wire  [23:0] older00$10$q;
-    reg  older00$10$clock;
-    reg  [23:0] older00$11$d;
-    wire  [23:0] older00$11$q;
-    reg  older00$11$clock;
-    reg  [23:0] older00$12$d;
-    wire  [23:0] older00$12$q;
-    reg  older00$12$clock;
-    reg  [23:0] older00$13$d;
-    wire  [23:0] older00$13$q;
-    reg  older00$13$clock;
-    reg  [23:0] older00$14$d;
-    wire  [23:0] older00$14$q;
-    reg  older00$14$clock;
-    reg  [23:0] older00$15$d;
-    wire  [23:0] older00$15$q;
-    reg  older00$15$clock;
-    reg  [23:0] older00$16$d;
-    wire  [23:0] older00$16$q;
-    reg  older00$16$clock;
-    reg  [23:0] older00$17$d;
-    wire  [23:0] older00$17$q;
-    reg  older00$17$clock;
-    reg  [23:0] older00$18$d;
-    wire  [23:0] older00$18$q;
-    reg  older00$18$clock;
-    reg  [23:0] older00$19$d;
-    wire  [23:0] older00$19$q;
-    reg  older00$19$clock;
-    reg  [23:0] older00$20$d;
-    wire  [23:0] older00$20$q;
-    reg  older00$20$clock;
-    reg  [23:0] older00$21$d;
-    wire  [23:0] older00$21$q;
-    reg  older00$21$clock;
-    reg  [23:0] older00$22$d;
-    wire  [23:0] older00$22$q;
-    reg  older00$22$clock;
-    reg  [23:0] older00$23$d;
-    wire  [23:0] older00$23$q;
-    reg  older00$23$clock;
-    reg  [23:0] older01$0$d;
-    wire  [23:0] older01$0$q;
-    reg  older01$0$clock;
-    reg  [23:0] older01$1$d;
-    wire  [23:0] older01$1$q;
-    reg  older01$1$clock;
-    reg  [23:0] older01$2$d;
-    wire  [23:0] older01$2$q;
-    reg  older01$2$clock;
-    reg  [23:0] older01$3$d;
-    wire  [23:0] older01$3$q;
-    reg  older01$3$clock;
-    reg  [23:0] older01$4$d;
-    wire  [23:0] older01$4$q;
-    reg  older01$4$clock;
-    reg  [23:0] older01$5$d;
-    wire  [23:0] older01$5$q;
-    reg  older01$5$clock;
-    reg  [23:0] older01$6$d;
-    wire  [23:0] older01$6$q;
-    reg  older01$6$clock;
-    reg  [23:0] older01$7$d;
-    wire  [23:0] older01$7$q;
-    reg  older01$7$clock;
-    reg  [23:0] older01$8$d;
-    wire  [23:0] older01$8$q;
-    reg  older01$8$clock;
-    reg  [23:0] older01$9$d;
-    wire  [23:0] older01$9$q;
-    reg  older01$9$clock;
-    reg  [23:0] older01$10$d;
-    wire  [23:0] older01$10$q;
-    reg  older01$10$clock;
-    reg  [23:0] older01$11$d;
-    wire  [23:0] older01$11$q;
-    reg  older01$11$clock;
-    reg  [23:0] older01$12$d;
-    wire  [23:0] older01$12$q;
-    reg  older01$12$clock;
-    reg  [23:0] older01$13$d;
-    wire  [23:0] older01$13$q;
-    reg  older01$13$clock;
-    reg  [23:0] older01$14$d;
-    wire  [23:0] older01$14$q;
-    reg  older01$14$clock;
-    reg  [23:0] older01$15$d;
-    wire  [23:0] older01$15$q;
-    reg  older01$15$clock;
-    reg  [23:0] older01$16$d;
-    wire  [23:0] older01$16$q;
-    reg  older01$16$clock;
-    reg  [23:0] older01$17$d;
-    wire  [23:0] older01$17$q;
-    reg  older01$17$clock;
-    reg  [23:0] older01$18$d;
-    wire  [23:0] older01$18$q;
-    reg  older01$18$clock;
-    reg  [23:0] older01$19$d;
-    wire  [23:0] older01$19$q;
-    reg  older01$19$clock;
-    reg  [23:0] older01$20$d;
-    wire  [23:0] older01$20$q;
-    reg  older01$20$clock;
-    reg  [23:0] older01$21$d;
-    wire  [23:0] older01$21$q;
-    reg  older01$21$clock;
-    reg  [23:0] older01$22$d;
-    wire  [23:0] older01$22$q;
-    reg  older01$22$clock;
-    reg  [23:0] older01$23$d;
-    wire  [23:0] older01$23$q;
-    reg  older01$23$clock;
-    reg  [23:0] older11$0$d;
-    wire  [23:0] older11$0$q;
-    reg  older11$0$clock;
-    reg  [23:0] older11$1$d;
-    wire  [23:0] older11$1$q;
-    reg  older11$1$clock;
-    reg  [23:0] older11$2$d;
-    wire  [23:0] older11$2$q;
-    reg  older11$2$clock;
-    reg  [23:0] older11$3$d;
-    wire  [23:0] older11$3$q;
-    reg  older11$3$clock;
-    reg  [23:0] older11$4$d;
-    wire  [23:0] older11$4$q;
-    reg  older11$4$clock;
-    reg  [23:0] older11$5$d;
-    wire  [23:0] older11$5$q;
-    reg  older11$5$clock;
-    reg  [23:0] older11$6$d;
-    wire  [23:0] older11$6$q;
-    reg  older11$6$clock;
-    reg  [23:0] older11$7$d;
-    wire  [23:0] older11$7$q;
-    reg  older11$7$clock;
-    reg  [23:0] older11$8$d;
-    wire  [23:0] older11$8$q;
-    reg  older11$8$clock;
-    reg  [23:0] older11$9$d;
-    wire  [23:0] older11$9$q;
-    reg  older11$9$clock;
-    reg  [23:0] older11$10$d;
-    wire  [23:0] older11$10$q;
-    reg  older11$10$clock;
-    reg  [23:0] older11$11$d;
-    wire  [23:0] older11$11$q;
-    reg  older11$11$clock;
-    reg  [23:0] older11$12$d;
-    wire  [23:0] older11$12$q;
-    reg  older11$12$clock;
-    reg  [23:0] older11$13$d;
-    wire  [23:0] older11$13$q;
-    reg  older11$13$clock;
-    reg  [23:0] older11$14$d;
-    wire  [23:0] older11$14$q;
-    reg  older11$14$clock;
-    reg  [23:0] older11$15$d;
-    wire  [23:0] older11$15$q;
-    reg  older11$15$clock;
-    reg  [23:0] older11$16$d;
-    wire  [23:0] older11$16$q;
-    reg  older11$16$clock;
-    reg  [23:0] older11$17$d;
-    wire  [23:0] older11$17$q;
-    reg  older11$17$clock;
-    reg  [23:0] older11$18$d;
-    wire  [23:0] older11$18$q;
-    reg  older11$18$clock;
-    reg  [23:0] older11$19$d;
-    wire  [23:0] older11$19$q;
-    reg  older11$19$clock;
-    reg  [23:0] older11$20$d;
-    wire  [23:0] older11$20$q;
-    reg  older11$20$clock;
-    reg  [23:0] older11$21$d;
-    wire  [23:0] older11$21$q;
-    reg  older11$21$clock;
-    reg  [23:0] older11$22$d;
-    wire  [23:0] older11$22$q;
-    reg  older11$22$clock;
-    reg  [23:0] older11$23$d;
-    wire  [23:0] older11$23$q;
-    reg  older11$23$clock;
-    reg  [23:0] older10$0$d;
-    wire  [23:0] older10$0$q;
-    reg  older10$0$clock;
-    reg  [23:0] older10$1$d;
-    wire  [23:0] older10$1$q;
-    reg  older10$1$clock;
-    reg  [23:0] older10$2$d;
-    wire  [23:0] older10$2$q;
-    reg  older10$2$clock;
-    reg  [23:0] older10$3$d;
-    wire  [23:0] older10$3$q;
-    reg  older10$3$clock;
-    reg  [23:0] older10$4$d;
-    wire  [23:0] older10$4$q;
-    reg  older10$4$clock;
-    reg  [23:0] older10$5$d;
-    wire  [23:0] older10$5$q;
-    reg  older10$5$clock;
-    reg  [23:0] older10$6$d;
-    wire  [23:0] older10$6$q;
-    reg  older10$6$clock;
-    reg  [23:0] older10$7$d;
-    wire  [23:0] older10$7$q;
-    reg  older10$7$clock;
-    reg  [23:0] older10$8$d;
-    wire  [23:0] older10$8$q;
-    reg  older10$8$clock;
-    reg  [23:0] older10$9$d;
-    wire  [23:0] older10$9$q;
-    reg  older10$9$clock;
-    reg  [23:0] older10$10$d;
-    wire  [23:0] older10$10$q;
-    reg  older10$10$clock;
-    reg  [23:0] older10$11$d;
-    wire  [23:0] older10$11$q;
-    reg  older10$11$clock;
-    reg  [23:0] older10$12$d;
-    wire  [23:0] older10$12$q;
-    reg  older10$12$clock;
-    reg  [23:0] older10$13$d;
-    wire  [23:0] older10$13$q;
-    reg  older10$13$clock;
-    reg  [23:0] older10$14$d;
-    wire  [23:0] older10$14$q;
-    reg  older10$14$clock;
-    reg  [23:0] older10$15$d;
-    wire  [23:0] older10$15$q;
-    reg  older10$15$clock;
-    reg  [23:0] older10$16$d;
-    wire  [23:0] older10$16$q;
-    reg  older10$16$clock;
-    reg  [23:0] older10$17$d;
-    wire  [23:0] older10$17$q;
-    reg  older10$17$clock;
-    reg  [23:0] older10$18$d;
-    wire  [23:0] older10$18$q;
-    reg  older10$18$clock;
-    reg  [23:0] older10$19$d;
-    wire  [23:0] older10$19$q;
-    reg  older10$19$clock;
-    reg  [23:0] older10$20$d;
-    wire  [23:0] older10$20$q;
-    reg  older10$20$clock;
-    reg  [23:0] older10$21$d;
-    wire  [23:0] older10$21$q;
-    reg  older10$21$clock;
-    reg  [23:0] older10$22$d;
-    wire  [23:0] older10$22$q;
-    reg  older10$22$clock;
-    reg  [23:0] older10$23$d;
-    wire  [23:0] older10$23$q;
-    reg  older10$23$clock;
+    reg  [23:0] tri00$0$d;
+    wire  [23:0] tri00$0$q;
+    reg  tri00$0$clock;
+    reg  [23:0] tri00$1$d;
+    wire  [23:0] tri00$1$q;
+    reg  tri00$1$clock;
+    reg  [23:0] tri00$2$d;
+    wire  [23:0] tri00$2$q;
+    reg  tri00$2$clock;
+    reg  [23:0] tri00$3$d;
+    wire  [23:0] tri00$3$q;
+    reg  tri00$3$clock;
+    reg  [23:0] tri00$4$d;
+    wire  [23:0] tri00$4$q;
+    reg  tri00$4$clock;
+    reg  [23:0] tri00$5$d;
+    wire  [23:0] tri00$5$q;
+    reg  tri00$5$clock;
+    reg  [23:0] tri00$6$d;
+    wire  [23:0] tri00$6$q;
+    reg  tri00$6$clock;
+    reg  [23:0] tri00$7$d;
+    wire  [23:0] tri00$7$q;
+    reg  tri00$7$clock;
+    reg  [23:0] tri00$8$d;
+    wire  [23:0] tri00$8$q;
+    reg  tri00$8$clock;
+    reg  [23:0] tri00$9$d;
+    wire  [23:0] tri00$9$q;
+    reg  tri00$9$clock;
+    reg  [23:0] tri00$10$d;
+    wire  [23:0] tri00$10$q;
+    reg  tri00$10$clock;
+    reg  [23:0] tri00$11$d;
+    wire  [23:0] tri00$11$q;
+    reg  tri00$11$clock;
+    reg  [23:0] tri00$12$d;
+    wire  [23:0] tri00$12$q;
+    reg  tri00$12$clock;
+    reg  [23:0] tri00$13$d;
+    wire  [23:0] tri00$13$q;
+    reg  tri00$13$clock;
+    reg  [23:0] tri00$14$d;
+    wire  [23:0] tri00$14$q;
+    reg  tri00$14$clock;
+    reg  [23:0] tri00$15$d;
+    wire  [23:0] tri00$15$q;
+    reg  tri00$15$clock;
+    reg  [23:0] tri00$16$d;
+    wire  [23:0] tri00$16$q;
+    reg  tri00$16$clock;
+    reg  [23:0] tri00$17$d;
+    wire  [23:0] tri00$17$q;
+    reg  tri00$17$clock;
+    reg  [23:0] tri00$18$d;
+    wire  [23:0] tri00$18$q;
+    reg  tri00$18$clock;
+    reg  [23:0] tri00$19$d;
+    wire  [23:0] tri00$19$q;
+    reg  tri00$19$clock;
+    reg  [23:0] tri00$20$d;
+    wire  [23:0] tri00$20$q;
+    reg  tri00$20$clock;
+    reg  [23:0] tri00$21$d;
+    wire  [23:0] tri00$21$q;
+    reg  tri00$21$clock;
+    reg  [23:0] tri00$22$d;
+    wire  [23:0] tri00$22$q;
+    reg  tri00$22$clock;
+    reg  [23:0] tri00$23$d;
+    wire  [23:0] tri00$23$q;
+    reg  tri00$23$clock;
+    reg  [23:0] tri01$0$d;
+    wire  [23:0] tri01$0$q;
+    reg  tri01$0$clock;
+    reg  [23:0] tri01$1$d;
+    wire  [23:0] tri01$1$q;
+    reg  tri01$1$clock;
+    reg  [23:0] tri01$2$d;
+    wire  [23:0] tri01$2$q;
+    reg  tri01$2$clock;
+    reg  [23:0] tri01$3$d;
+    wire  [23:0] tri01$3$q;
+    reg  tri01$3$clock;
+    reg  [23:0] tri01$4$d;
+    wire  [23:0] tri01$4$q;
+    reg  tri01$4$clock;
+    reg  [23:0] tri01$5$d;
+    wire  [23:0] tri01$5$q;
+    reg  tri01$5$clock;
+    reg  [23:0] tri01$6$d;
+    wire  [23:0] tri01$6$q;
+    reg  tri01$6$clock;
+    reg  [23:0] tri01$7$d;
+    wire  [23:0] tri01$7$q;
+    reg  tri01$7$clock;
+    reg  [23:0] tri01$8$d;
+    wire  [23:0] tri01$8$q;
+    reg  tri01$8$clock;
+    reg  [23:0] tri01$9$d;
+    wire  [23:0] tri01$9$q;
+    reg  tri01$9$clock;
+    reg  [23:0] tri01$10$d;
+    wire  [23:0] tri01$10$q;
+    reg  tri01$10$clock;
+    reg  [23:0] tri01$11$d;
+    wire  [23:0] tri01$11$q;
+    reg  tri01$11$clock;
+    reg  [23:0] tri01$12$d;
+    wire  [23:0] tri01$12$q;
+    reg  tri01$12$clock;
+    reg  [23:0] tri01$13$d;
+    wire  [23:0] tri01$13$q;
+    reg  tri01$13$clock;
+    reg  [23:0] tri01$14$d;
+    wire  [23:0] tri01$14$q;
+    reg  tri01$14$clock;
+    reg  [23:0] tri01$15$d;
+    wire  [23:0] tri01$15$q;
+    reg  tri01$15$clock;
+    reg  [23:0] tri01$16$d;
+    wire  [23:0] tri01$16$q;
+    reg  tri01$16$clock;
+    reg  [23:0] tri01$17$d;
+    wire  [23:0] tri01$17$q;
+    reg  tri01$17$clock;
+    reg  [23:0] tri01$18$d;
+    wire  [23:0] tri01$18$q;
+    reg  tri01$18$clock;
+    reg  [23:0] tri01$19$d;
+    wire  [23:0] tri01$19$q;
+    reg  tri01$19$clock;
+    reg  [23:0] tri01$20$d;
+    wire  [23:0] tri01$20$q;
+    reg  tri01$20$clock;
+    reg  [23:0] tri01$21$d;
+    wire  [23:0] tri01$21$q;
+    reg  tri01$21$clock;
+    reg  [23:0] tri01$22$d;
+    wire  [23:0] tri01$22$q;
+    reg  tri01$22$clock;
+    reg  [23:0] tri01$23$d;
+    wire  [23:0] tri01$23$q;
+    reg  tri01$23$clock;
+    reg  [23:0] tri11$0$d;
+    wire  [23:0] tri11$0$q;
+    reg  tri11$0$clock;
+    reg  [23:0] tri11$1$d;
+    wire  [23:0] tri11$1$q;
+    reg  tri11$1$clock;
+    reg  [23:0] tri11$2$d;
+    wire  [23:0] tri11$2$q;
+    reg  tri11$2$clock;
+    reg  [23:0] tri11$3$d;
+    wire  [23:0] tri11$3$q;
+    reg  tri11$3$clock;
+    reg  [23:0] tri11$4$d;
+    wire  [23:0] tri11$4$q;
+    reg  tri11$4$clock;
+    reg  [23:0] tri11$5$d;
+    wire  [23:0] tri11$5$q;
+    reg  tri11$5$clock;
+    reg  [23:0] tri11$6$d;
+    wire  [23:0] tri11$6$q;
+    reg  tri11$6$clock;
+    reg  [23:0] tri11$7$d;
+    wire  [23:0] tri11$7$q;
+    reg  tri11$7$clock;
+    reg  [23:0] tri11$8$d;
+    wire  [23:0] tri11$8$q;
+    reg  tri11$8$clock;
+    reg  [23:0] tri11$9$d;
+    wire  [23:0] tri11$9$q;
+    reg  tri11$9$clock;
+    reg  [23:0] tri11$10$d;
+    wire  [23:0] tri11$10$q;
+    reg  tri11$10$clock;
+    reg  [23:0] tri11$11$d;
+    wire  [23:0] tri11$11$q;
+    reg  tri11$11$clock;
+    reg  [23:0] tri11$12$d;
+    wire  [23:0] tri11$12$q;
+    reg  tri11$12$clock;
+    reg  [23:0] tri11$13$d;
+    wire  [23:0] tri11$13$q;
+    reg  tri11$13$clock;
+    reg  [23:0] tri11$14$d;
+    wire  [23:0] tri11$14$q;
+    reg  tri11$14$clock;
+    reg  [23:0] tri11$15$d;
+    wire  [23:0] tri11$15$q;
+    reg  tri11$15$clock;
+    reg  [23:0] tri11$16$d;
+    wire  [23:0] tri11$16$q;
+    reg  tri11$16$clock;
+    reg  [23:0] tri11$17$d;
+    wire  [23:0] tri11$17$q;
+    reg  tri11$17$clock;
+    reg  [23:0] tri11$18$d;
+    wire  [23:0] tri11$18$q;
+    reg  tri11$18$clock;
+    reg  [23:0] tri11$19$d;
+    wire  [23:0] tri11$19$q;
+    reg  tri11$19$clock;
+    reg  [23:0] tri11$20$d;
+    wire  [23:0] tri11$20$q;
+    reg  tri11$20$clock;
+    reg  [23:0] tri11$21$d;
+    wire  [23:0] tri11$21$q;
+    reg  tri11$21$clock;
+    reg  [23:0] tri11$22$d;
+    wire  [23:0] tri11$22$q;
+    reg  tri11$22$clock;
+    reg  [23:0] tri11$23$d;
+    wire  [23:0] tri11$23$q;
+    reg  tri11$23$clock;
+    reg  [23:0] tri10$0$d;
+    wire  [23:0] tri10$0$q;
+    reg  tri10$0$clock;
+    reg  [23:0] tri10$1$d;
+    wire  [23:0] tri10$1$q;
+    reg  tri10$1$clock;
+    reg  [23:0] tri10$2$d;
+    wire  [23:0] tri10$2$q;
+    reg  tri10$2$clock;
+    reg  [23:0] tri10$3$d;
+    wire  [23:0] tri10$3$q;
+    reg  tri10$3$clock;
+    reg  [23:0] tri10$4$d;
+    wire  [23:0] tri10$4$q;
+    reg  tri10$4$clock;
+    reg  [23:0] tri10$5$d;
+    wire  [23:0] tri10$5$q;
+    reg  tri10$5$clock;
+    reg  [23:0] tri10$6$d;
+    wire  [23:0] tri10$6$q;
+    reg  tri10$6$clock;
+    reg  [23:0] tri10$7$d;
+    wire  [23:0] tri10$7$q;
+    reg  tri10$7$clock;
+    reg  [23:0] tri10$8$d;
+    wire  [23:0] tri10$8$q;
+    reg  tri10$8$clock;
+    reg  [23:0] tri10$9$d;
+    wire  [23:0] tri10$9$q;
+    reg  tri10$9$clock;
+    reg  [23:0] tri10$10$d;
+    wire  [23:0] tri10$10$q;
+    reg  tri10$10$clock;
+    reg  [23:0] tri10$11$d;
+    wire  [23:0] tri10$11$q;
+    reg  tri10$11$clock;
+    reg  [23:0] tri10$12$d;
+    wire  [23:0] tri10$12$q;
+    reg  tri10$12$clock;
+    reg  [23:0] tri10$13$d;
+    wire  [23:0] tri10$13$q;
+    reg  tri10$13$clock;
+    reg  [23:0] tri10$14$d;
+    wire  [23:0] tri10$14$q;
+    reg  tri10$14$clock;
+    reg  [23:0] tri10$15$d;
+    wire  [23:0] tri10$15$q;
+    reg  tri10$15$clock;
+    reg  [23:0] tri10$16$d;
+    wire  [23:0] tri10$16$q;
+    reg  tri10$16$clock;
+    reg  [23:0] tri10$17$d;
+    wire  [23:0] tri10$17$q;
+    reg  tri10$17$clock;
+    reg  [23:0] tri10$18$d;
+    wire  [23:0] tri10$18$q;
+    reg  tri10$18$clock;
+    reg  [23:0] tri10$19$d;
+    wire  [23:0] tri10$19$q;
+    reg  tri10$19$clock;
+    reg  [23:0] tri10$20$d;
+    wire  [23:0] tri10$20$q;
+    reg  tri10$20$clock;
+    reg  [23:0] tri10$21$d;
+    wire  [23:0] tri10$21$q;
+    reg  tri10$21$clock;
+    reg  [23:0] tri10$22$d;
+    wire  [23:0] tri10$22$q;
+    reg  tri10$22$clock;
+    reg  [23:0] tri10$23$d;
+    wire  [23:0] tri10$23$q;
+    reg  tri10$23$clock;
     
     // Local signals
+    reg  [2:0] kill;
+    reg  [23:0] col_00;
+    reg  [23:0] col_10;
+    reg  [23:0] col_11;
+    reg  [23:0] col_01;
+    reg  [23:0] owner_sel0;
+    reg  [23:0] owner_sel1;
     reg  owner_pick_valid;
+    reg  [5:0] owner_lane;
     reg  [5:0] owner_pick;
     reg  sat_held;
     reg  mp_next;
@@ -580,6 +547,7 @@ module mascar_scheduler(clock,policy_gto,mas_enable,check_at_handover,mp_exit_ho
         .sfu_avail(picker0$sfu_avail),
         .lsu_avail(picker0$lsu_avail),
         .load_avail(picker0$load_avail),
+        .kill(picker0$kill),
         .policy_gto(picker0$policy_gto),
         .mas_enable(picker0$mas_enable),
         .mp(picker0$mp),
@@ -587,30 +555,30 @@ module mascar_scheduler(clock,policy_gto,mas_enable,check_at_handover,mp_exit_ho
         .last_lane(picker0$last_lane),
         .greedy_valid(picker0$greedy_valid),
         .greedy_lane(picker0$greedy_lane),
-        .older$0(picker0$older$0),
-        .older$1(picker0$older$1),
-        .older$2(picker0$older$2),
-        .older$3(picker0$older$3),
-        .older$4(picker0$older$4),
-        .older$5(picker0$older$5),
-        .older$6(picker0$older$6),
-        .older$7(picker0$older$7),
-        .older$8(picker0$older$8),
-        .older$9(picker0$older$9),
-        .older$10(picker0$older$10),
-        .older$11(picker0$older$11),
-        .older$12(picker0$older$12),
-        .older$13(picker0$older$13),
-        .older$14(picker0$older$14),
-        .older$15(picker0$older$15),
-        .older$16(picker0$older$16),
-        .older$17(picker0$older$17),
-        .older$18(picker0$older$18),
-        .older$19(picker0$older$19),
-        .older$20(picker0$older$20),
-        .older$21(picker0$older$21),
-        .older$22(picker0$older$22),
-        .older$23(picker0$older$23),
+        .tri$0(picker0$tri$0),
+        .tri$1(picker0$tri$1),
+        .tri$2(picker0$tri$2),
+        .tri$3(picker0$tri$3),
+        .tri$4(picker0$tri$4),
+        .tri$5(picker0$tri$5),
+        .tri$6(picker0$tri$6),
+        .tri$7(picker0$tri$7),
+        .tri$8(picker0$tri$8),
+        .tri$9(picker0$tri$9),
+        .tri$10(picker0$tri$10),
+        .tri$11(picker0$tri$11),
+        .tri$12(picker0$tri$12),
+        .tri$13(picker0$tri$13),
+        .tri$14(picker0$tri$14),
+        .tri$15(picker0$tri$15),
+        .tri$16(picker0$tri$16),
+        .tri$17(picker0$tri$17),
+        .tri$18(picker0$tri$18),
+        .tri$19(picker0$tri$19),
+        .tri$20(picker0$tri$20),
+        .tri$21(picker0$tri$21),
+        .tri$22(picker0$tri$22),
+        .tri$23(picker0$tri$23),
         .pick_valid(picker0$pick_valid),
         .pick_lane(picker0$pick_lane),
         .pick_one_hot(picker0$pick_one_hot)
@@ -627,6 +595,7 @@ module mascar_scheduler(clock,policy_gto,mas_enable,check_at_handover,mp_exit_ho
         .sfu_avail(picker1$sfu_avail),
         .lsu_avail(picker1$lsu_avail),
         .load_avail(picker1$load_avail),
+        .kill(picker1$kill),
         .policy_gto(picker1$policy_gto),
         .mas_enable(picker1$mas_enable),
         .mp(picker1$mp),
@@ -634,30 +603,30 @@ module mascar_scheduler(clock,policy_gto,mas_enable,check_at_handover,mp_exit_ho
         .last_lane(picker1$last_lane),
         .greedy_valid(picker1$greedy_valid),
         .greedy_lane(picker1$greedy_lane),
-        .older$0(picker1$older$0),
-        .older$1(picker1$older$1),
-        .older$2(picker1$older$2),
-        .older$3(picker1$older$3),
-        .older$4(picker1$older$4),
-        .older$5(picker1$older$5),
-        .older$6(picker1$older$6),
-        .older$7(picker1$older$7),
-        .older$8(picker1$older$8),
-        .older$9(picker1$older$9),
-        .older$10(picker1$older$10),
-        .older$11(picker1$older$11),
-        .older$12(picker1$older$12),
-        .older$13(picker1$older$13),
-        .older$14(picker1$older$14),
-        .older$15(picker1$older$15),
-        .older$16(picker1$older$16),
-        .older$17(picker1$older$17),
-        .older$18(picker1$older$18),
-        .older$19(picker1$older$19),
-        .older$20(picker1$older$20),
-        .older$21(picker1$older$21),
-        .older$22(picker1$older$22),
-        .older$23(picker1$older$23),
+        .tri$0(picker1$tri$0),
+        .tri$1(picker1$tri$1),
+        .tri$2(picker1$tri$2),
+        .tri$3(picker1$tri$3),
+        .tri$4(picker1$tri$4),
+        .tri$5(picker1$tri$5),
+        .tri$6(picker1$tri$6),
+        .tri$7(picker1$tri$7),
+        .tri$8(picker1$tri$8),
+        .tri$9(picker1$tri$9),
+        .tri$10(picker1$tri$10),
+        .tri$11(picker1$tri$11),
+        .tri$12(picker1$tri$12),
+        .tri$13(picker1$tri$13),
+        .tri$14(picker1$tri$14),
+        .tri$15(picker1$tri$15),
+        .tri$16(picker1$tri$16),
+        .tri$17(picker1$tri$17),
+        .tri$18(picker1$tri$18),
+        .tri$19(picker1$tri$19),
+        .tri$20(picker1$tri$20),
+        .tri$21(picker1$tri$21),
+        .tri$22(picker1$tri$22),
+        .tri$23(picker1$tri$23),
         .pick_valid(picker1$pick_valid),
         .pick_lane(picker1$pick_lane),
         .pick_one_hot(picker1$pick_one_hot)
@@ -722,485 +691,485 @@ module mascar_scheduler(clock,policy_gto,mas_enable,check_at_handover,mp_exit_ho
         .q(greedy_lane_r$1$q),
         .clock(greedy_lane_r$1$clock)
     );
-    mascar_scheduler$older00$0 older00$0(
-        .d(older00$0$d),
-        .q(older00$0$q),
-        .clock(older00$0$clock)
-    );
-    mascar_scheduler$older00$1 older00$1(
-        .d(older00$1$d),
-        .q(older00$1$q),
-        .clock(older00$1$clock)
-    );
-    mascar_scheduler$older00$2 older00$2(
-        .d(older00$2$d),
-        .q(older00$2$q),
-        .clock(older00$2$clock)
-    );
-    mascar_scheduler$older00$3 older00$3(
-        .d(older00$3$d),
-        .q(older00$3$q),
-        .clock(older00$3$clock)
-    );
-    mascar_scheduler$older00$4 older00$4(
-        .d(older00$4$d),
-        .q(older00$4$q),
-        .clock(older00$4$clock)
-    );
-    mascar_scheduler$older00$5 older00$5(
-        .d(older00$5$d),
-        .q(older00$5$q),
-        .clock(older00$5$clock)
-    );
-    mascar_scheduler$older00$6 older00$6(
-        .d(older00$6$d),
-        .q(older00$6$q),
-        .clock(older00$6$clock)
-    );
-    mascar_scheduler$older00$7 older00$7(
-        .d(older00$7$d),
-        .q(older00$7$q),
-        .clock(older00$7$clock)
-    );
-    mascar_scheduler$older00$8 older00$8(
-        .d(older00$8$d),
-        .q(older00$8$q),
-        .clock(older00$8$clock)
-    );
-    mascar_scheduler$older00$9 older00$9(
-        .d(older00$9$d),
-        .q(older00$9$q),
-        .clock(older00$9$clock)
-    );
-    mascar_scheduler$older00$10 older00$10(
-        .d(older00$10$d),
-        .q(older00$10$q),
-        .clock(older00$10$clock)
-    );
-    mascar_scheduler$older00$11 older00$11(
-        .d(older00$11$d),
-        .q(older00$11$q),
-        .clock(older00$11$clock)
-    );
-    mascar_scheduler$older00$12 older00$12(
-        .d(older00$12$d),
-        .q(older00$12$q),
-        .clock(older00$12$clock)
-    );
-    mascar_scheduler$older00$13 older00$13(
-        .d(older00$13$d),
-        .q(older00$13$q),
-        .clock(older00$13$clock)
-    );
-    mascar_scheduler$older00$14 older00$14(
-        .d(older00$14$d),
-        .q(older00$14$q),
-        .clock(older00$14$clock)
-    );
-    mascar_scheduler$older00$15 older00$15(
-        .d(older00$15$d),
-        .q(older00$15$q),
-        .clock(older00$15$clock)
-    );
-    mascar_scheduler$older00$16 older00$16(
-        .d(older00$16$d),
-        .q(older00$16$q),
-        .clock(older00$16$clock)
-    );
-    mascar_scheduler$older00$17 older00$17(
-        .d(older00$17$d),
-        .q(older00$17$q),
-        .clock(older00$17$clock)
-    );
-    mascar_scheduler$older00$18 older00$18(
-        .d(older00$18$d),
-        .q(older00$18$q),
-        .clock(older00$18$clock)
-    );
-    mascar_scheduler$older00$19 older00$19(
-        .d(older00$19$d),
-        .q(older00$19$q),
-        .clock(older00$19$clock)
-    );
-    mascar_scheduler$older00$20 older00$20(
-        .d(older00$20$d),
-        .q(older00$20$q),
-        .clock(older00$20$clock)
-    );
-    mascar_scheduler$older00$21 older00$21(
-        .d(older00$21$d),
-        .q(older00$21$q),
-        .clock(older00$21$clock)
-    );
-    mascar_scheduler$older00$22 older00$22(
-        .d(older00$22$d),
-        .q(older00$22$q),
-        .clock(older00$22$clock)
-    );
-    mascar_scheduler$older00$23 older00$23(
-        .d(older00$23$d),
-        .q(older00$23$q),
-        .clock(older00$23$clock)
-    );
-    mascar_scheduler$older01$0 older01$0(
-        .d(older01$0$d),
-        .q(older01$0$q),
-        .clock(older01$0$clock)
-    );
-    mascar_scheduler$older01$1 older01$1(
-        .d(older01$1$d),
-        .q(older01$1$q),
-        .clock(older01$1$clock)
-    );
-    mascar_scheduler$older01$2 older01$2(
-        .d(older01$2$d),
-        .q(older01$2$q),
-        .clock(older01$2$clock)
-    );
-    mascar_scheduler$older01$3 older01$3(
-        .d(older01$3$d),
-        .q(older01$3$q),
-        .clock(older01$3$clock)
-    );
-    mascar_scheduler$older01$4 older01$4(
-        .d(older01$4$d),
-        .q(older01$4$q),
-        .clock(older01$4$clock)
-    );
-    mascar_scheduler$older01$5 older01$5(
-        .d(older01$5$d),
-        .q(older01$5$q),
-        .clock(older01$5$clock)
-    );
-    mascar_scheduler$older01$6 older01$6(
-        .d(older01$6$d),
-        .q(older01$6$q),
-        .clock(older01$6$clock)
-    );
-    mascar_scheduler$older01$7 older01$7(
-        .d(older01$7$d),
-        .q(older01$7$q),
-        .clock(older01$7$clock)
-    );
-    mascar_scheduler$older01$8 older01$8(
-        .d(older01$8$d),
-        .q(older01$8$q),
-        .clock(older01$8$clock)
-    );
-    mascar_scheduler$older01$9 older01$9(
-        .d(older01$9$d),
-        .q(older01$9$q),
-        .clock(older01$9$clock)
-    );
-    mascar_scheduler$older01$10 older01$10(
-        .d(older01$10$d),
-        .q(older01$10$q),
-        .clock(older01$10$clock)
-    );
-    mascar_scheduler$older01$11 older01$11(
-        .d(older01$11$d),
-        .q(older01$11$q),
-        .clock(older01$11$clock)
-    );
-    mascar_scheduler$older01$12 older01$12(
-        .d(older01$12$d),
-        .q(older01$12$q),
-        .clock(older01$12$clock)
-    );
-    mascar_scheduler$older01$13 older01$13(
-        .d(older01$13$d),
-        .q(older01$13$q),
-        .clock(older01$13$clock)
-    );
-    mascar_scheduler$older01$14 older01$14(
-        .d(older01$14$d),
-        .q(older01$14$q),
-        .clock(older01$14$clock)
-    );
-    mascar_scheduler$older01$15 older01$15(
-        .d(older01$15$d),
-        .q(older01$15$q),
-        .clock(older01$15$clock)
-    );
-    mascar_scheduler$older01$16 older01$16(
-        .d(older01$16$d),
-        .q(older01$16$q),
-        .clock(older01$16$clock)
-    );
-    mascar_scheduler$older01$17 older01$17(
-        .d(older01$17$d),
-        .q(older01$17$q),
-        .clock(older01$17$clock)
-    );
-    mascar_scheduler$older01$18 older01$18(
-        .d(older01$18$d),
-        .q(older01$18$q),
-        .clock(older01$18$clock)
-    );
-    mascar_scheduler$older01$19 older01$19(
-        .d(older01$19$d),
-        .q(older01$19$q),
-        .clock(older01$19$clock)
-    );
-    mascar_scheduler$older01$20 older01$20(
-        .d(older01$20$d),
-        .q(older01$20$q),
-        .clock(older01$20$clock)
-    );
-    mascar_scheduler$older01$21 older01$21(
-        .d(older01$21$d),
-        .q(older01$21$q),
-        .clock(older01$21$clock)
-    );
-    mascar_scheduler$older01$22 older01$22(
-        .d(older01$22$d),
-        .q(older01$22$q),
-        .clock(older01$22$clock)
-    );
-    mascar_scheduler$older01$23 older01$23(
-        .d(older01$23$d),
-        .q(older01$23$q),
-        .clock(older01$23$clock)
-    );
-    mascar_scheduler$older11$0 older11$0(
-        .d(older11$0$d),
-        .q(older11$0$q),
-        .clock(older11$0$clock)
-    );
-    mascar_scheduler$older11$1 older11$1(
-        .d(older11$1$d),
-        .q(older11$1$q),
-        .clock(older11$1$clock)
-    );
-    mascar_scheduler$older11$2 older11$2(
-        .d(older11$2$d),
-        .q(older11$2$q),
-        .clock(older11$2$clock)
-    );
-    mascar_scheduler$older11$3 older11$3(
-        .d(older11$3$d),
-        .q(older11$3$q),
-        .clock(older11$3$clock)
-    );
-    mascar_scheduler$older11$4 older11$4(
-        .d(older11$4$d),
-        .q(older11$4$q),
-        .clock(older11$4$clock)
-    );
-    mascar_scheduler$older11$5 older11$5(
-        .d(older11$5$d),
-        .q(older11$5$q),
-        .clock(older11$5$clock)
-    );
-    mascar_scheduler$older11$6 older11$6(
-        .d(older11$6$d),
-        .q(older11$6$q),
-        .clock(older11$6$clock)
-    );
-    mascar_scheduler$older11$7 older11$7(
-        .d(older11$7$d),
-        .q(older11$7$q),
-        .clock(older11$7$clock)
-    );
-    mascar_scheduler$older11$8 older11$8(
-        .d(older11$8$d),
-        .q(older11$8$q),
-        .clock(older11$8$clock)
-    );
-    mascar_scheduler$older11$9 older11$9(
-        .d(older11$9$d),
-        .q(older11$9$q),
-        .clock(older11$9$clock)
-    );
-    mascar_scheduler$older11$10 older11$10(
-        .d(older11$10$d),
-        .q(older11$10$q),
-        .clock(older11$10$clock)
-    );
-    mascar_scheduler$older11$11 older11$11(
-        .d(older11$11$d),
-        .q(older11$11$q),
-        .clock(older11$11$clock)
-    );
-    mascar_scheduler$older11$12 older11$12(
-        .d(older11$12$d),
-        .q(older11$12$q),
-        .clock(older11$12$clock)
-    );
-    mascar_scheduler$older11$13 older11$13(
-        .d(older11$13$d),
-        .q(older11$13$q),
-        .clock(older11$13$clock)
-    );
-    mascar_scheduler$older11$14 older11$14(
-        .d(older11$14$d),
-        .q(older11$14$q),
-        .clock(older11$14$clock)
-    );
-    mascar_scheduler$older11$15 older11$15(
-        .d(older11$15$d),
-        .q(older11$15$q),
-        .clock(older11$15$clock)
-    );
-    mascar_scheduler$older11$16 older11$16(
-        .d(older11$16$d),
-        .q(older11$16$q),
-        .clock(older11$16$clock)
-    );
-    mascar_scheduler$older11$17 older11$17(
-        .d(older11$17$d),
-        .q(older11$17$q),
-        .clock(older11$17$clock)
-    );
-    mascar_scheduler$older11$18 older11$18(
-        .d(older11$18$d),
-        .q(older11$18$q),
-        .clock(older11$18$clock)
-    );
-    mascar_scheduler$older11$19 older11$19(
-        .d(older11$19$d),
-        .q(older11$19$q),
-        .clock(older11$19$clock)
-    );
-    mascar_scheduler$older11$20 older11$20(
-        .d(older11$20$d),
-        .q(older11$20$q),
-        .clock(older11$20$clock)
-    );
-    mascar_scheduler$older11$21 older11$21(
-        .d(older11$21$d),
-        .q(older11$21$q),
-        .clock(older11$21$clock)
-    );
-    mascar_scheduler$older11$22 older11$22(
-        .d(older11$22$d),
-        .q(older11$22$q),
-        .clock(older11$22$clock)
-    );
-    mascar_scheduler$older11$23 older11$23(
-        .d(older11$23$d),
-        .q(older11$23$q),
-        .clock(older11$23$clock)
-    );
-    mascar_scheduler$older10$0 older10$0(
-        .d(older10$0$d),
-        .q(older10$0$q),
-        .clock(older10$0$clock)
-    );
-    mascar_scheduler$older10$1 older10$1(
-        .d(older10$1$d),
-        .q(older10$1$q),
-        .clock(older10$1$clock)
-    );
-    mascar_scheduler$older10$2 older10$2(
-        .d(older10$2$d),
-        .q(older10$2$q),
-        .clock(older10$2$clock)
-    );
-    mascar_scheduler$older10$3 older10$3(
-        .d(older10$3$d),
-        .q(older10$3$q),
-        .clock(older10$3$clock)
-    );
-    mascar_scheduler$older10$4 older10$4(
-        .d(older10$4$d),
-        .q(older10$4$q),
-        .clock(older10$4$clock)
-    );
-    mascar_scheduler$older10$5 older10$5(
-        .d(older10$5$d),
-        .q(older10$5$q),
-        .clock(older10$5$clock)
-    );
-    mascar_scheduler$older10$6 older10$6(
-        .d(older10$6$d),
-        .q(older10$6$q),
-        .clock(older10$6$clock)
-    );
-    mascar_scheduler$older10$7 older10$7(
-        .d(older10$7$d),
-        .q(older10$7$q),
-        .clock(older10$7$clock)
-    );
-    mascar_scheduler$older10$8 older10$8(
-        .d(older10$8$d),
-        .q(older10$8$q),
-        .clock(older10$8$clock)
-    );
-    mascar_scheduler$older10$9 older10$9(
-        .d(older10$9$d),
-        .q(older10$9$q),
-        .clock(older10$9$clock)
-    );
-    mascar_scheduler$older10$10 older10$10(
-        .d(older10$10$d),
-        .q(older10$10$q),
-        .clock(older10$10$clock)
-    );
-    mascar_scheduler$older10$11 older10$11(
-        .d(older10$11$d),
-        .q(older10$11$q),
-        .clock(older10$11$clock)
-    );
-    mascar_scheduler$older10$12 older10$12(
-        .d(older10$12$d),
-        .q(older10$12$q),
-        .clock(older10$12$clock)
-    );
-    mascar_scheduler$older10$13 older10$13(
-        .d(older10$13$d),
-        .q(older10$13$q),
-        .clock(older10$13$clock)
-    );
-    mascar_scheduler$older10$14 older10$14(
-        .d(older10$14$d),
-        .q(older10$14$q),
-        .clock(older10$14$clock)
-    );
-    mascar_scheduler$older10$15 older10$15(
-        .d(older10$15$d),
-        .q(older10$15$q),
-        .clock(older10$15$clock)
-    );
-    mascar_scheduler$older10$16 older10$16(
-        .d(older10$16$d),
-        .q(older10$16$q),
-        .clock(older10$16$clock)
-    );
-    mascar_scheduler$older10$17 older10$17(
-        .d(older10$17$d),
-        .q(older10$17$q),
-        .clock(older10$17$clock)
-    );
-    mascar_scheduler$older10$18 older10$18(
-        .d(older10$18$d),
-        .q(older10$18$q),
-        .clock(older10$18$clock)
-    );
-    mascar_scheduler$older10$19 older10$19(
-        .d(older10$19$d),
-        .q(older10$19$q),
-        .clock(older10$19$clock)
-    );
-    mascar_scheduler$older10$20 older10$20(
-        .d(older10$20$d),
-        .q(older10$20$q),
-        .clock(older10$20$clock)
-    );
-    mascar_scheduler$older10$21 older10$21(
-        .d(older10$21$d),
-        .q(older10$21$q),
-        .clock(older10$21$clock)
-    );
-    mascar_scheduler$older10$22 older10$22(
-        .d(older10$22$d),
-        .q(older10$22$q),
-        .clock(older10$22$clock)
-    );
-    mascar_scheduler$older10$23 older10$23(
-        .d(older10$23$d),
-        .q(older10$23$q),
-        .clock(older10$23$clock)
+    mascar_scheduler$tri00$0 tri00$0(
+        .d(tri00$0$d),
+        .q(tri00$0$q),
+        .clock(tri00$0$clock)
+    );
+    mascar_scheduler$tri00$1 tri00$1(
+        .d(tri00$1$d),
+        .q(tri00$1$q),
+        .clock(tri00$1$clock)
+    );
+    mascar_scheduler$tri00$2 tri00$2(
+        .d(tri00$2$d),
+        .q(tri00$2$q),
+        .clock(tri00$2$clock)
+    );
+    mascar_scheduler$tri00$3 tri00$3(
+        .d(tri00$3$d),
+        .q(tri00$3$q),
+        .clock(tri00$3$clock)
+    );
+    mascar_scheduler$tri00$4 tri00$4(
+        .d(tri00$4$d),
+        .q(tri00$4$q),
+        .clock(tri00$4$clock)
+    );
+    mascar_scheduler$tri00$5 tri00$5(
+        .d(tri00$5$d),
+        .q(tri00$5$q),
+        .clock(tri00$5$clock)
+    );
+    mascar_scheduler$tri00$6 tri00$6(
+        .d(tri00$6$d),
+        .q(tri00$6$q),
+        .clock(tri00$6$clock)
+    );
+    mascar_scheduler$tri00$7 tri00$7(
+        .d(tri00$7$d),
+        .q(tri00$7$q),
+        .clock(tri00$7$clock)
+    );
+    mascar_scheduler$tri00$8 tri00$8(
+        .d(tri00$8$d),
+        .q(tri00$8$q),
+        .clock(tri00$8$clock)
+    );
+    mascar_scheduler$tri00$9 tri00$9(
+        .d(tri00$9$d),
+        .q(tri00$9$q),
+        .clock(tri00$9$clock)
+    );
+    mascar_scheduler$tri00$10 tri00$10(
+        .d(tri00$10$d),
+        .q(tri00$10$q),
+        .clock(tri00$10$clock)
+    );
+    mascar_scheduler$tri00$11 tri00$11(
+        .d(tri00$11$d),
+        .q(tri00$11$q),
+        .clock(tri00$11$clock)
+    );
+    mascar_scheduler$tri00$12 tri00$12(
+        .d(tri00$12$d),
+        .q(tri00$12$q),
+        .clock(tri00$12$clock)
+    );
+    mascar_scheduler$tri00$13 tri00$13(
+        .d(tri00$13$d),
+        .q(tri00$13$q),
+        .clock(tri00$13$clock)
+    );
+    mascar_scheduler$tri00$14 tri00$14(
+        .d(tri00$14$d),
+        .q(tri00$14$q),
+        .clock(tri00$14$clock)
+    );
+    mascar_scheduler$tri00$15 tri00$15(
+        .d(tri00$15$d),
+        .q(tri00$15$q),
+        .clock(tri00$15$clock)
+    );
+    mascar_scheduler$tri00$16 tri00$16(
+        .d(tri00$16$d),
+        .q(tri00$16$q),
+        .clock(tri00$16$clock)
+    );
+    mascar_scheduler$tri00$17 tri00$17(
+        .d(tri00$17$d),
+        .q(tri00$17$q),
+        .clock(tri00$17$clock)
+    );
+    mascar_scheduler$tri00$18 tri00$18(
+        .d(tri00$18$d),
+        .q(tri00$18$q),
+        .clock(tri00$18$clock)
+    );
+    mascar_scheduler$tri00$19 tri00$19(
+        .d(tri00$19$d),
+        .q(tri00$19$q),
+        .clock(tri00$19$clock)
+    );
+    mascar_scheduler$tri00$20 tri00$20(
+        .d(tri00$20$d),
+        .q(tri00$20$q),
+        .clock(tri00$20$clock)
+    );
+    mascar_scheduler$tri00$21 tri00$21(
+        .d(tri00$21$d),
+        .q(tri00$21$q),
+        .clock(tri00$21$clock)
+    );
+    mascar_scheduler$tri00$22 tri00$22(
+        .d(tri00$22$d),
+        .q(tri00$22$q),
+        .clock(tri00$22$clock)
+    );
+    mascar_scheduler$tri00$23 tri00$23(
+        .d(tri00$23$d),
+        .q(tri00$23$q),
+        .clock(tri00$23$clock)
+    );
+    mascar_scheduler$tri01$0 tri01$0(
+        .d(tri01$0$d),
+        .q(tri01$0$q),
+        .clock(tri01$0$clock)
+    );
+    mascar_scheduler$tri01$1 tri01$1(
+        .d(tri01$1$d),
+        .q(tri01$1$q),
+        .clock(tri01$1$clock)
+    );
+    mascar_scheduler$tri01$2 tri01$2(
+        .d(tri01$2$d),
+        .q(tri01$2$q),
+        .clock(tri01$2$clock)
+    );
+    mascar_scheduler$tri01$3 tri01$3(
+        .d(tri01$3$d),
+        .q(tri01$3$q),
+        .clock(tri01$3$clock)
+    );
+    mascar_scheduler$tri01$4 tri01$4(
+        .d(tri01$4$d),
+        .q(tri01$4$q),
+        .clock(tri01$4$clock)
+    );
+    mascar_scheduler$tri01$5 tri01$5(
+        .d(tri01$5$d),
+        .q(tri01$5$q),
+        .clock(tri01$5$clock)
+    );
+    mascar_scheduler$tri01$6 tri01$6(
+        .d(tri01$6$d),
+        .q(tri01$6$q),
+        .clock(tri01$6$clock)
+    );
+    mascar_scheduler$tri01$7 tri01$7(
+        .d(tri01$7$d),
+        .q(tri01$7$q),
+        .clock(tri01$7$clock)
+    );
+    mascar_scheduler$tri01$8 tri01$8(
+        .d(tri01$8$d),
+        .q(tri01$8$q),
+        .clock(tri01$8$clock)
+    );
+    mascar_scheduler$tri01$9 tri01$9(
+        .d(tri01$9$d),
+        .q(tri01$9$q),
+        .clock(tri01$9$clock)
+    );
+    mascar_scheduler$tri01$10 tri01$10(
+        .d(tri01$10$d),
+        .q(tri01$10$q),
+        .clock(tri01$10$clock)
+    );
+    mascar_scheduler$tri01$11 tri01$11(
+        .d(tri01$11$d),
+        .q(tri01$11$q),
+        .clock(tri01$11$clock)
+    );
+    mascar_scheduler$tri01$12 tri01$12(
+        .d(tri01$12$d),
+        .q(tri01$12$q),
+        .clock(tri01$12$clock)
+    );
+    mascar_scheduler$tri01$13 tri01$13(
+        .d(tri01$13$d),
+        .q(tri01$13$q),
+        .clock(tri01$13$clock)
+    );
+    mascar_scheduler$tri01$14 tri01$14(
+        .d(tri01$14$d),
+        .q(tri01$14$q),
+        .clock(tri01$14$clock)
+    );
+    mascar_scheduler$tri01$15 tri01$15(
+        .d(tri01$15$d),
+        .q(tri01$15$q),
+        .clock(tri01$15$clock)
+    );
+    mascar_scheduler$tri01$16 tri01$16(
+        .d(tri01$16$d),
+        .q(tri01$16$q),
+        .clock(tri01$16$clock)
+    );
+    mascar_scheduler$tri01$17 tri01$17(
+        .d(tri01$17$d),
+        .q(tri01$17$q),
+        .clock(tri01$17$clock)
+    );
+    mascar_scheduler$tri01$18 tri01$18(
+        .d(tri01$18$d),
+        .q(tri01$18$q),
+        .clock(tri01$18$clock)
+    );
+    mascar_scheduler$tri01$19 tri01$19(
+        .d(tri01$19$d),
+        .q(tri01$19$q),
+        .clock(tri01$19$clock)
+    );
+    mascar_scheduler$tri01$20 tri01$20(
+        .d(tri01$20$d),
+        .q(tri01$20$q),
+        .clock(tri01$20$clock)
+    );
+    mascar_scheduler$tri01$21 tri01$21(
+        .d(tri01$21$d),
+        .q(tri01$21$q),
+        .clock(tri01$21$clock)
+    );
+    mascar_scheduler$tri01$22 tri01$22(
+        .d(tri01$22$d),
+        .q(tri01$22$q),
+        .clock(tri01$22$clock)
+    );
+    mascar_scheduler$tri01$23 tri01$23(
+        .d(tri01$23$d),
+        .q(tri01$23$q),
+        .clock(tri01$23$clock)
+    );
+    mascar_scheduler$tri11$0 tri11$0(
+        .d(tri11$0$d),
+        .q(tri11$0$q),
+        .clock(tri11$0$clock)
+    );
+    mascar_scheduler$tri11$1 tri11$1(
+        .d(tri11$1$d),
+        .q(tri11$1$q),
+        .clock(tri11$1$clock)
+    );
+    mascar_scheduler$tri11$2 tri11$2(
+        .d(tri11$2$d),
+        .q(tri11$2$q),
+        .clock(tri11$2$clock)
+    );
+    mascar_scheduler$tri11$3 tri11$3(
+        .d(tri11$3$d),
+        .q(tri11$3$q),
+        .clock(tri11$3$clock)
+    );
+    mascar_scheduler$tri11$4 tri11$4(
+        .d(tri11$4$d),
+        .q(tri11$4$q),
+        .clock(tri11$4$clock)
+    );
+    mascar_scheduler$tri11$5 tri11$5(
+        .d(tri11$5$d),
+        .q(tri11$5$q),
+        .clock(tri11$5$clock)
+    );
+    mascar_scheduler$tri11$6 tri11$6(
+        .d(tri11$6$d),
+        .q(tri11$6$q),
+        .clock(tri11$6$clock)
+    );
+    mascar_scheduler$tri11$7 tri11$7(
+        .d(tri11$7$d),
+        .q(tri11$7$q),
+        .clock(tri11$7$clock)
+    );
+    mascar_scheduler$tri11$8 tri11$8(
+        .d(tri11$8$d),
+        .q(tri11$8$q),
+        .clock(tri11$8$clock)
+    );
+    mascar_scheduler$tri11$9 tri11$9(
+        .d(tri11$9$d),
+        .q(tri11$9$q),
+        .clock(tri11$9$clock)
+    );
+    mascar_scheduler$tri11$10 tri11$10(
+        .d(tri11$10$d),
+        .q(tri11$10$q),
+        .clock(tri11$10$clock)
+    );
+    mascar_scheduler$tri11$11 tri11$11(
+        .d(tri11$11$d),
+        .q(tri11$11$q),
+        .clock(tri11$11$clock)
+    );
+    mascar_scheduler$tri11$12 tri11$12(
+        .d(tri11$12$d),
+        .q(tri11$12$q),
+        .clock(tri11$12$clock)
+    );
+    mascar_scheduler$tri11$13 tri11$13(
+        .d(tri11$13$d),
+        .q(tri11$13$q),
+        .clock(tri11$13$clock)
+    );
+    mascar_scheduler$tri11$14 tri11$14(
+        .d(tri11$14$d),
+        .q(tri11$14$q),
+        .clock(tri11$14$clock)
+    );
+    mascar_scheduler$tri11$15 tri11$15(
+        .d(tri11$15$d),
+        .q(tri11$15$q),
+        .clock(tri11$15$clock)
+    );
+    mascar_scheduler$tri11$16 tri11$16(
+        .d(tri11$16$d),
+        .q(tri11$16$q),
+        .clock(tri11$16$clock)
+    );
+    mascar_scheduler$tri11$17 tri11$17(
+        .d(tri11$17$d),
+        .q(tri11$17$q),
+        .clock(tri11$17$clock)
+    );
+    mascar_scheduler$tri11$18 tri11$18(
+        .d(tri11$18$d),
+        .q(tri11$18$q),
+        .clock(tri11$18$clock)
+    );
+    mascar_scheduler$tri11$19 tri11$19(
+        .d(tri11$19$d),
+        .q(tri11$19$q),
+        .clock(tri11$19$clock)
+    );
+    mascar_scheduler$tri11$20 tri11$20(
+        .d(tri11$20$d),
+        .q(tri11$20$q),
+        .clock(tri11$20$clock)
+    );
+    mascar_scheduler$tri11$21 tri11$21(
+        .d(tri11$21$d),
+        .q(tri11$21$q),
+        .clock(tri11$21$clock)
+    );
+    mascar_scheduler$tri11$22 tri11$22(
+        .d(tri11$22$d),
+        .q(tri11$22$q),
+        .clock(tri11$22$clock)
+    );
+    mascar_scheduler$tri11$23 tri11$23(
+        .d(tri11$23$d),
+        .q(tri11$23$q),
+        .clock(tri11$23$clock)
+    );
+    mascar_scheduler$tri10$0 tri10$0(
+        .d(tri10$0$d),
+        .q(tri10$0$q),
+        .clock(tri10$0$clock)
+    );
+    mascar_scheduler$tri10$1 tri10$1(
+        .d(tri10$1$d),
+        .q(tri10$1$q),
+        .clock(tri10$1$clock)
+    );
+    mascar_scheduler$tri10$2 tri10$2(
+        .d(tri10$2$d),
+        .q(tri10$2$q),
+        .clock(tri10$2$clock)
+    );
+    mascar_scheduler$tri10$3 tri10$3(
+        .d(tri10$3$d),
+        .q(tri10$3$q),
+        .clock(tri10$3$clock)
+    );
+    mascar_scheduler$tri10$4 tri10$4(
+        .d(tri10$4$d),
+        .q(tri10$4$q),
+        .clock(tri10$4$clock)
+    );
+    mascar_scheduler$tri10$5 tri10$5(
+        .d(tri10$5$d),
+        .q(tri10$5$q),
+        .clock(tri10$5$clock)
+    );
+    mascar_scheduler$tri10$6 tri10$6(
+        .d(tri10$6$d),
+        .q(tri10$6$q),
+        .clock(tri10$6$clock)
+    );
+    mascar_scheduler$tri10$7 tri10$7(
+        .d(tri10$7$d),
+        .q(tri10$7$q),
+        .clock(tri10$7$clock)
+    );
+    mascar_scheduler$tri10$8 tri10$8(
+        .d(tri10$8$d),
+        .q(tri10$8$q),
+        .clock(tri10$8$clock)
+    );
+    mascar_scheduler$tri10$9 tri10$9(
+        .d(tri10$9$d),
+        .q(tri10$9$q),
+        .clock(tri10$9$clock)
+    );
+    mascar_scheduler$tri10$10 tri10$10(
+        .d(tri10$10$d),
+        .q(tri10$10$q),
+        .clock(tri10$10$clock)
+    );
+    mascar_scheduler$tri10$11 tri10$11(
+        .d(tri10$11$d),
+        .q(tri10$11$q),
+        .clock(tri10$11$clock)
+    );
+    mascar_scheduler$tri10$12 tri10$12(
+        .d(tri10$12$d),
+        .q(tri10$12$q),
+        .clock(tri10$12$clock)
+    );
+    mascar_scheduler$tri10$13 tri10$13(
+        .d(tri10$13$d),
+        .q(tri10$13$q),
+        .clock(tri10$13$clock)
+    );
+    mascar_scheduler$tri10$14 tri10$14(
+        .d(tri10$14$d),
+        .q(tri10$14$q),
+        .clock(tri10$14$clock)
+    );
+    mascar_scheduler$tri10$15 tri10$15(
+        .d(tri10$15$d),
+        .q(tri10$15$q),
+        .clock(tri10$15$clock)
+    );
+    mascar_scheduler$tri10$16 tri10$16(
+        .d(tri10$16$d),
+        .q(tri10$16$q),
+        .clock(tri10$16$clock)
+    );
+    mascar_scheduler$tri10$17 tri10$17(
+        .d(tri10$17$d),
+        .q(tri10$17$q),
+        .clock(tri10$17$clock)
+    );
+    mascar_scheduler$tri10$18 tri10$18(
+        .d(tri10$18$d),
+        .q(tri10$18$q),
+        .clock(tri10$18$clock)
+    );
+    mascar_scheduler$tri10$19 tri10$19(
+        .d(tri10$19$d),
+        .q(tri10$19$q),
+        .clock(tri10$19$clock)
+    );
+    mascar_scheduler$tri10$20 tri10$20(
+        .d(tri10$20$d),
+        .q(tri10$20$q),
+        .clock(tri10$20$clock)
+    );
+    mascar_scheduler$tri10$21 tri10$21(
+        .d(tri10$21$d),
+        .q(tri10$21$q),
+        .clock(tri10$21$clock)
+    );
+    mascar_scheduler$tri10$22 tri10$22(
+        .d(tri10$22$d),
+        .q(tri10$22$q),
+        .clock(tri10$22$clock)
+    );
+    mascar_scheduler$tri10$23 tri10$23(
+        .d(tri10$23$d),
+        .q(tri10$23$q),
+        .clock(tri10$23$clock)
     );
     
     // Update code
@@ -1243,6 +1212,7 @@ module mascar_scheduler(clock,policy_gto,mas_enable,check_at_handover,mp_exit_ho
         picker0$sfu_avail = sfu_free != 32'h0;
         picker0$lsu_avail = lsu_free;
         picker0$load_avail = load_slot_free;
+        picker0$kill = 32'h0;
         picker0$policy_gto = policy_gto;
         picker0$mas_enable = mas_enable;
         picker0$mp = mp_r$q;
@@ -1257,10 +1227,15 @@ module mascar_scheduler(clock,policy_gto,mas_enable,check_at_handover,mp_exit_ho
         picker1$gload = gload$1;
         picker1$wst_mem = wst_mem$1;
         picker1$wst_stall = wst_stall$1;
-        picker1$sp_avail = (sp_free > 32'h1) | ((sp_free == 32'h1) & ~|(alu$0 & picker0$pick_one_hot));
-        picker1$sfu_avail = (sfu_free > 32'h1) | ((sfu_free == 32'h1) & ~|(sfu$0 & picker0$pick_one_hot));
-        picker1$lsu_avail = lsu_free & ~|(ldst_take$0 & picker0$pick_one_hot);
+        picker1$sp_avail = sp_free != 32'h0;
+        picker1$sfu_avail = sfu_free != 32'h0;
+        picker1$lsu_avail = lsu_free;
         picker1$load_avail = load_slot_free;
+        kill = 32'h0;
+        kill = (kill & ~(1 << (32'h0)) | (((sp_free == 32'h1) & |(alu$0 & picker0$pick_one_hot)) << (32'h0)));
+        kill = (kill & ~(1 << (32'h1)) | (((sfu_free == 32'h1) & |(sfu$0 & picker0$pick_one_hot)) << (32'h1)));
+        kill = (kill & ~(1 << (32'h2)) | ((|(ldst_take$0 & picker0$pick_one_hot)) << (32'h2)));
+        picker1$kill = kill;
         picker1$policy_gto = policy_gto;
         picker1$mas_enable = mas_enable;
         picker1$mp = mp_r$q;
@@ -1268,54 +1243,54 @@ module mascar_scheduler(clock,policy_gto,mas_enable,check_at_handover,mp_exit_ho
         picker1$last_lane = last_lane_r$1$q;
         picker1$greedy_valid = greedy_valid_r$1$q;
         picker1$greedy_lane = greedy_lane_r$1$q;
-        picker0$older$0 = older00$0$q;
-        picker1$older$0 = older11$0$q;
-        picker0$older$1 = older00$1$q;
-        picker1$older$1 = older11$1$q;
-        picker0$older$2 = older00$2$q;
-        picker1$older$2 = older11$2$q;
-        picker0$older$3 = older00$3$q;
-        picker1$older$3 = older11$3$q;
-        picker0$older$4 = older00$4$q;
-        picker1$older$4 = older11$4$q;
-        picker0$older$5 = older00$5$q;
-        picker1$older$5 = older11$5$q;
-        picker0$older$6 = older00$6$q;
-        picker1$older$6 = older11$6$q;
-        picker0$older$7 = older00$7$q;
-        picker1$older$7 = older11$7$q;
-        picker0$older$8 = older00$8$q;
-        picker1$older$8 = older11$8$q;
-        picker0$older$9 = older00$9$q;
-        picker1$older$9 = older11$9$q;
-        picker0$older$10 = older00$10$q;
-        picker1$older$10 = older11$10$q;
-        picker0$older$11 = older00$11$q;
-        picker1$older$11 = older11$11$q;
-        picker0$older$12 = older00$12$q;
-        picker1$older$12 = older11$12$q;
-        picker0$older$13 = older00$13$q;
-        picker1$older$13 = older11$13$q;
-        picker0$older$14 = older00$14$q;
-        picker1$older$14 = older11$14$q;
-        picker0$older$15 = older00$15$q;
-        picker1$older$15 = older11$15$q;
-        picker0$older$16 = older00$16$q;
-        picker1$older$16 = older11$16$q;
-        picker0$older$17 = older00$17$q;
-        picker1$older$17 = older11$17$q;
-        picker0$older$18 = older00$18$q;
-        picker1$older$18 = older11$18$q;
-        picker0$older$19 = older00$19$q;
-        picker1$older$19 = older11$19$q;
-        picker0$older$20 = older00$20$q;
-        picker1$older$20 = older11$20$q;
-        picker0$older$21 = older00$21$q;
-        picker1$older$21 = older11$21$q;
-        picker0$older$22 = older00$22$q;
-        picker1$older$22 = older11$22$q;
-        picker0$older$23 = older00$23$q;
-        picker1$older$23 = older11$23$q;
+        picker0$tri$0 = tri00$0$q;
+        picker1$tri$0 = tri11$0$q;
+        picker0$tri$1 = tri00$1$q;
+        picker1$tri$1 = tri11$1$q;
+        picker0$tri$2 = tri00$2$q;
+        picker1$tri$2 = tri11$2$q;
+        picker0$tri$3 = tri00$3$q;
+        picker1$tri$3 = tri11$3$q;
+        picker0$tri$4 = tri00$4$q;
+        picker1$tri$4 = tri11$4$q;
+        picker0$tri$5 = tri00$5$q;
+        picker1$tri$5 = tri11$5$q;
+        picker0$tri$6 = tri00$6$q;
+        picker1$tri$6 = tri11$6$q;
+        picker0$tri$7 = tri00$7$q;
+        picker1$tri$7 = tri11$7$q;
+        picker0$tri$8 = tri00$8$q;
+        picker1$tri$8 = tri11$8$q;
+        picker0$tri$9 = tri00$9$q;
+        picker1$tri$9 = tri11$9$q;
+        picker0$tri$10 = tri00$10$q;
+        picker1$tri$10 = tri11$10$q;
+        picker0$tri$11 = tri00$11$q;
+        picker1$tri$11 = tri11$11$q;
+        picker0$tri$12 = tri00$12$q;
+        picker1$tri$12 = tri11$12$q;
+        picker0$tri$13 = tri00$13$q;
+        picker1$tri$13 = tri11$13$q;
+        picker0$tri$14 = tri00$14$q;
+        picker1$tri$14 = tri11$14$q;
+        picker0$tri$15 = tri00$15$q;
+        picker1$tri$15 = tri11$15$q;
+        picker0$tri$16 = tri00$16$q;
+        picker1$tri$16 = tri11$16$q;
+        picker0$tri$17 = tri00$17$q;
+        picker1$tri$17 = tri11$17$q;
+        picker0$tri$18 = tri00$18$q;
+        picker1$tri$18 = tri11$18$q;
+        picker0$tri$19 = tri00$19$q;
+        picker1$tri$19 = tri11$19$q;
+        picker0$tri$20 = tri00$20$q;
+        picker1$tri$20 = tri11$20$q;
+        picker0$tri$21 = tri00$21$q;
+        picker1$tri$21 = tri11$21$q;
+        picker0$tri$22 = tri00$22$q;
+        picker1$tri$22 = tri11$22$q;
+        picker0$tri$23 = tri00$23$q;
+        picker1$tri$23 = tri11$23$q;
         issue_valid$0 = picker0$pick_valid;
         issue_valid$1 = picker1$pick_valid;
         issue_warp$0 = picker0$pick_lane << 32'h1;
@@ -1338,536 +1313,645 @@ module mascar_scheduler(clock,policy_gto,mas_enable,check_at_handover,mp_exit_ho
         else if (exited$1[greedy_lane_r$1$q]) begin
             greedy_valid_r$1$d = 1'b0;
         end
-        older00$0$clock = clock;
-        older01$0$clock = clock;
-        older11$0$clock = clock;
-        older10$0$clock = clock;
-        older00$0$d = older00$0$q & ~launched$0;
-        older01$0$d = older01$0$q & ~launched$1;
-        older11$0$d = older11$0$q & ~launched$1;
-        older10$0$d = older10$0$q & ~launched$0;
+        tri00$0$clock = clock;
+        tri01$0$clock = clock;
+        tri11$0$clock = clock;
+        tri10$0$clock = clock;
+        tri00$0$d = tri00$0$q & ~launched$0 & above$0;
+        tri01$0$d = tri01$0$q & ~launched$1 & at_or_above$0;
+        tri11$0$d = tri11$0$q & ~launched$1 & above$0;
+        tri10$0$d = tri10$0$q & ~launched$0 & above$0;
         if (launched$0[0]) begin
-            older00$0$d = ~launched$0 | (launched$0 & below$0);
-            older01$0$d = ~launched$1 | (launched$1 & below$0);
+            tri00$0$d = ~launched$0 & above$0;
+            tri01$0$d = ~launched$1 & at_or_above$0;
         end
         if (launched$1[0]) begin
-            older11$0$d = ~launched$1 | (launched$1 & below$0);
-            older10$0$d = ~launched$0 | (launched$0 & at_or_below$0);
+            tri11$0$d = ~launched$1 & above$0;
+            tri10$0$d = ~launched$0 & above$0;
         end
-        older00$1$clock = clock;
-        older01$1$clock = clock;
-        older11$1$clock = clock;
-        older10$1$clock = clock;
-        older00$1$d = older00$1$q & ~launched$0;
-        older01$1$d = older01$1$q & ~launched$1;
-        older11$1$d = older11$1$q & ~launched$1;
-        older10$1$d = older10$1$q & ~launched$0;
+        tri00$1$clock = clock;
+        tri01$1$clock = clock;
+        tri11$1$clock = clock;
+        tri10$1$clock = clock;
+        tri00$1$d = tri00$1$q & ~launched$0 & above$1;
+        tri01$1$d = tri01$1$q & ~launched$1 & at_or_above$1;
+        tri11$1$d = tri11$1$q & ~launched$1 & above$1;
+        tri10$1$d = tri10$1$q & ~launched$0 & above$1;
         if (launched$0[1]) begin
-            older00$1$d = ~launched$0 | (launched$0 & below$1);
-            older01$1$d = ~launched$1 | (launched$1 & below$1);
+            tri00$1$d = ~launched$0 & above$1;
+            tri01$1$d = ~launched$1 & at_or_above$1;
         end
         if (launched$1[1]) begin
-            older11$1$d = ~launched$1 | (launched$1 & below$1);
-            older10$1$d = ~launched$0 | (launched$0 & at_or_below$1);
+            tri11$1$d = ~launched$1 & above$1;
+            tri10$1$d = ~launched$0 & above$1;
         end
-        older00$2$clock = clock;
-        older01$2$clock = clock;
-        older11$2$clock = clock;
-        older10$2$clock = clock;
-        older00$2$d = older00$2$q & ~launched$0;
-        older01$2$d = older01$2$q & ~launched$1;
-        older11$2$d = older11$2$q & ~launched$1;
-        older10$2$d = older10$2$q & ~launched$0;
+        tri00$2$clock = clock;
+        tri01$2$clock = clock;
+        tri11$2$clock = clock;
+        tri10$2$clock = clock;
+        tri00$2$d = tri00$2$q & ~launched$0 & above$2;
+        tri01$2$d = tri01$2$q & ~launched$1 & at_or_above$2;
+        tri11$2$d = tri11$2$q & ~launched$1 & above$2;
+        tri10$2$d = tri10$2$q & ~launched$0 & above$2;
         if (launched$0[2]) begin
-            older00$2$d = ~launched$0 | (launched$0 & below$2);
-            older01$2$d = ~launched$1 | (launched$1 & below$2);
+            tri00$2$d = ~launched$0 & above$2;
+            tri01$2$d = ~launched$1 & at_or_above$2;
         end
         if (launched$1[2]) begin
-            older11$2$d = ~launched$1 | (launched$1 & below$2);
-            older10$2$d = ~launched$0 | (launched$0 & at_or_below$2);
+            tri11$2$d = ~launched$1 & above$2;
+            tri10$2$d = ~launched$0 & above$2;
         end
-        older00$3$clock = clock;
-        older01$3$clock = clock;
-        older11$3$clock = clock;
-        older10$3$clock = clock;
-        older00$3$d = older00$3$q & ~launched$0;
-        older01$3$d = older01$3$q & ~launched$1;
-        older11$3$d = older11$3$q & ~launched$1;
-        older10$3$d = older10$3$q & ~launched$0;
+        tri00$3$clock = clock;
+        tri01$3$clock = clock;
+        tri11$3$clock = clock;
+        tri10$3$clock = clock;
+        tri00$3$d = tri00$3$q & ~launched$0 & above$3;
+        tri01$3$d = tri01$3$q & ~launched$1 & at_or_above$3;
+        tri11$3$d = tri11$3$q & ~launched$1 & above$3;
+        tri10$3$d = tri10$3$q & ~launched$0 & above$3;
         if (launched$0[3]) begin
-            older00$3$d = ~launched$0 | (launched$0 & below$3);
-            older01$3$d = ~launched$1 | (launched$1 & below$3);
+            tri00$3$d = ~launched$0 & above$3;
+            tri01$3$d = ~launched$1 & at_or_above$3;
         end
         if (launched$1[3]) begin
-            older11$3$d = ~launched$1 | (launched$1 & below$3);
-            older10$3$d = ~launched$0 | (launched$0 & at_or_below$3);
+            tri11$3$d = ~launched$1 & above$3;
+            tri10$3$d = ~launched$0 & above$3;
         end
-        older00$4$clock = clock;
-        older01$4$clock = clock;
-        older11$4$clock = clock;
-        older10$4$clock = clock;
-        older00$4$d = older00$4$q & ~launched$0;
-        older01$4$d = older01$4$q & ~launched$1;
-        older11$4$d = older11$4$q & ~launched$1;
-        older10$4$d = older10$4$q & ~launched$0;
+        tri00$4$clock = clock;
+        tri01$4$clock = clock;
+        tri11$4$clock = clock;
+        tri10$4$clock = clock;
+        tri00$4$d = tri00$4$q & ~launched$0 & above$4;
+        tri01$4$d = tri01$4$q & ~launched$1 & at_or_above$4;
+        tri11$4$d = tri11$4$q & ~launched$1 & above$4;
+        tri10$4$d = tri10$4$q & ~launched$0 & above$4;
         if (launched$0[4]) begin
-            older00$4$d = ~launched$0 | (launched$0 & below$4);
-            older01$4$d = ~launched$1 | (launched$1 & below$4);
+            tri00$4$d = ~launched$0 & above$4;
+            tri01$4$d = ~launched$1 & at_or_above$4;
         end
         if (launched$1[4]) begin
-            older11$4$d = ~launched$1 | (launched$1 & below$4);
-            older10$4$d = ~launched$0 | (launched$0 & at_or_below$4);
+            tri11$4$d = ~launched$1 & above$4;
+            tri10$4$d = ~launched$0 & above$4;
         end
-        older00$5$clock = clock;
-        older01$5$clock = clock;
-        older11$5$clock = clock;
-        older10$5$clock = clock;
-        older00$5$d = older00$5$q & ~launched$0;
-        older01$5$d = older01$5$q & ~launched$1;
-        older11$5$d = older11$5$q & ~launched$1;
-        older10$5$d = older10$5$q & ~launched$0;
+        tri00$5$clock = clock;
+        tri01$5$clock = clock;
+        tri11$5$clock = clock;
+        tri10$5$clock = clock;
+        tri00$5$d = tri00$5$q & ~launched$0 & above$5;
+        tri01$5$d = tri01$5$q & ~launched$1 & at_or_above$5;
+        tri11$5$d = tri11$5$q & ~launched$1 & above$5;
+        tri10$5$d = tri10$5$q & ~launched$0 & above$5;
         if (launched$0[5]) begin
-            older00$5$d = ~launched$0 | (launched$0 & below$5);
-            older01$5$d = ~launched$1 | (launched$1 & below$5);
+            tri00$5$d = ~launched$0 & above$5;
+            tri01$5$d = ~launched$1 & at_or_above$5;
         end
         if (launched$1[5]) begin
-            older11$5$d = ~launched$1 | (launched$1 & below$5);
-            older10$5$d = ~launched$0 | (launched$0 & at_or_below$5);
+            tri11$5$d = ~launched$1 & above$5;
+            tri10$5$d = ~launched$0 & above$5;
         end
-        older00$6$clock = clock;
-        older01$6$clock = clock;
-        older11$6$clock = clock;
-        older10$6$clock = clock;
-        older00$6$d = older00$6$q & ~launched$0;
-        older01$6$d = older01$6$q & ~launched$1;
-        older11$6$d = older11$6$q & ~launched$1;
-        older10$6$d = older10$6$q & ~launched$0;
+        tri00$6$clock = clock;
+        tri01$6$clock = clock;
+        tri11$6$clock = clock;
+        tri10$6$clock = clock;
+        tri00$6$d = tri00$6$q & ~launched$0 & above$6;
+        tri01$6$d = tri01$6$q & ~launched$1 & at_or_above$6;
+        tri11$6$d = tri11$6$q & ~launched$1 & above$6;
+        tri10$6$d = tri10$6$q & ~launched$0 & above$6;
         if (launched$0[6]) begin
-            older00$6$d = ~launched$0 | (launched$0 & below$6);
-            older01$6$d = ~launched$1 | (launched$1 & below$6);
+            tri00$6$d = ~launched$0 & above$6;
+            tri01$6$d = ~launched$1 & at_or_above$6;
         end
         if (launched$1[6]) begin
-            older11$6$d = ~launched$1 | (launched$1 & below$6);
-            older10$6$d = ~launched$0 | (launched$0 & at_or_below$6);
+            tri11$6$d = ~launched$1 & above$6;
+            tri10$6$d = ~launched$0 & above$6;
         end
-        older00$7$clock = clock;
-        older01$7$clock = clock;
-        older11$7$clock = clock;
-        older10$7$clock = clock;
-        older00$7$d = older00$7$q & ~launched$0;
-        older01$7$d = older01$7$q & ~launched$1;
-        older11$7$d = older11$7$q & ~launched$1;
-        older10$7$d = older10$7$q & ~launched$0;
+        tri00$7$clock = clock;
+        tri01$7$clock = clock;
+        tri11$7$clock = clock;
+        tri10$7$clock = clock;
+        tri00$7$d = tri00$7$q & ~launched$0 & above$7;
+        tri01$7$d = tri01$7$q & ~launched$1 & at_or_above$7;
+        tri11$7$d = tri11$7$q & ~launched$1 & above$7;
+        tri10$7$d = tri10$7$q & ~launched$0 & above$7;
         if (launched$0[7]) begin
-            older00$7$d = ~launched$0 | (launched$0 & below$7);
-            older01$7$d = ~launched$1 | (launched$1 & below$7);
+            tri00$7$d = ~launched$0 & above$7;
+            tri01$7$d = ~launched$1 & at_or_above$7;
         end
         if (launched$1[7]) begin
-            older11$7$d = ~launched$1 | (launched$1 & below$7);
-            older10$7$d = ~launched$0 | (launched$0 & at_or_below$7);
+            tri11$7$d = ~launched$1 & above$7;
+            tri10$7$d = ~launched$0 & above$7;
         end
-        older00$8$clock = clock;
-        older01$8$clock = clock;
-        older11$8$clock = clock;
-        older10$8$clock = clock;
-        older00$8$d = older00$8$q & ~launched$0;
-        older01$8$d = older01$8$q & ~launched$1;
-        older11$8$d = older11$8$q & ~launched$1;
-        older10$8$d = older10$8$q & ~launched$0;
+        tri00$8$clock = clock;
+        tri01$8$clock = clock;
+        tri11$8$clock = clock;
+        tri10$8$clock = clock;
+        tri00$8$d = tri00$8$q & ~launched$0 & above$8;
+        tri01$8$d = tri01$8$q & ~launched$1 & at_or_above$8;
+        tri11$8$d = tri11$8$q & ~launched$1 & above$8;
+        tri10$8$d = tri10$8$q & ~launched$0 & above$8;
         if (launched$0[8]) begin
-            older00$8$d = ~launched$0 | (launched$0 & below$8);
-            older01$8$d = ~launched$1 | (launched$1 & below$8);
+            tri00$8$d = ~launched$0 & above$8;
+            tri01$8$d = ~launched$1 & at_or_above$8;
         end
         if (launched$1[8]) begin
-            older11$8$d = ~launched$1 | (launched$1 & below$8);
-            older10$8$d = ~launched$0 | (launched$0 & at_or_below$8);
+            tri11$8$d = ~launched$1 & above$8;
+            tri10$8$d = ~launched$0 & above$8;
         end
-        older00$9$clock = clock;
-        older01$9$clock = clock;
-        older11$9$clock = clock;
-        older10$9$clock = clock;
-        older00$9$d = older00$9$q & ~launched$0;
-        older01$9$d = older01$9$q & ~launched$1;
-        older11$9$d = older11$9$q & ~launched$1;
-        older10$9$d = older10$9$q & ~launched$0;
+        tri00$9$clock = clock;
+        tri01$9$clock = clock;
+        tri11$9$clock = clock;
+        tri10$9$clock = clock;
+        tri00$9$d = tri00$9$q & ~launched$0 & above$9;
+        tri01$9$d = tri01$9$q & ~launched$1 & at_or_above$9;
+        tri11$9$d = tri11$9$q & ~launched$1 & above$9;
+        tri10$9$d = tri10$9$q & ~launched$0 & above$9;
         if (launched$0[9]) begin
-            older00$9$d = ~launched$0 | (launched$0 & below$9);
-            older01$9$d = ~launched$1 | (launched$1 & below$9);
+            tri00$9$d = ~launched$0 & above$9;
+            tri01$9$d = ~launched$1 & at_or_above$9;
         end
         if (launched$1[9]) begin
-            older11$9$d = ~launched$1 | (launched$1 & below$9);
-            older10$9$d = ~launched$0 | (launched$0 & at_or_below$9);
+            tri11$9$d = ~launched$1 & above$9;
+            tri10$9$d = ~launched$0 & above$9;
         end
-        older00$10$clock = clock;
-        older01$10$clock = clock;
-        older11$10$clock = clock;
-        older10$10$clock = clock;
-        older00$10$d = older00$10$q & ~launched$0;
-        older01$10$d = older01$10$q & ~launched$1;
-        older11$10$d = older11$10$q & ~launched$1;
-        older10$10$d = older10$10$q & ~launched$0;
+        tri00$10$clock = clock;
+        tri01$10$clock = clock;
+        tri11$10$clock = clock;
+        tri10$10$clock = clock;
+        tri00$10$d = tri00$10$q & ~launched$0 & above$10;
+        tri01$10$d = tri01$10$q & ~launched$1 & at_or_above$10;
+        tri11$10$d = tri11$10$q & ~launched$1 & above$10;
+        tri10$10$d = tri10$10$q & ~launched$0 & above$10;
         if (launched$0[10]) begin
-            older00$10$d = ~launched$0 | (launched$0 & below$10);
-            older01$10$d = ~launched$1 | (launched$1 & below$10);
+            tri00$10$d = ~launched$0 & above$10;
+            tri01$10$d = ~launched$1 & at_or_above$10;
         end
         if (launched$1[10]) begin
-            older11$10$d = ~launched$1 | (launched$1 & below$10);
-            older10$10$d = ~launched$0 | (launched$0 & at_or_below$10);
+            tri11$10$d = ~launched$1 & above$10;
+            tri10$10$d = ~launched$0 & above$10;
         end
-        older00$11$clock = clock;
-        older01$11$clock = clock;
-        older11$11$clock = clock;
-        older10$11$clock = clock;
-        older00$11$d = older00$11$q & ~launched$0;
-        older01$11$d = older01$11$q & ~launched$1;
-        older11$11$d = older11$11$q & ~launched$1;
-        older10$11$d = older10$11$q & ~launched$0;
+        tri00$11$clock = clock;
+        tri01$11$clock = clock;
+        tri11$11$clock = clock;
+        tri10$11$clock = clock;
+        tri00$11$d = tri00$11$q & ~launched$0 & above$11;
+        tri01$11$d = tri01$11$q & ~launched$1 & at_or_above$11;
+        tri11$11$d = tri11$11$q & ~launched$1 & above$11;
+        tri10$11$d = tri10$11$q & ~launched$0 & above$11;
         if (launched$0[11]) begin
-            older00$11$d = ~launched$0 | (launched$0 & below$11);
-            older01$11$d = ~launched$1 | (launched$1 & below$11);
+            tri00$11$d = ~launched$0 & above$11;
+            tri01$11$d = ~launched$1 & at_or_above$11;
         end
         if (launched$1[11]) begin
-            older11$11$d = ~launched$1 | (launched$1 & below$11);
-            older10$11$d = ~launched$0 | (launched$0 & at_or_below$11);
+            tri11$11$d = ~launched$1 & above$11;
+            tri10$11$d = ~launched$0 & above$11;
         end
-        older00$12$clock = clock;
-        older01$12$clock = clock;
-        older11$12$clock = clock;
-        older10$12$clock = clock;
-        older00$12$d = older00$12$q & ~launched$0;
-        older01$12$d = older01$12$q & ~launched$1;
-        older11$12$d = older11$12$q & ~launched$1;
-        older10$12$d = older10$12$q & ~launched$0;
+        tri00$12$clock = clock;
+        tri01$12$clock = clock;
+        tri11$12$clock = clock;
+        tri10$12$clock = clock;
+        tri00$12$d = tri00$12$q & ~launched$0 & above$12;
+        tri01$12$d = tri01$12$q & ~launched$1 & at_or_above$12;
+        tri11$12$d = tri11$12$q & ~launched$1 & above$12;
+        tri10$12$d = tri10$12$q & ~launched$0 & above$12;
         if (launched$0[12]) begin
-            older00$12$d = ~launched$0 | (launched$0 & below$12);
-            older01$12$d = ~launched$1 | (launched$1 & below$12);
+            tri00$12$d = ~launched$0 & above$12;
+            tri01$12$d = ~launched$1 & at_or_above$12;
         end
         if (launched$1[12]) begin
-            older11$12$d = ~launched$1 | (launched$1 & below$12);
-            older10$12$d = ~launched$0 | (launched$0 & at_or_below$12);
+            tri11$12$d = ~launched$1 & above$12;
+            tri10$12$d = ~launched$0 & above$12;
         end
-        older00$13$clock = clock;
-        older01$13$clock = clock;
-        older11$13$clock = clock;
-        older10$13$clock = clock;
-        older00$13$d = older00$13$q & ~launched$0;
-        older01$13$d = older01$13$q & ~launched$1;
-        older11$13$d = older11$13$q & ~launched$1;
-        older10$13$d = older10$13$q & ~launched$0;
+        tri00$13$clock = clock;
+        tri01$13$clock = clock;
+        tri11$13$clock = clock;
+        tri10$13$clock = clock;
+        tri00$13$d = tri00$13$q & ~launched$0 & above$13;
+        tri01$13$d = tri01$13$q & ~launched$1 & at_or_above$13;
+        tri11$13$d = tri11$13$q & ~launched$1 & above$13;
+        tri10$13$d = tri10$13$q & ~launched$0 & above$13;
         if (launched$0[13]) begin
-            older00$13$d = ~launched$0 | (launched$0 & below$13);
-            older01$13$d = ~launched$1 | (launched$1 & below$13);
+            tri00$13$d = ~launched$0 & above$13;
+            tri01$13$d = ~launched$1 & at_or_above$13;
         end
         if (launched$1[13]) begin
-            older11$13$d = ~launched$1 | (launched$1 & below$13);
-            older10$13$d = ~launched$0 | (launched$0 & at_or_below$13);
+            tri11$13$d = ~launched$1 & above$13;
+            tri10$13$d = ~launched$0 & above$13;
         end
-        older00$14$clock = clock;
-        older01$14$clock = clock;
-        older11$14$clock = clock;
-        older10$14$clock = clock;
-        older00$14$d = older00$14$q & ~launched$0;
-        older01$14$d = older01$14$q & ~launched$1;
-        older11$14$d = older11$14$q & ~launched$1;
-        older10$14$d = older10$14$q & ~launched$0;
+        tri00$14$clock = clock;
+        tri01$14$clock = clock;
+        tri11$14$clock = clock;
+        tri10$14$clock = clock;
+        tri00$14$d = tri00$14$q & ~launched$0 & above$14;
+        tri01$14$d = tri01$14$q & ~launched$1 & at_or_above$14;
+        tri11$14$d = tri11$14$q & ~launched$1 & above$14;
+        tri10$14$d = tri10$14$q & ~launched$0 & above$14;
         if (launched$0[14]) begin
-            older00$14$d = ~launched$0 | (launched$0 & below$14);
-            older01$14$d = ~launched$1 | (launched$1 & below$14);
+            tri00$14$d = ~launched$0 & above$14;
+            tri01$14$d = ~launched$1 & at_or_above$14;
         end
         if (launched$1[14]) begin
-            older11$14$d = ~launched$1 | (launched$1 & below$14);
-            older10$14$d = ~launched$0 | (launched$0 & at_or_below$14);
+            tri11$14$d = ~launched$1 & above$14;
+            tri10$14$d = ~launched$0 & above$14;
         end
-        older00$15$clock = clock;
-        older01$15$clock = clock;
-        older11$15$clock = clock;
-        older10$15$clock = clock;
-        older00$15$d = older00$15$q & ~launched$0;
-        older01$15$d = older01$15$q & ~launched$1;
-        older11$15$d = older11$15$q & ~launched$1;
-        older10$15$d = older10$15$q & ~launched$0;
+        tri00$15$clock = clock;
+        tri01$15$clock = clock;
+        tri11$15$clock = clock;
+        tri10$15$clock = clock;
+        tri00$15$d = tri00$15$q & ~launched$0 & above$15;
+        tri01$15$d = tri01$15$q & ~launched$1 & at_or_above$15;
+        tri11$15$d = tri11$15$q & ~launched$1 & above$15;
+        tri10$15$d = tri10$15$q & ~launched$0 & above$15;
         if (launched$0[15]) begin
-            older00$15$d = ~launched$0 | (launched$0 & below$15);
-            older01$15$d = ~launched$1 | (launched$1 & below$15);
+            tri00$15$d = ~launched$0 & above$15;
+            tri01$15$d = ~launched$1 & at_or_above$15;
         end
         if (launched$1[15]) begin
-            older11$15$d = ~launched$1 | (launched$1 & below$15);
-            older10$15$d = ~launched$0 | (launched$0 & at_or_below$15);
+            tri11$15$d = ~launched$1 & above$15;
+            tri10$15$d = ~launched$0 & above$15;
         end
-        older00$16$clock = clock;
-        older01$16$clock = clock;
-        older11$16$clock = clock;
-        older10$16$clock = clock;
-        older00$16$d = older00$16$q & ~launched$0;
-        older01$16$d = older01$16$q & ~launched$1;
-        older11$16$d = older11$16$q & ~launched$1;
-        older10$16$d = older10$16$q & ~launched$0;
+        tri00$16$clock = clock;
+        tri01$16$clock = clock;
+        tri11$16$clock = clock;
+        tri10$16$clock = clock;
+        tri00$16$d = tri00$16$q & ~launched$0 & above$16;
+        tri01$16$d = tri01$16$q & ~launched$1 & at_or_above$16;
+        tri11$16$d = tri11$16$q & ~launched$1 & above$16;
+        tri10$16$d = tri10$16$q & ~launched$0 & above$16;
         if (launched$0[16]) begin
-            older00$16$d = ~launched$0 | (launched$0 & below$16);
-            older01$16$d = ~launched$1 | (launched$1 & below$16);
+            tri00$16$d = ~launched$0 & above$16;
+            tri01$16$d = ~launched$1 & at_or_above$16;
         end
         if (launched$1[16]) begin
-            older11$16$d = ~launched$1 | (launched$1 & below$16);
-            older10$16$d = ~launched$0 | (launched$0 & at_or_below$16);
+            tri11$16$d = ~launched$1 & above$16;
+            tri10$16$d = ~launched$0 & above$16;
         end
-        older00$17$clock = clock;
-        older01$17$clock = clock;
-        older11$17$clock = clock;
-        older10$17$clock = clock;
-        older00$17$d = older00$17$q & ~launched$0;
-        older01$17$d = older01$17$q & ~launched$1;
-        older11$17$d = older11$17$q & ~launched$1;
-        older10$17$d = older10$17$q & ~launched$0;
+        tri00$17$clock = clock;
+        tri01$17$clock = clock;
+        tri11$17$clock = clock;
+        tri10$17$clock = clock;
+        tri00$17$d = tri00$17$q & ~launched$0 & above$17;
+        tri01$17$d = tri01$17$q & ~launched$1 & at_or_above$17;
+        tri11$17$d = tri11$17$q & ~launched$1 & above$17;
+        tri10$17$d = tri10$17$q & ~launched$0 & above$17;
         if (launched$0[17]) begin
-            older00$17$d = ~launched$0 | (launched$0 & below$17);
-            older01$17$d = ~launched$1 | (launched$1 & below$17);
+            tri00$17$d = ~launched$0 & above$17;
+            tri01$17$d = ~launched$1 & at_or_above$17;
         end
         if (launched$1[17]) begin
-            older11$17$d = ~launched$1 | (launched$1 & below$17);
-            older10$17$d = ~launched$0 | (launched$0 & at_or_below$17);
+            tri11$17$d = ~launched$1 & above$17;
+            tri10$17$d = ~launched$0 & above$17;
         end
-        older00$18$clock = clock;
-        older01$18$clock = clock;
-        older11$18$clock = clock;
-        older10$18$clock = clock;
-        older00$18$d = older00$18$q & ~launched$0;
-        older01$18$d = older01$18$q & ~launched$1;
-        older11$18$d = older11$18$q & ~launched$1;
-        older10$18$d = older10$18$q & ~launched$0;
+        tri00$18$clock = clock;
+        tri01$18$clock = clock;
+        tri11$18$clock = clock;
+        tri10$18$clock = clock;
+        tri00$18$d = tri00$18$q & ~launched$0 & above$18;
+        tri01$18$d = tri01$18$q & ~launched$1 & at_or_above$18;
+        tri11$18$d = tri11$18$q & ~launched$1 & above$18;
+        tri10$18$d = tri10$18$q & ~launched$0 & above$18;
         if (launched$0[18]) begin
-            older00$18$d = ~launched$0 | (launched$0 & below$18);
-            older01$18$d = ~launched$1 | (launched$1 & below$18);
+            tri00$18$d = ~launched$0 & above$18;
+            tri01$18$d = ~launched$1 & at_or_above$18;
         end
         if (launched$1[18]) begin
-            older11$18$d = ~launched$1 | (launched$1 & below$18);
-            older10$18$d = ~launched$0 | (launched$0 & at_or_below$18);
+            tri11$18$d = ~launched$1 & above$18;
+            tri10$18$d = ~launched$0 & above$18;
         end
-        older00$19$clock = clock;
-        older01$19$clock = clock;
-        older11$19$clock = clock;
-        older10$19$clock = clock;
-        older00$19$d = older00$19$q & ~launched$0;
-        older01$19$d = older01$19$q & ~launched$1;
-        older11$19$d = older11$19$q & ~launched$1;
-        older10$19$d = older10$19$q & ~launched$0;
+        tri00$19$clock = clock;
+        tri01$19$clock = clock;
+        tri11$19$clock = clock;
+        tri10$19$clock = clock;
+        tri00$19$d = tri00$19$q & ~launched$0 & above$19;
+        tri01$19$d = tri01$19$q & ~launched$1 & at_or_above$19;
+        tri11$19$d = tri11$19$q & ~launched$1 & above$19;
+        tri10$19$d = tri10$19$q & ~launched$0 & above$19;
         if (launched$0[19]) begin
-            older00$19$d = ~launched$0 | (launched$0 & below$19);
-            older01$19$d = ~launched$1 | (launched$1 & below$19);
+            tri00$19$d = ~launched$0 & above$19;
+            tri01$19$d = ~launched$1 & at_or_above$19;
         end
         if (launched$1[19]) begin
-            older11$19$d = ~launched$1 | (launched$1 & below$19);
-            older10$19$d = ~launched$0 | (launched$0 & at_or_below$19);
+            tri11$19$d = ~launched$1 & above$19;
+            tri10$19$d = ~launched$0 & above$19;
         end
-        older00$20$clock = clock;
-        older01$20$clock = clock;
-        older11$20$clock = clock;
-        older10$20$clock = clock;
-        older00$20$d = older00$20$q & ~launched$0;
-        older01$20$d = older01$20$q & ~launched$1;
-        older11$20$d = older11$20$q & ~launched$1;
-        older10$20$d = older10$20$q & ~launched$0;
+        tri00$20$clock = clock;
+        tri01$20$clock = clock;
+        tri11$20$clock = clock;
+        tri10$20$clock = clock;
+        tri00$20$d = tri00$20$q & ~launched$0 & above$20;
+        tri01$20$d = tri01$20$q & ~launched$1 & at_or_above$20;
+        tri11$20$d = tri11$20$q & ~launched$1 & above$20;
+        tri10$20$d = tri10$20$q & ~launched$0 & above$20;
         if (launched$0[20]) begin
-            older00$20$d = ~launched$0 | (launched$0 & below$20);
-            older01$20$d = ~launched$1 | (launched$1 & below$20);
+            tri00$20$d = ~launched$0 & above$20;
+            tri01$20$d = ~launched$1 & at_or_above$20;
         end
         if (launched$1[20]) begin
-            older11$20$d = ~launched$1 | (launched$1 & below$20);
-            older10$20$d = ~launched$0 | (launched$0 & at_or_below$20);
+            tri11$20$d = ~launched$1 & above$20;
+            tri10$20$d = ~launched$0 & above$20;
         end
-        older00$21$clock = clock;
-        older01$21$clock = clock;
-        older11$21$clock = clock;
-        older10$21$clock = clock;
-        older00$21$d = older00$21$q & ~launched$0;
-        older01$21$d = older01$21$q & ~launched$1;
-        older11$21$d = older11$21$q & ~launched$1;
-        older10$21$d = older10$21$q & ~launched$0;
+        tri00$21$clock = clock;
+        tri01$21$clock = clock;
+        tri11$21$clock = clock;
+        tri10$21$clock = clock;
+        tri00$21$d = tri00$21$q & ~launched$0 & above$21;
+        tri01$21$d = tri01$21$q & ~launched$1 & at_or_above$21;
+        tri11$21$d = tri11$21$q & ~launched$1 & above$21;
+        tri10$21$d = tri10$21$q & ~launched$0 & above$21;
         if (launched$0[21]) begin
-            older00$21$d = ~launched$0 | (launched$0 & below$21);
-            older01$21$d = ~launched$1 | (launched$1 & below$21);
+            tri00$21$d = ~launched$0 & above$21;
+            tri01$21$d = ~launched$1 & at_or_above$21;
         end
         if (launched$1[21]) begin
-            older11$21$d = ~launched$1 | (launched$1 & below$21);
-            older10$21$d = ~launched$0 | (launched$0 & at_or_below$21);
+            tri11$21$d = ~launched$1 & above$21;
+            tri10$21$d = ~launched$0 & above$21;
         end
-        older00$22$clock = clock;
-        older01$22$clock = clock;
-        older11$22$clock = clock;
-        older10$22$clock = clock;
-        older00$22$d = older00$22$q & ~launched$0;
-        older01$22$d = older01$22$q & ~launched$1;
-        older11$22$d = older11$22$q & ~launched$1;
-        older10$22$d = older10$22$q & ~launched$0;
+        tri00$22$clock = clock;
+        tri01$22$clock = clock;
+        tri11$22$clock = clock;
+        tri10$22$clock = clock;
+        tri00$22$d = tri00$22$q & ~launched$0 & above$22;
+        tri01$22$d = tri01$22$q & ~launched$1 & at_or_above$22;
+        tri11$22$d = tri11$22$q & ~launched$1 & above$22;
+        tri10$22$d = tri10$22$q & ~launched$0 & above$22;
         if (launched$0[22]) begin
-            older00$22$d = ~launched$0 | (launched$0 & below$22);
-            older01$22$d = ~launched$1 | (launched$1 & below$22);
+            tri00$22$d = ~launched$0 & above$22;
+            tri01$22$d = ~launched$1 & at_or_above$22;
         end
         if (launched$1[22]) begin
-            older11$22$d = ~launched$1 | (launched$1 & below$22);
-            older10$22$d = ~launched$0 | (launched$0 & at_or_below$22);
+            tri11$22$d = ~launched$1 & above$22;
+            tri10$22$d = ~launched$0 & above$22;
         end
-        older00$23$clock = clock;
-        older01$23$clock = clock;
-        older11$23$clock = clock;
-        older10$23$clock = clock;
-        older00$23$d = older00$23$q & ~launched$0;
-        older01$23$d = older01$23$q & ~launched$1;
-        older11$23$d = older11$23$q & ~launched$1;
-        older10$23$d = older10$23$q & ~launched$0;
+        tri00$23$clock = clock;
+        tri01$23$clock = clock;
+        tri11$23$clock = clock;
+        tri10$23$clock = clock;
+        tri00$23$d = tri00$23$q & ~launched$0 & above$23;
+        tri01$23$d = tri01$23$q & ~launched$1 & at_or_above$23;
+        tri11$23$d = tri11$23$q & ~launched$1 & above$23;
+        tri10$23$d = tri10$23$q & ~launched$0 & above$23;
         if (launched$0[23]) begin
-            older00$23$d = ~launched$0 | (launched$0 & below$23);
-            older01$23$d = ~launched$1 | (launched$1 & below$23);
+            tri00$23$d = ~launched$0 & above$23;
+            tri01$23$d = ~launched$1 & at_or_above$23;
         end
         if (launched$1[23]) begin
-            older11$23$d = ~launched$1 | (launched$1 & below$23);
-            older10$23$d = ~launched$0 | (launched$0 & at_or_below$23);
+            tri11$23$d = ~launched$1 & above$23;
+            tri10$23$d = ~launched$0 & above$23;
         end
+        col_00 = 32'h0;
+        col_10 = 32'h0;
+        col_11 = 32'h0;
+        col_01 = 32'h0;
+        if (owner_candidates$0[0]) begin
+            col_00 = col_00 | (~tri00$0$q & above$0);
+            col_01 = col_01 | (~tri01$0$q & at_or_above$0);
+        end
+        if (owner_candidates$1[0]) begin
+            col_11 = col_11 | (~tri11$0$q & above$0);
+            col_10 = col_10 | (~tri10$0$q & above$0);
+        end
+        if (owner_candidates$0[1]) begin
+            col_00 = col_00 | (~tri00$1$q & above$1);
+            col_01 = col_01 | (~tri01$1$q & at_or_above$1);
+        end
+        if (owner_candidates$1[1]) begin
+            col_11 = col_11 | (~tri11$1$q & above$1);
+            col_10 = col_10 | (~tri10$1$q & above$1);
+        end
+        if (owner_candidates$0[2]) begin
+            col_00 = col_00 | (~tri00$2$q & above$2);
+            col_01 = col_01 | (~tri01$2$q & at_or_above$2);
+        end
+        if (owner_candidates$1[2]) begin
+            col_11 = col_11 | (~tri11$2$q & above$2);
+            col_10 = col_10 | (~tri10$2$q & above$2);
+        end
+        if (owner_candidates$0[3]) begin
+            col_00 = col_00 | (~tri00$3$q & above$3);
+            col_01 = col_01 | (~tri01$3$q & at_or_above$3);
+        end
+        if (owner_candidates$1[3]) begin
+            col_11 = col_11 | (~tri11$3$q & above$3);
+            col_10 = col_10 | (~tri10$3$q & above$3);
+        end
+        if (owner_candidates$0[4]) begin
+            col_00 = col_00 | (~tri00$4$q & above$4);
+            col_01 = col_01 | (~tri01$4$q & at_or_above$4);
+        end
+        if (owner_candidates$1[4]) begin
+            col_11 = col_11 | (~tri11$4$q & above$4);
+            col_10 = col_10 | (~tri10$4$q & above$4);
+        end
+        if (owner_candidates$0[5]) begin
+            col_00 = col_00 | (~tri00$5$q & above$5);
+            col_01 = col_01 | (~tri01$5$q & at_or_above$5);
+        end
+        if (owner_candidates$1[5]) begin
+            col_11 = col_11 | (~tri11$5$q & above$5);
+            col_10 = col_10 | (~tri10$5$q & above$5);
+        end
+        if (owner_candidates$0[6]) begin
+            col_00 = col_00 | (~tri00$6$q & above$6);
+            col_01 = col_01 | (~tri01$6$q & at_or_above$6);
+        end
+        if (owner_candidates$1[6]) begin
+            col_11 = col_11 | (~tri11$6$q & above$6);
+            col_10 = col_10 | (~tri10$6$q & above$6);
+        end
+        if (owner_candidates$0[7]) begin
+            col_00 = col_00 | (~tri00$7$q & above$7);
+            col_01 = col_01 | (~tri01$7$q & at_or_above$7);
+        end
+        if (owner_candidates$1[7]) begin
+            col_11 = col_11 | (~tri11$7$q & above$7);
+            col_10 = col_10 | (~tri10$7$q & above$7);
+        end
+        if (owner_candidates$0[8]) begin
+            col_00 = col_00 | (~tri00$8$q & above$8);
+            col_01 = col_01 | (~tri01$8$q & at_or_above$8);
+        end
+        if (owner_candidates$1[8]) begin
+            col_11 = col_11 | (~tri11$8$q & above$8);
+            col_10 = col_10 | (~tri10$8$q & above$8);
+        end
+        if (owner_candidates$0[9]) begin
+            col_00 = col_00 | (~tri00$9$q & above$9);
+            col_01 = col_01 | (~tri01$9$q & at_or_above$9);
+        end
+        if (owner_candidates$1[9]) begin
+            col_11 = col_11 | (~tri11$9$q & above$9);
+            col_10 = col_10 | (~tri10$9$q & above$9);
+        end
+        if (owner_candidates$0[10]) begin
+            col_00 = col_00 | (~tri00$10$q & above$10);
+            col_01 = col_01 | (~tri01$10$q & at_or_above$10);
+        end
+        if (owner_candidates$1[10]) begin
+            col_11 = col_11 | (~tri11$10$q & above$10);
+            col_10 = col_10 | (~tri10$10$q & above$10);
+        end
+        if (owner_candidates$0[11]) begin
+            col_00 = col_00 | (~tri00$11$q & above$11);
+            col_01 = col_01 | (~tri01$11$q & at_or_above$11);
+        end
+        if (owner_candidates$1[11]) begin
+            col_11 = col_11 | (~tri11$11$q & above$11);
+            col_10 = col_10 | (~tri10$11$q & above$11);
+        end
+        if (owner_candidates$0[12]) begin
+            col_00 = col_00 | (~tri00$12$q & above$12);
+            col_01 = col_01 | (~tri01$12$q & at_or_above$12);
+        end
+        if (owner_candidates$1[12]) begin
+            col_11 = col_11 | (~tri11$12$q & above$12);
+            col_10 = col_10 | (~tri10$12$q & above$12);
+        end
+        if (owner_candidates$0[13]) begin
+            col_00 = col_00 | (~tri00$13$q & above$13);
+            col_01 = col_01 | (~tri01$13$q & at_or_above$13);
+        end
+        if (owner_candidates$1[13]) begin
+            col_11 = col_11 | (~tri11$13$q & above$13);
+            col_10 = col_10 | (~tri10$13$q & above$13);
+        end
+        if (owner_candidates$0[14]) begin
+            col_00 = col_00 | (~tri00$14$q & above$14);
+            col_01 = col_01 | (~tri01$14$q & at_or_above$14);
+        end
+        if (owner_candidates$1[14]) begin
+            col_11 = col_11 | (~tri11$14$q & above$14);
+            col_10 = col_10 | (~tri10$14$q & above$14);
+        end
+        if (owner_candidates$0[15]) begin
+            col_00 = col_00 | (~tri00$15$q & above$15);
+            col_01 = col_01 | (~tri01$15$q & at_or_above$15);
+        end
+        if (owner_candidates$1[15]) begin
+            col_11 = col_11 | (~tri11$15$q & above$15);
+            col_10 = col_10 | (~tri10$15$q & above$15);
+        end
+        if (owner_candidates$0[16]) begin
+            col_00 = col_00 | (~tri00$16$q & above$16);
+            col_01 = col_01 | (~tri01$16$q & at_or_above$16);
+        end
+        if (owner_candidates$1[16]) begin
+            col_11 = col_11 | (~tri11$16$q & above$16);
+            col_10 = col_10 | (~tri10$16$q & above$16);
+        end
+        if (owner_candidates$0[17]) begin
+            col_00 = col_00 | (~tri00$17$q & above$17);
+            col_01 = col_01 | (~tri01$17$q & at_or_above$17);
+        end
+        if (owner_candidates$1[17]) begin
+            col_11 = col_11 | (~tri11$17$q & above$17);
+            col_10 = col_10 | (~tri10$17$q & above$17);
+        end
+        if (owner_candidates$0[18]) begin
+            col_00 = col_00 | (~tri00$18$q & above$18);
+            col_01 = col_01 | (~tri01$18$q & at_or_above$18);
+        end
+        if (owner_candidates$1[18]) begin
+            col_11 = col_11 | (~tri11$18$q & above$18);
+            col_10 = col_10 | (~tri10$18$q & above$18);
+        end
+        if (owner_candidates$0[19]) begin
+            col_00 = col_00 | (~tri00$19$q & above$19);
+            col_01 = col_01 | (~tri01$19$q & at_or_above$19);
+        end
+        if (owner_candidates$1[19]) begin
+            col_11 = col_11 | (~tri11$19$q & above$19);
+            col_10 = col_10 | (~tri10$19$q & above$19);
+        end
+        if (owner_candidates$0[20]) begin
+            col_00 = col_00 | (~tri00$20$q & above$20);
+            col_01 = col_01 | (~tri01$20$q & at_or_above$20);
+        end
+        if (owner_candidates$1[20]) begin
+            col_11 = col_11 | (~tri11$20$q & above$20);
+            col_10 = col_10 | (~tri10$20$q & above$20);
+        end
+        if (owner_candidates$0[21]) begin
+            col_00 = col_00 | (~tri00$21$q & above$21);
+            col_01 = col_01 | (~tri01$21$q & at_or_above$21);
+        end
+        if (owner_candidates$1[21]) begin
+            col_11 = col_11 | (~tri11$21$q & above$21);
+            col_10 = col_10 | (~tri10$21$q & above$21);
+        end
+        if (owner_candidates$0[22]) begin
+            col_00 = col_00 | (~tri00$22$q & above$22);
+            col_01 = col_01 | (~tri01$22$q & at_or_above$22);
+        end
+        if (owner_candidates$1[22]) begin
+            col_11 = col_11 | (~tri11$22$q & above$22);
+            col_10 = col_10 | (~tri10$22$q & above$22);
+        end
+        if (owner_candidates$0[23]) begin
+            col_00 = col_00 | (~tri00$23$q & above$23);
+            col_01 = col_01 | (~tri01$23$q & at_or_above$23);
+        end
+        if (owner_candidates$1[23]) begin
+            col_11 = col_11 | (~tri11$23$q & above$23);
+            col_10 = col_10 | (~tri10$23$q & above$23);
+        end
+        owner_sel0 = 32'h0;
+        owner_sel1 = 32'h0;
+        owner_sel0 = (owner_sel0 & ~(1 << (0)) | ((owner_candidates$0[0] & ~|(owner_candidates$0 & tri00$0$q) & ~col_00[0] & ~|(owner_candidates$1 & tri01$0$q) & ~col_10[0]) << (0)));
+        owner_sel1 = (owner_sel1 & ~(1 << (0)) | ((owner_candidates$1[0] & ~|(owner_candidates$1 & tri11$0$q) & ~col_11[0] & ~|(owner_candidates$0 & tri10$0$q) & ~col_01[0]) << (0)));
+        owner_sel0 = (owner_sel0 & ~(1 << (1)) | ((owner_candidates$0[1] & ~|(owner_candidates$0 & tri00$1$q) & ~col_00[1] & ~|(owner_candidates$1 & tri01$1$q) & ~col_10[1]) << (1)));
+        owner_sel1 = (owner_sel1 & ~(1 << (1)) | ((owner_candidates$1[1] & ~|(owner_candidates$1 & tri11$1$q) & ~col_11[1] & ~|(owner_candidates$0 & tri10$1$q) & ~col_01[1]) << (1)));
+        owner_sel0 = (owner_sel0 & ~(1 << (2)) | ((owner_candidates$0[2] & ~|(owner_candidates$0 & tri00$2$q) & ~col_00[2] & ~|(owner_candidates$1 & tri01$2$q) & ~col_10[2]) << (2)));
+        owner_sel1 = (owner_sel1 & ~(1 << (2)) | ((owner_candidates$1[2] & ~|(owner_candidates$1 & tri11$2$q) & ~col_11[2] & ~|(owner_candidates$0 & tri10$2$q) & ~col_01[2]) << (2)));
+        owner_sel0 = (owner_sel0 & ~(1 << (3)) | ((owner_candidates$0[3] & ~|(owner_candidates$0 & tri00$3$q) & ~col_00[3] & ~|(owner_candidates$1 & tri01$3$q) & ~col_10[3]) << (3)));
+        owner_sel1 = (owner_sel1 & ~(1 << (3)) | ((owner_candidates$1[3] & ~|(owner_candidates$1 & tri11$3$q) & ~col_11[3] & ~|(owner_candidates$0 & tri10$3$q) & ~col_01[3]) << (3)));
+        owner_sel0 = (owner_sel0 & ~(1 << (4)) | ((owner_candidates$0[4] & ~|(owner_candidates$0 & tri00$4$q) & ~col_00[4] & ~|(owner_candidates$1 & tri01$4$q) & ~col_10[4]) << (4)));
+        owner_sel1 = (owner_sel1 & ~(1 << (4)) | ((owner_candidates$1[4] & ~|(owner_candidates$1 & tri11$4$q) & ~col_11[4] & ~|(owner_candidates$0 & tri10$4$q) & ~col_01[4]) << (4)));
+        owner_sel0 = (owner_sel0 & ~(1 << (5)) | ((owner_candidates$0[5] & ~|(owner_candidates$0 & tri00$5$q) & ~col_00[5] & ~|(owner_candidates$1 & tri01$5$q) & ~col_10[5]) << (5)));
+        owner_sel1 = (owner_sel1 & ~(1 << (5)) | ((owner_candidates$1[5] & ~|(owner_candidates$1 & tri11$5$q) & ~col_11[5] & ~|(owner_candidates$0 & tri10$5$q) & ~col_01[5]) << (5)));
+        owner_sel0 = (owner_sel0 & ~(1 << (6)) | ((owner_candidates$0[6] & ~|(owner_candidates$0 & tri00$6$q) & ~col_00[6] & ~|(owner_candidates$1 & tri01$6$q) & ~col_10[6]) << (6)));
+        owner_sel1 = (owner_sel1 & ~(1 << (6)) | ((owner_candidates$1[6] & ~|(owner_candidates$1 & tri11$6$q) & ~col_11[6] & ~|(owner_candidates$0 & tri10$6$q) & ~col_01[6]) << (6)));
+        owner_sel0 = (owner_sel0 & ~(1 << (7)) | ((owner_candidates$0[7] & ~|(owner_candidates$0 & tri00$7$q) & ~col_00[7] & ~|(owner_candidates$1 & tri01$7$q) & ~col_10[7]) << (7)));
+        owner_sel1 = (owner_sel1 & ~(1 << (7)) | ((owner_candidates$1[7] & ~|(owner_candidates$1 & tri11$7$q) & ~col_11[7] & ~|(owner_candidates$0 & tri10$7$q) & ~col_01[7]) << (7)));
+        owner_sel0 = (owner_sel0 & ~(1 << (8)) | ((owner_candidates$0[8] & ~|(owner_candidates$0 & tri00$8$q) & ~col_00[8] & ~|(owner_candidates$1 & tri01$8$q) & ~col_10[8]) << (8)));
+        owner_sel1 = (owner_sel1 & ~(1 << (8)) | ((owner_candidates$1[8] & ~|(owner_candidates$1 & tri11$8$q) & ~col_11[8] & ~|(owner_candidates$0 & tri10$8$q) & ~col_01[8]) << (8)));
+        owner_sel0 = (owner_sel0 & ~(1 << (9)) | ((owner_candidates$0[9] & ~|(owner_candidates$0 & tri00$9$q) & ~col_00[9] & ~|(owner_candidates$1 & tri01$9$q) & ~col_10[9]) << (9)));
+        owner_sel1 = (owner_sel1 & ~(1 << (9)) | ((owner_candidates$1[9] & ~|(owner_candidates$1 & tri11$9$q) & ~col_11[9] & ~|(owner_candidates$0 & tri10$9$q) & ~col_01[9]) << (9)));
+        owner_sel0 = (owner_sel0 & ~(1 << (10)) | ((owner_candidates$0[10] & ~|(owner_candidates$0 & tri00$10$q) & ~col_00[10] & ~|(owner_candidates$1 & tri01$10$q) & ~col_10[10]) << (10)));
+        owner_sel1 = (owner_sel1 & ~(1 << (10)) | ((owner_candidates$1[10] & ~|(owner_candidates$1 & tri11$10$q) & ~col_11[10] & ~|(owner_candidates$0 & tri10$10$q) & ~col_01[10]) << (10)));
+        owner_sel0 = (owner_sel0 & ~(1 << (11)) | ((owner_candidates$0[11] & ~|(owner_candidates$0 & tri00$11$q) & ~col_00[11] & ~|(owner_candidates$1 & tri01$11$q) & ~col_10[11]) << (11)));
+        owner_sel1 = (owner_sel1 & ~(1 << (11)) | ((owner_candidates$1[11] & ~|(owner_candidates$1 & tri11$11$q) & ~col_11[11] & ~|(owner_candidates$0 & tri10$11$q) & ~col_01[11]) << (11)));
+        owner_sel0 = (owner_sel0 & ~(1 << (12)) | ((owner_candidates$0[12] & ~|(owner_candidates$0 & tri00$12$q) & ~col_00[12] & ~|(owner_candidates$1 & tri01$12$q) & ~col_10[12]) << (12)));
+        owner_sel1 = (owner_sel1 & ~(1 << (12)) | ((owner_candidates$1[12] & ~|(owner_candidates$1 & tri11$12$q) & ~col_11[12] & ~|(owner_candidates$0 & tri10$12$q) & ~col_01[12]) << (12)));
+        owner_sel0 = (owner_sel0 & ~(1 << (13)) | ((owner_candidates$0[13] & ~|(owner_candidates$0 & tri00$13$q) & ~col_00[13] & ~|(owner_candidates$1 & tri01$13$q) & ~col_10[13]) << (13)));
+        owner_sel1 = (owner_sel1 & ~(1 << (13)) | ((owner_candidates$1[13] & ~|(owner_candidates$1 & tri11$13$q) & ~col_11[13] & ~|(owner_candidates$0 & tri10$13$q) & ~col_01[13]) << (13)));
+        owner_sel0 = (owner_sel0 & ~(1 << (14)) | ((owner_candidates$0[14] & ~|(owner_candidates$0 & tri00$14$q) & ~col_00[14] & ~|(owner_candidates$1 & tri01$14$q) & ~col_10[14]) << (14)));
+        owner_sel1 = (owner_sel1 & ~(1 << (14)) | ((owner_candidates$1[14] & ~|(owner_candidates$1 & tri11$14$q) & ~col_11[14] & ~|(owner_candidates$0 & tri10$14$q) & ~col_01[14]) << (14)));
+        owner_sel0 = (owner_sel0 & ~(1 << (15)) | ((owner_candidates$0[15] & ~|(owner_candidates$0 & tri00$15$q) & ~col_00[15] & ~|(owner_candidates$1 & tri01$15$q) & ~col_10[15]) << (15)));
+        owner_sel1 = (owner_sel1 & ~(1 << (15)) | ((owner_candidates$1[15] & ~|(owner_candidates$1 & tri11$15$q) & ~col_11[15] & ~|(owner_candidates$0 & tri10$15$q) & ~col_01[15]) << (15)));
+        owner_sel0 = (owner_sel0 & ~(1 << (16)) | ((owner_candidates$0[16] & ~|(owner_candidates$0 & tri00$16$q) & ~col_00[16] & ~|(owner_candidates$1 & tri01$16$q) & ~col_10[16]) << (16)));
+        owner_sel1 = (owner_sel1 & ~(1 << (16)) | ((owner_candidates$1[16] & ~|(owner_candidates$1 & tri11$16$q) & ~col_11[16] & ~|(owner_candidates$0 & tri10$16$q) & ~col_01[16]) << (16)));
+        owner_sel0 = (owner_sel0 & ~(1 << (17)) | ((owner_candidates$0[17] & ~|(owner_candidates$0 & tri00$17$q) & ~col_00[17] & ~|(owner_candidates$1 & tri01$17$q) & ~col_10[17]) << (17)));
+        owner_sel1 = (owner_sel1 & ~(1 << (17)) | ((owner_candidates$1[17] & ~|(owner_candidates$1 & tri11$17$q) & ~col_11[17] & ~|(owner_candidates$0 & tri10$17$q) & ~col_01[17]) << (17)));
+        owner_sel0 = (owner_sel0 & ~(1 << (18)) | ((owner_candidates$0[18] & ~|(owner_candidates$0 & tri00$18$q) & ~col_00[18] & ~|(owner_candidates$1 & tri01$18$q) & ~col_10[18]) << (18)));
+        owner_sel1 = (owner_sel1 & ~(1 << (18)) | ((owner_candidates$1[18] & ~|(owner_candidates$1 & tri11$18$q) & ~col_11[18] & ~|(owner_candidates$0 & tri10$18$q) & ~col_01[18]) << (18)));
+        owner_sel0 = (owner_sel0 & ~(1 << (19)) | ((owner_candidates$0[19] & ~|(owner_candidates$0 & tri00$19$q) & ~col_00[19] & ~|(owner_candidates$1 & tri01$19$q) & ~col_10[19]) << (19)));
+        owner_sel1 = (owner_sel1 & ~(1 << (19)) | ((owner_candidates$1[19] & ~|(owner_candidates$1 & tri11$19$q) & ~col_11[19] & ~|(owner_candidates$0 & tri10$19$q) & ~col_01[19]) << (19)));
+        owner_sel0 = (owner_sel0 & ~(1 << (20)) | ((owner_candidates$0[20] & ~|(owner_candidates$0 & tri00$20$q) & ~col_00[20] & ~|(owner_candidates$1 & tri01$20$q) & ~col_10[20]) << (20)));
+        owner_sel1 = (owner_sel1 & ~(1 << (20)) | ((owner_candidates$1[20] & ~|(owner_candidates$1 & tri11$20$q) & ~col_11[20] & ~|(owner_candidates$0 & tri10$20$q) & ~col_01[20]) << (20)));
+        owner_sel0 = (owner_sel0 & ~(1 << (21)) | ((owner_candidates$0[21] & ~|(owner_candidates$0 & tri00$21$q) & ~col_00[21] & ~|(owner_candidates$1 & tri01$21$q) & ~col_10[21]) << (21)));
+        owner_sel1 = (owner_sel1 & ~(1 << (21)) | ((owner_candidates$1[21] & ~|(owner_candidates$1 & tri11$21$q) & ~col_11[21] & ~|(owner_candidates$0 & tri10$21$q) & ~col_01[21]) << (21)));
+        owner_sel0 = (owner_sel0 & ~(1 << (22)) | ((owner_candidates$0[22] & ~|(owner_candidates$0 & tri00$22$q) & ~col_00[22] & ~|(owner_candidates$1 & tri01$22$q) & ~col_10[22]) << (22)));
+        owner_sel1 = (owner_sel1 & ~(1 << (22)) | ((owner_candidates$1[22] & ~|(owner_candidates$1 & tri11$22$q) & ~col_11[22] & ~|(owner_candidates$0 & tri10$22$q) & ~col_01[22]) << (22)));
+        owner_sel0 = (owner_sel0 & ~(1 << (23)) | ((owner_candidates$0[23] & ~|(owner_candidates$0 & tri00$23$q) & ~col_00[23] & ~|(owner_candidates$1 & tri01$23$q) & ~col_10[23]) << (23)));
+        owner_sel1 = (owner_sel1 & ~(1 << (23)) | ((owner_candidates$1[23] & ~|(owner_candidates$1 & tri11$23$q) & ~col_11[23] & ~|(owner_candidates$0 & tri10$23$q) & ~col_01[23]) << (23)));
         owner_pick_valid = |owner_candidates$0 | |owner_candidates$1;
-        owner_pick = 32'h0;
-        if (owner_candidates$0[0] & ~|(owner_candidates$0 & older00$0$q) & ~|(owner_candidates$1 & older01$0$q)) begin
-            owner_pick = warp_id0$0;
-        end
-        if (owner_candidates$1[0] & ~|(owner_candidates$1 & older11$0$q) & ~|(owner_candidates$0 & older10$0$q)) begin
-            owner_pick = warp_id1$0;
-        end
-        if (owner_candidates$0[1] & ~|(owner_candidates$0 & older00$1$q) & ~|(owner_candidates$1 & older01$1$q)) begin
-            owner_pick = warp_id0$1;
-        end
-        if (owner_candidates$1[1] & ~|(owner_candidates$1 & older11$1$q) & ~|(owner_candidates$0 & older10$1$q)) begin
-            owner_pick = warp_id1$1;
-        end
-        if (owner_candidates$0[2] & ~|(owner_candidates$0 & older00$2$q) & ~|(owner_candidates$1 & older01$2$q)) begin
-            owner_pick = warp_id0$2;
-        end
-        if (owner_candidates$1[2] & ~|(owner_candidates$1 & older11$2$q) & ~|(owner_candidates$0 & older10$2$q)) begin
-            owner_pick = warp_id1$2;
-        end
-        if (owner_candidates$0[3] & ~|(owner_candidates$0 & older00$3$q) & ~|(owner_candidates$1 & older01$3$q)) begin
-            owner_pick = warp_id0$3;
-        end
-        if (owner_candidates$1[3] & ~|(owner_candidates$1 & older11$3$q) & ~|(owner_candidates$0 & older10$3$q)) begin
-            owner_pick = warp_id1$3;
-        end
-        if (owner_candidates$0[4] & ~|(owner_candidates$0 & older00$4$q) & ~|(owner_candidates$1 & older01$4$q)) begin
-            owner_pick = warp_id0$4;
-        end
-        if (owner_candidates$1[4] & ~|(owner_candidates$1 & older11$4$q) & ~|(owner_candidates$0 & older10$4$q)) begin
-            owner_pick = warp_id1$4;
-        end
-        if (owner_candidates$0[5] & ~|(owner_candidates$0 & older00$5$q) & ~|(owner_candidates$1 & older01$5$q)) begin
-            owner_pick = warp_id0$5;
-        end
-        if (owner_candidates$1[5] & ~|(owner_candidates$1 & older11$5$q) & ~|(owner_candidates$0 & older10$5$q)) begin
-            owner_pick = warp_id1$5;
-        end
-        if (owner_candidates$0[6] & ~|(owner_candidates$0 & older00$6$q) & ~|(owner_candidates$1 & older01$6$q)) begin
-            owner_pick = warp_id0$6;
-        end
-        if (owner_candidates$1[6] & ~|(owner_candidates$1 & older11$6$q) & ~|(owner_candidates$0 & older10$6$q)) begin
-            owner_pick = warp_id1$6;
-        end
-        if (owner_candidates$0[7] & ~|(owner_candidates$0 & older00$7$q) & ~|(owner_candidates$1 & older01$7$q)) begin
-            owner_pick = warp_id0$7;
-        end
-        if (owner_candidates$1[7] & ~|(owner_candidates$1 & older11$7$q) & ~|(owner_candidates$0 & older10$7$q)) begin
-            owner_pick = warp_id1$7;
-        end
-        if (owner_candidates$0[8] & ~|(owner_candidates$0 & older00$8$q) & ~|(owner_candidates$1 & older01$8$q)) begin
-            owner_pick = warp_id0$8;
-        end
-        if (owner_candidates$1[8] & ~|(owner_candidates$1 & older11$8$q) & ~|(owner_candidates$0 & older10$8$q)) begin
-            owner_pick = warp_id1$8;
-        end
-        if (owner_candidates$0[9] & ~|(owner_candidates$0 & older00$9$q) & ~|(owner_candidates$1 & older01$9$q)) begin
-            owner_pick = warp_id0$9;
-        end
-        if (owner_candidates$1[9] & ~|(owner_candidates$1 & older11$9$q) & ~|(owner_candidates$0 & older10$9$q)) begin
-            owner_pick = warp_id1$9;
-        end
-        if (owner_candidates$0[10] & ~|(owner_candidates$0 & older00$10$q) & ~|(owner_candidates$1 & older01$10$q)) begin
-            owner_pick = warp_id0$10;
-        end
-        if (owner_candidates$1[10] & ~|(owner_candidates$1 & older11$10$q) & ~|(owner_candidates$0 & older10$10$q)) begin
-            owner_pick = warp_id1$10;
-        end
-        if (owner_candidates$0[11] & ~|(owner_candidates$0 & older00$11$q) & ~|(owner_candidates$1 & older01$11$q)) begin
-            owner_pick = warp_id0$11;
-        end
-        if (owner_candidates$1[11] & ~|(owner_candidates$1 & older11$11$q) & ~|(owner_candidates$0 & older10$11$q)) begin
-            owner_pick = warp_id1$11;
-        end
-        if (owner_candidates$0[12] & ~|(owner_candidates$0 & older00$12$q) & ~|(owner_candidates$1 & older01$12$q)) begin
-            owner_pick = warp_id0$12;
-        end
-        if (owner_candidates$1[12] & ~|(owner_candidates$1 & older11$12$q) & ~|(owner_candidates$0 & older10$12$q)) begin
-            owner_pick = warp_id1$12;
-        end
-        if (owner_candidates$0[13] & ~|(owner_candidates$0 & older00$13$q) & ~|(owner_candidates$1 & older01$13$q)) begin
-            owner_pick = warp_id0$13;
-        end
-        if (owner_candidates$1[13] & ~|(owner_candidates$1 & older11$13$q) & ~|(owner_candidates$0 & older10$13$q)) begin
-            owner_pick = warp_id1$13;
-        end
-        if (owner_candidates$0[14] & ~|(owner_candidates$0 & older00$14$q) & ~|(owner_candidates$1 & older01$14$q)) begin
-            owner_pick = warp_id0$14;
-        end
-        if (owner_candidates$1[14] & ~|(owner_candidates$1 & older11$14$q) & ~|(owner_candidates$0 & older10$14$q)) begin
-            owner_pick = warp_id1$14;
-        end
-        if (owner_candidates$0[15] & ~|(owner_candidates$0 & older00$15$q) & ~|(owner_candidates$1 & older01$15$q)) begin
-            owner_pick = warp_id0$15;
-        end
-        if (owner_candidates$1[15] & ~|(owner_candidates$1 & older11$15$q) & ~|(owner_candidates$0 & older10$15$q)) begin
-            owner_pick = warp_id1$15;
-        end
-        if (owner_candidates$0[16] & ~|(owner_candidates$0 & older00$16$q) & ~|(owner_candidates$1 & older01$16$q)) begin
-            owner_pick = warp_id0$16;
-        end
-        if (owner_candidates$1[16] & ~|(owner_candidates$1 & older11$16$q) & ~|(owner_candidates$0 & older10$16$q)) begin
-            owner_pick = warp_id1$16;
-        end
-        if (owner_candidates$0[17] & ~|(owner_candidates$0 & older00$17$q) & ~|(owner_candidates$1 & older01$17$q)) begin
-            owner_pick = warp_id0$17;
-        end
-        if (owner_candidates$1[17] & ~|(owner_candidates$1 & older11$17$q) & ~|(owner_candidates$0 & older10$17$q)) begin
-            owner_pick = warp_id1$17;
-        end
-        if (owner_candidates$0[18] & ~|(owner_candidates$0 & older00$18$q) & ~|(owner_candidates$1 & older01$18$q)) begin
-            owner_pick = warp_id0$18;
-        end
-        if (owner_candidates$1[18] & ~|(owner_candidates$1 & older11$18$q) & ~|(owner_candidates$0 & older10$18$q)) begin
-            owner_pick = warp_id1$18;
-        end
-        if (owner_candidates$0[19] & ~|(owner_candidates$0 & older00$19$q) & ~|(owner_candidates$1 & older01$19$q)) begin
-            owner_pick = warp_id0$19;
-        end
-        if (owner_candidates$1[19] & ~|(owner_candidates$1 & older11$19$q) & ~|(owner_candidates$0 & older10$19$q)) begin
-            owner_pick = warp_id1$19;
-        end
-        if (owner_candidates$0[20] & ~|(owner_candidates$0 & older00$20$q) & ~|(owner_candidates$1 & older01$20$q)) begin
-            owner_pick = warp_id0$20;
-        end
-        if (owner_candidates$1[20] & ~|(owner_candidates$1 & older11$20$q) & ~|(owner_candidates$0 & older10$20$q)) begin
-            owner_pick = warp_id1$20;
-        end
-        if (owner_candidates$0[21] & ~|(owner_candidates$0 & older00$21$q) & ~|(owner_candidates$1 & older01$21$q)) begin
-            owner_pick = warp_id0$21;
-        end
-        if (owner_candidates$1[21] & ~|(owner_candidates$1 & older11$21$q) & ~|(owner_candidates$0 & older10$21$q)) begin
-            owner_pick = warp_id1$21;
-        end
-        if (owner_candidates$0[22] & ~|(owner_candidates$0 & older00$22$q) & ~|(owner_candidates$1 & older01$22$q)) begin
-            owner_pick = warp_id0$22;
-        end
-        if (owner_candidates$1[22] & ~|(owner_candidates$1 & older11$22$q) & ~|(owner_candidates$0 & older10$22$q)) begin
-            owner_pick = warp_id1$22;
-        end
-        if (owner_candidates$0[23] & ~|(owner_candidates$0 & older00$23$q) & ~|(owner_candidates$1 & older01$23$q)) begin
-            owner_pick = warp_id0$23;
-        end
-        if (owner_candidates$1[23] & ~|(owner_candidates$1 & older11$23$q) & ~|(owner_candidates$0 & older10$23$q)) begin
-            owner_pick = warp_id1$23;
-        end
+        owner_lane = 32'h0;
+        owner_lane = (owner_lane & ~(1 << (0)) | ((|((owner_sel0 | owner_sel1) & id_bit$0)) << (0)));
+        owner_lane = (owner_lane & ~(1 << (1)) | ((|((owner_sel0 | owner_sel1) & id_bit$1)) << (1)));
+        owner_lane = (owner_lane & ~(1 << (2)) | ((|((owner_sel0 | owner_sel1) & id_bit$2)) << (2)));
+        owner_lane = (owner_lane & ~(1 << (3)) | ((|((owner_sel0 | owner_sel1) & id_bit$3)) << (3)));
+        owner_lane = (owner_lane & ~(1 << (4)) | ((|((owner_sel0 | owner_sel1) & id_bit$4)) << (4)));
+        owner_pick = owner_lane << 32'h1;
+        owner_pick = (owner_pick & ~(1 << (32'h0)) | ((|owner_sel1) << (32'h0)));
         sat_held = 1'b0;
         if (mas_enable) begin
             if (saturated) begin
@@ -2086,1830 +2170,6 @@ module mascar_scheduler$mp_r(d,q,clock);
 endmodule // mascar_scheduler$mp_r
 
 
-module mascar_scheduler$older00$0(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$0
-
-
-module mascar_scheduler$older00$1(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$1
-
-
-module mascar_scheduler$older00$10(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$10
-
-
-module mascar_scheduler$older00$11(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$11
-
-
-module mascar_scheduler$older00$12(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$12
-
-
-module mascar_scheduler$older00$13(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$13
-
-
-module mascar_scheduler$older00$14(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$14
-
-
-module mascar_scheduler$older00$15(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$15
-
-
-module mascar_scheduler$older00$16(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$16
-
-
-module mascar_scheduler$older00$17(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$17
-
-
-module mascar_scheduler$older00$18(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$18
-
-
-module mascar_scheduler$older00$19(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$19
-
-
-module mascar_scheduler$older00$2(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$2
-
-
-module mascar_scheduler$older00$20(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$20
-
-
-module mascar_scheduler$older00$21(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$21
-
-
-module mascar_scheduler$older00$22(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$22
-
-
-module mascar_scheduler$older00$23(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$23
-
-
-module mascar_scheduler$older00$3(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$3
-
-
-module mascar_scheduler$older00$4(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$4
-
-
-module mascar_scheduler$older00$5(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$5
-
-
-module mascar_scheduler$older00$6(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$6
-
-
-module mascar_scheduler$older00$7(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$7
-
-
-module mascar_scheduler$older00$8(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$8
-
-
-module mascar_scheduler$older00$9(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older00$9
-
-
-module mascar_scheduler$older01$0(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$0
-
-
-module mascar_scheduler$older01$1(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$1
-
-
-module mascar_scheduler$older01$10(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$10
-
-
-module mascar_scheduler$older01$11(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$11
-
-
-module mascar_scheduler$older01$12(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$12
-
-
-module mascar_scheduler$older01$13(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$13
-
-
-module mascar_scheduler$older01$14(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$14
-
-
-module mascar_scheduler$older01$15(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$15
-
-
-module mascar_scheduler$older01$16(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$16
-
-
-module mascar_scheduler$older01$17(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$17
-
-
-module mascar_scheduler$older01$18(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$18
-
-
-module mascar_scheduler$older01$19(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$19
-
-
-module mascar_scheduler$older01$2(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$2
-
-
-module mascar_scheduler$older01$20(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$20
-
-
-module mascar_scheduler$older01$21(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$21
-
-
-module mascar_scheduler$older01$22(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$22
-
-
-module mascar_scheduler$older01$23(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$23
-
-
-module mascar_scheduler$older01$3(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$3
-
-
-module mascar_scheduler$older01$4(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$4
-
-
-module mascar_scheduler$older01$5(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$5
-
-
-module mascar_scheduler$older01$6(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$6
-
-
-module mascar_scheduler$older01$7(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$7
-
-
-module mascar_scheduler$older01$8(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$8
-
-
-module mascar_scheduler$older01$9(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older01$9
-
-
-module mascar_scheduler$older10$0(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$0
-
-
-module mascar_scheduler$older10$1(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$1
-
-
-module mascar_scheduler$older10$10(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$10
-
-
-module mascar_scheduler$older10$11(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$11
-
-
-module mascar_scheduler$older10$12(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$12
-
-
-module mascar_scheduler$older10$13(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$13
-
-
-module mascar_scheduler$older10$14(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$14
-
-
-module mascar_scheduler$older10$15(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$15
-
-
-module mascar_scheduler$older10$16(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$16
-
-
-module mascar_scheduler$older10$17(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$17
-
-
-module mascar_scheduler$older10$18(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$18
-
-
-module mascar_scheduler$older10$19(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$19
-
-
-module mascar_scheduler$older10$2(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$2
-
-
-module mascar_scheduler$older10$20(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$20
-
-
-module mascar_scheduler$older10$21(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$21
-
-
-module mascar_scheduler$older10$22(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$22
-
-
-module mascar_scheduler$older10$23(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$23
-
-
-module mascar_scheduler$older10$3(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$3
-
-
-module mascar_scheduler$older10$4(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$4
-
-
-module mascar_scheduler$older10$5(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$5
-
-
-module mascar_scheduler$older10$6(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$6
-
-
-module mascar_scheduler$older10$7(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$7
-
-
-module mascar_scheduler$older10$8(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$8
-
-
-module mascar_scheduler$older10$9(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older10$9
-
-
-module mascar_scheduler$older11$0(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$0
-
-
-module mascar_scheduler$older11$1(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$1
-
-
-module mascar_scheduler$older11$10(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$10
-
-
-module mascar_scheduler$older11$11(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$11
-
-
-module mascar_scheduler$older11$12(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$12
-
-
-module mascar_scheduler$older11$13(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$13
-
-
-module mascar_scheduler$older11$14(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$14
-
-
-module mascar_scheduler$older11$15(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$15
-
-
-module mascar_scheduler$older11$16(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$16
-
-
-module mascar_scheduler$older11$17(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$17
-
-
-module mascar_scheduler$older11$18(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$18
-
-
-module mascar_scheduler$older11$19(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$19
-
-
-module mascar_scheduler$older11$2(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$2
-
-
-module mascar_scheduler$older11$20(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$20
-
-
-module mascar_scheduler$older11$21(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$21
-
-
-module mascar_scheduler$older11$22(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$22
-
-
-module mascar_scheduler$older11$23(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$23
-
-
-module mascar_scheduler$older11$3(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$3
-
-
-module mascar_scheduler$older11$4(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$4
-
-
-module mascar_scheduler$older11$5(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$5
-
-
-module mascar_scheduler$older11$6(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$6
-
-
-module mascar_scheduler$older11$7(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$7
-
-
-module mascar_scheduler$older11$8(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$8
-
-
-module mascar_scheduler$older11$9(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_scheduler$older11$9
-
-
 module mascar_scheduler$owner_r(d,q,clock);
     
     // Module arguments
@@ -3948,7 +2208,7 @@ module mascar_scheduler$owner_valid_r(d,q,clock);
 endmodule // mascar_scheduler$owner_valid_r
 
 
-module mascar_scheduler$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_avail,sfu_avail,lsu_avail,load_avail,policy_gto,mas_enable,mp,last_valid,last_lane,greedy_valid,greedy_lane,older$0,older$1,older$2,older$3,older$4,older$5,older$6,older$7,older$8,older$9,older$10,older$11,older$12,older$13,older$14,older$15,older$16,older$17,older$18,older$19,older$20,older$21,older$22,older$23,pick_valid,pick_lane,pick_one_hot);
+module mascar_scheduler$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_avail,sfu_avail,lsu_avail,load_avail,kill,policy_gto,mas_enable,mp,last_valid,last_lane,greedy_valid,greedy_lane,tri$0,tri$1,tri$2,tri$3,tri$4,tri$5,tri$6,tri$7,tri$8,tri$9,tri$10,tri$11,tri$12,tri$13,tri$14,tri$15,tri$16,tri$17,tri$18,tri$19,tri$20,tri$21,tri$22,tri$23,pick_valid,pick_lane,pick_one_hot);
     
     // Module arguments
     input wire  [23:0] ready;
@@ -3962,6 +2222,7 @@ module mascar_scheduler$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_av
     input wire  sfu_avail;
     input wire  lsu_avail;
     input wire  load_avail;
+    input wire  [2:0] kill;
     input wire  policy_gto;
     input wire  mas_enable;
     input wire  mp;
@@ -3969,60 +2230,36 @@ module mascar_scheduler$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_av
     input wire  [5:0] last_lane;
     input wire  greedy_valid;
     input wire  [5:0] greedy_lane;
-    input wire  [23:0] older$0;
-    input wire  [23:0] older$1;
-    input wire  [23:0] older$2;
-    input wire  [23:0] older$3;
-    input wire  [23:0] older$4;
-    input wire  [23:0] older$5;
-    input wire  [23:0] older$6;
-    input wire  [23:0] older$7;
-    input wire  [23:0] older$8;
-    input wire  [23:0] older$9;
-    input wire  [23:0] older$10;
-    input wire  [23:0] older$11;
-    input wire  [23:0] older$12;
-    input wire  [23:0] older$13;
-    input wire  [23:0] older$14;
-    input wire  [23:0] older$15;
-    input wire  [23:0] older$16;
-    input wire  [23:0] older$17;
-    input wire  [23:0] older$18;
-    input wire  [23:0] older$19;
-    input wire  [23:0] older$20;
-    input wire  [23:0] older$21;
-    input wire  [23:0] older$22;
-    input wire  [23:0] older$23;
+    input wire  [23:0] tri$0;
+    input wire  [23:0] tri$1;
+    input wire  [23:0] tri$2;
+    input wire  [23:0] tri$3;
+    input wire  [23:0] tri$4;
+    input wire  [23:0] tri$5;
+    input wire  [23:0] tri$6;
+    input wire  [23:0] tri$7;
+    input wire  [23:0] tri$8;
+    input wire  [23:0] tri$9;
+    input wire  [23:0] tri$10;
+    input wire  [23:0] tri$11;
+    input wire  [23:0] tri$12;
+    input wire  [23:0] tri$13;
+    input wire  [23:0] tri$14;
+    input wire  [23:0] tri$15;
+    input wire  [23:0] tri$16;
+    input wire  [23:0] tri$17;
+    input wire  [23:0] tri$18;
+    input wire  [23:0] tri$19;
+    input wire  [23:0] tri$20;
+    input wire  [23:0] tri$21;
+    input wire  [23:0] tri$22;
+    input wire  [23:0] tri$23;
     output reg  pick_valid;
     output reg  [5:0] pick_lane;
     output reg  [23:0] pick_one_hot;
     
     // Constant declarations
     localparam  ones = 24'hffffff;
-    localparam  one_hot$0 = 24'h1;
-    localparam  one_hot$1 = 24'h2;
-    localparam  one_hot$2 = 24'h4;
-    localparam  one_hot$3 = 24'h8;
-    localparam  one_hot$4 = 24'h10;
-    localparam  one_hot$5 = 24'h20;
-    localparam  one_hot$6 = 24'h40;
-    localparam  one_hot$7 = 24'h80;
-    localparam  one_hot$8 = 24'h100;
-    localparam  one_hot$9 = 24'h200;
-    localparam  one_hot$10 = 24'h400;
-    localparam  one_hot$11 = 24'h800;
-    localparam  one_hot$12 = 24'h1000;
-    localparam  one_hot$13 = 24'h2000;
-    localparam  one_hot$14 = 24'h4000;
-    localparam  one_hot$15 = 24'h8000;
-    localparam  one_hot$16 = 24'h10000;
-    localparam  one_hot$17 = 24'h20000;
-    localparam  one_hot$18 = 24'h40000;
-    localparam  one_hot$19 = 24'h80000;
-    localparam  one_hot$20 = 24'h100000;
-    localparam  one_hot$21 = 24'h200000;
-    localparam  one_hot$22 = 24'h400000;
-    localparam  one_hot$23 = 24'h800000;
     localparam  below$0 = 24'h0;
     localparam  below$1 = 24'h1;
     localparam  below$2 = 24'h3;
@@ -4047,6 +2284,30 @@ module mascar_scheduler$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_av
     localparam  below$21 = 24'h1fffff;
     localparam  below$22 = 24'h3fffff;
     localparam  below$23 = 24'h7fffff;
+    localparam  above$0 = 24'hfffffe;
+    localparam  above$1 = 24'hfffffc;
+    localparam  above$2 = 24'hfffff8;
+    localparam  above$3 = 24'hfffff0;
+    localparam  above$4 = 24'hffffe0;
+    localparam  above$5 = 24'hffffc0;
+    localparam  above$6 = 24'hffff80;
+    localparam  above$7 = 24'hffff00;
+    localparam  above$8 = 24'hfffe00;
+    localparam  above$9 = 24'hfffc00;
+    localparam  above$10 = 24'hfff800;
+    localparam  above$11 = 24'hfff000;
+    localparam  above$12 = 24'hffe000;
+    localparam  above$13 = 24'hffc000;
+    localparam  above$14 = 24'hff8000;
+    localparam  above$15 = 24'hff0000;
+    localparam  above$16 = 24'hfe0000;
+    localparam  above$17 = 24'hfc0000;
+    localparam  above$18 = 24'hf80000;
+    localparam  above$19 = 24'hf00000;
+    localparam  above$20 = 24'he00000;
+    localparam  above$21 = 24'hc00000;
+    localparam  above$22 = 24'h800000;
+    localparam  above$23 = 24'h0;
     localparam  lane_id$0 = 6'b0;
     localparam  lane_id$1 = 6'b1;
     localparam  lane_id$2 = 6'b10;
@@ -4071,38 +2332,70 @@ module mascar_scheduler$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_av
     localparam  lane_id$21 = 6'b10101;
     localparam  lane_id$22 = 6'b10110;
     localparam  lane_id$23 = 6'b10111;
+    localparam  id_bit$0 = 24'haaaaaa;
+    localparam  id_bit$1 = 24'hcccccc;
+    localparam  id_bit$2 = 24'hf0f0f0;
+    localparam  id_bit$3 = 24'hff00;
+    localparam  id_bit$4 = 24'hff0000;
+    localparam  var_id$0 = 3'b0;
+    localparam  var_sp$0 = 1'b0;
+    localparam  var_sfu$0 = 1'b0;
+    localparam  var_lsu$0 = 1'b0;
     
     // Local signals
-    reg  [23:0] sp_block;
-    reg  [23:0] sfu_block;
-    reg  [23:0] lsu_block;
-    reg  [23:0] load_block;
-    reg  [23:0] eligible;
+    reg  [23:0] base;
     reg  [23:0] preferred;
-    reg  [23:0] set;
-    reg  [23:0] rr_after;
-    reg  [23:0] target;
-    reg  greedy_hit;
+    reg  [23:0] after;
+    reg  [23:0] greedy;
+    reg  [23:0] lrr_before$0;
+    reg  [23:0] lrr_before$1;
+    reg  [23:0] lrr_before$2;
+    reg  [23:0] lrr_before$3;
+    reg  [23:0] lrr_before$4;
+    reg  [23:0] lrr_before$5;
+    reg  [23:0] lrr_before$6;
+    reg  [23:0] lrr_before$7;
+    reg  [23:0] lrr_before$8;
+    reg  [23:0] lrr_before$9;
+    reg  [23:0] lrr_before$10;
+    reg  [23:0] lrr_before$11;
+    reg  [23:0] lrr_before$12;
+    reg  [23:0] lrr_before$13;
+    reg  [23:0] lrr_before$14;
+    reg  [23:0] lrr_before$15;
+    reg  [23:0] lrr_before$16;
+    reg  [23:0] lrr_before$17;
+    reg  [23:0] lrr_before$18;
+    reg  [23:0] lrr_before$19;
+    reg  [23:0] lrr_before$20;
+    reg  [23:0] lrr_before$21;
+    reg  [23:0] lrr_before$22;
+    reg  [23:0] lrr_before$23;
+    reg  [23:0] elig$0;
+    reg  [23:0] ep$0;
+    reg  [23:0] en$0;
+    reg  [23:0] col_p$0;
+    reg  [23:0] col_n$0;
+    reg  [23:0] dom_p$0;
+    reg  [23:0] dom_n$0;
+    reg  [23:0] sel$0;
+    reg  [5:0] lane$0;
     
     // Update code
     always @(*) begin
-        sp_block = 32'h0;
+        base = ready & ~wst_stall;
         if (~sp_avail) begin
-            sp_block = alu;
+            base = base & ~alu;
         end
-        sfu_block = 32'h0;
         if (~sfu_avail) begin
-            sfu_block = sfu;
+            base = base & ~sfu;
         end
-        lsu_block = 32'h0;
         if (~lsu_avail) begin
-            lsu_block = ldst;
+            base = base & ~ldst;
         end
-        load_block = 32'h0;
         if (~load_avail) begin
-            load_block = gload;
+            base = base & ~gload;
         end
-        eligible = ready & ~wst_stall & ~sp_block & ~sfu_block & ~lsu_block & ~load_block;
         preferred = ones;
         if (mas_enable) begin
             if (mp) begin
@@ -4112,460 +2405,383 @@ module mascar_scheduler$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_av
                 preferred = wst_mem;
             end
         end
-        set = eligible & ~preferred;
-        if (|(eligible & preferred)) begin
-            set = eligible & preferred;
+        after = 32'h0;
+        greedy = 32'h0;
+        after = (after & ~(1 << (1)) | ((last_valid & (lane_id$1 > last_lane)) << (1)));
+        after = (after & ~(1 << (2)) | ((last_valid & (lane_id$2 > last_lane)) << (2)));
+        after = (after & ~(1 << (3)) | ((last_valid & (lane_id$3 > last_lane)) << (3)));
+        after = (after & ~(1 << (4)) | ((last_valid & (lane_id$4 > last_lane)) << (4)));
+        after = (after & ~(1 << (5)) | ((last_valid & (lane_id$5 > last_lane)) << (5)));
+        after = (after & ~(1 << (6)) | ((last_valid & (lane_id$6 > last_lane)) << (6)));
+        after = (after & ~(1 << (7)) | ((last_valid & (lane_id$7 > last_lane)) << (7)));
+        after = (after & ~(1 << (8)) | ((last_valid & (lane_id$8 > last_lane)) << (8)));
+        after = (after & ~(1 << (9)) | ((last_valid & (lane_id$9 > last_lane)) << (9)));
+        after = (after & ~(1 << (10)) | ((last_valid & (lane_id$10 > last_lane)) << (10)));
+        after = (after & ~(1 << (11)) | ((last_valid & (lane_id$11 > last_lane)) << (11)));
+        after = (after & ~(1 << (12)) | ((last_valid & (lane_id$12 > last_lane)) << (12)));
+        after = (after & ~(1 << (13)) | ((last_valid & (lane_id$13 > last_lane)) << (13)));
+        after = (after & ~(1 << (14)) | ((last_valid & (lane_id$14 > last_lane)) << (14)));
+        after = (after & ~(1 << (15)) | ((last_valid & (lane_id$15 > last_lane)) << (15)));
+        after = (after & ~(1 << (16)) | ((last_valid & (lane_id$16 > last_lane)) << (16)));
+        after = (after & ~(1 << (17)) | ((last_valid & (lane_id$17 > last_lane)) << (17)));
+        after = (after & ~(1 << (18)) | ((last_valid & (lane_id$18 > last_lane)) << (18)));
+        after = (after & ~(1 << (19)) | ((last_valid & (lane_id$19 > last_lane)) << (19)));
+        after = (after & ~(1 << (20)) | ((last_valid & (lane_id$20 > last_lane)) << (20)));
+        after = (after & ~(1 << (21)) | ((last_valid & (lane_id$21 > last_lane)) << (21)));
+        after = (after & ~(1 << (22)) | ((last_valid & (lane_id$22 > last_lane)) << (22)));
+        after = (after & ~(1 << (23)) | ((last_valid & (lane_id$23 > last_lane)) << (23)));
+        greedy = (greedy & ~(1 << (0)) | ((greedy_valid & (greedy_lane == lane_id$0)) << (0)));
+        greedy = (greedy & ~(1 << (1)) | ((greedy_valid & (greedy_lane == lane_id$1)) << (1)));
+        greedy = (greedy & ~(1 << (2)) | ((greedy_valid & (greedy_lane == lane_id$2)) << (2)));
+        greedy = (greedy & ~(1 << (3)) | ((greedy_valid & (greedy_lane == lane_id$3)) << (3)));
+        greedy = (greedy & ~(1 << (4)) | ((greedy_valid & (greedy_lane == lane_id$4)) << (4)));
+        greedy = (greedy & ~(1 << (5)) | ((greedy_valid & (greedy_lane == lane_id$5)) << (5)));
+        greedy = (greedy & ~(1 << (6)) | ((greedy_valid & (greedy_lane == lane_id$6)) << (6)));
+        greedy = (greedy & ~(1 << (7)) | ((greedy_valid & (greedy_lane == lane_id$7)) << (7)));
+        greedy = (greedy & ~(1 << (8)) | ((greedy_valid & (greedy_lane == lane_id$8)) << (8)));
+        greedy = (greedy & ~(1 << (9)) | ((greedy_valid & (greedy_lane == lane_id$9)) << (9)));
+        greedy = (greedy & ~(1 << (10)) | ((greedy_valid & (greedy_lane == lane_id$10)) << (10)));
+        greedy = (greedy & ~(1 << (11)) | ((greedy_valid & (greedy_lane == lane_id$11)) << (11)));
+        greedy = (greedy & ~(1 << (12)) | ((greedy_valid & (greedy_lane == lane_id$12)) << (12)));
+        greedy = (greedy & ~(1 << (13)) | ((greedy_valid & (greedy_lane == lane_id$13)) << (13)));
+        greedy = (greedy & ~(1 << (14)) | ((greedy_valid & (greedy_lane == lane_id$14)) << (14)));
+        greedy = (greedy & ~(1 << (15)) | ((greedy_valid & (greedy_lane == lane_id$15)) << (15)));
+        greedy = (greedy & ~(1 << (16)) | ((greedy_valid & (greedy_lane == lane_id$16)) << (16)));
+        greedy = (greedy & ~(1 << (17)) | ((greedy_valid & (greedy_lane == lane_id$17)) << (17)));
+        greedy = (greedy & ~(1 << (18)) | ((greedy_valid & (greedy_lane == lane_id$18)) << (18)));
+        greedy = (greedy & ~(1 << (19)) | ((greedy_valid & (greedy_lane == lane_id$19)) << (19)));
+        greedy = (greedy & ~(1 << (20)) | ((greedy_valid & (greedy_lane == lane_id$20)) << (20)));
+        greedy = (greedy & ~(1 << (21)) | ((greedy_valid & (greedy_lane == lane_id$21)) << (21)));
+        greedy = (greedy & ~(1 << (22)) | ((greedy_valid & (greedy_lane == lane_id$22)) << (22)));
+        greedy = (greedy & ~(1 << (23)) | ((greedy_valid & (greedy_lane == lane_id$23)) << (23)));
+        lrr_before$0 = after | below$0;
+        if (after[0]) begin
+            lrr_before$0 = after & below$0;
         end
-        rr_after = 32'h0;
-        if (last_valid) begin
-            rr_after = set & ~((((32'h2) & 24'hffffff) << last_lane) - 32'h1);
+        lrr_before$1 = after | below$1;
+        if (after[1]) begin
+            lrr_before$1 = after & below$1;
         end
-        target = set;
-        if (~policy_gto & |rr_after) begin
-            target = rr_after;
+        lrr_before$2 = after | below$2;
+        if (after[2]) begin
+            lrr_before$2 = after & below$2;
         end
-        greedy_hit = policy_gto & greedy_valid & set[greedy_lane];
-        pick_valid = |target;
+        lrr_before$3 = after | below$3;
+        if (after[3]) begin
+            lrr_before$3 = after & below$3;
+        end
+        lrr_before$4 = after | below$4;
+        if (after[4]) begin
+            lrr_before$4 = after & below$4;
+        end
+        lrr_before$5 = after | below$5;
+        if (after[5]) begin
+            lrr_before$5 = after & below$5;
+        end
+        lrr_before$6 = after | below$6;
+        if (after[6]) begin
+            lrr_before$6 = after & below$6;
+        end
+        lrr_before$7 = after | below$7;
+        if (after[7]) begin
+            lrr_before$7 = after & below$7;
+        end
+        lrr_before$8 = after | below$8;
+        if (after[8]) begin
+            lrr_before$8 = after & below$8;
+        end
+        lrr_before$9 = after | below$9;
+        if (after[9]) begin
+            lrr_before$9 = after & below$9;
+        end
+        lrr_before$10 = after | below$10;
+        if (after[10]) begin
+            lrr_before$10 = after & below$10;
+        end
+        lrr_before$11 = after | below$11;
+        if (after[11]) begin
+            lrr_before$11 = after & below$11;
+        end
+        lrr_before$12 = after | below$12;
+        if (after[12]) begin
+            lrr_before$12 = after & below$12;
+        end
+        lrr_before$13 = after | below$13;
+        if (after[13]) begin
+            lrr_before$13 = after & below$13;
+        end
+        lrr_before$14 = after | below$14;
+        if (after[14]) begin
+            lrr_before$14 = after & below$14;
+        end
+        lrr_before$15 = after | below$15;
+        if (after[15]) begin
+            lrr_before$15 = after & below$15;
+        end
+        lrr_before$16 = after | below$16;
+        if (after[16]) begin
+            lrr_before$16 = after & below$16;
+        end
+        lrr_before$17 = after | below$17;
+        if (after[17]) begin
+            lrr_before$17 = after & below$17;
+        end
+        lrr_before$18 = after | below$18;
+        if (after[18]) begin
+            lrr_before$18 = after & below$18;
+        end
+        lrr_before$19 = after | below$19;
+        if (after[19]) begin
+            lrr_before$19 = after & below$19;
+        end
+        lrr_before$20 = after | below$20;
+        if (after[20]) begin
+            lrr_before$20 = after & below$20;
+        end
+        lrr_before$21 = after | below$21;
+        if (after[21]) begin
+            lrr_before$21 = after & below$21;
+        end
+        lrr_before$22 = after | below$22;
+        if (after[22]) begin
+            lrr_before$22 = after & below$22;
+        end
+        lrr_before$23 = after | below$23;
+        if (after[23]) begin
+            lrr_before$23 = after & below$23;
+        end
+        elig$0 = base;
+        if (var_sp$0) begin
+            elig$0 = elig$0 & ~alu;
+        end
+        if (var_sfu$0) begin
+            elig$0 = elig$0 & ~sfu;
+        end
+        if (var_lsu$0) begin
+            elig$0 = elig$0 & ~ldst;
+        end
+        ep$0 = elig$0 & preferred;
+        en$0 = elig$0 & ~preferred;
+        col_p$0 = 32'h0;
+        col_n$0 = 32'h0;
+        if (ep$0[0]) begin
+            col_p$0 = col_p$0 | (~tri$0 & above$0);
+        end
+        if (en$0[0]) begin
+            col_n$0 = col_n$0 | (~tri$0 & above$0);
+        end
+        if (ep$0[1]) begin
+            col_p$0 = col_p$0 | (~tri$1 & above$1);
+        end
+        if (en$0[1]) begin
+            col_n$0 = col_n$0 | (~tri$1 & above$1);
+        end
+        if (ep$0[2]) begin
+            col_p$0 = col_p$0 | (~tri$2 & above$2);
+        end
+        if (en$0[2]) begin
+            col_n$0 = col_n$0 | (~tri$2 & above$2);
+        end
+        if (ep$0[3]) begin
+            col_p$0 = col_p$0 | (~tri$3 & above$3);
+        end
+        if (en$0[3]) begin
+            col_n$0 = col_n$0 | (~tri$3 & above$3);
+        end
+        if (ep$0[4]) begin
+            col_p$0 = col_p$0 | (~tri$4 & above$4);
+        end
+        if (en$0[4]) begin
+            col_n$0 = col_n$0 | (~tri$4 & above$4);
+        end
+        if (ep$0[5]) begin
+            col_p$0 = col_p$0 | (~tri$5 & above$5);
+        end
+        if (en$0[5]) begin
+            col_n$0 = col_n$0 | (~tri$5 & above$5);
+        end
+        if (ep$0[6]) begin
+            col_p$0 = col_p$0 | (~tri$6 & above$6);
+        end
+        if (en$0[6]) begin
+            col_n$0 = col_n$0 | (~tri$6 & above$6);
+        end
+        if (ep$0[7]) begin
+            col_p$0 = col_p$0 | (~tri$7 & above$7);
+        end
+        if (en$0[7]) begin
+            col_n$0 = col_n$0 | (~tri$7 & above$7);
+        end
+        if (ep$0[8]) begin
+            col_p$0 = col_p$0 | (~tri$8 & above$8);
+        end
+        if (en$0[8]) begin
+            col_n$0 = col_n$0 | (~tri$8 & above$8);
+        end
+        if (ep$0[9]) begin
+            col_p$0 = col_p$0 | (~tri$9 & above$9);
+        end
+        if (en$0[9]) begin
+            col_n$0 = col_n$0 | (~tri$9 & above$9);
+        end
+        if (ep$0[10]) begin
+            col_p$0 = col_p$0 | (~tri$10 & above$10);
+        end
+        if (en$0[10]) begin
+            col_n$0 = col_n$0 | (~tri$10 & above$10);
+        end
+        if (ep$0[11]) begin
+            col_p$0 = col_p$0 | (~tri$11 & above$11);
+        end
+        if (en$0[11]) begin
+            col_n$0 = col_n$0 | (~tri$11 & above$11);
+        end
+        if (ep$0[12]) begin
+            col_p$0 = col_p$0 | (~tri$12 & above$12);
+        end
+        if (en$0[12]) begin
+            col_n$0 = col_n$0 | (~tri$12 & above$12);
+        end
+        if (ep$0[13]) begin
+            col_p$0 = col_p$0 | (~tri$13 & above$13);
+        end
+        if (en$0[13]) begin
+            col_n$0 = col_n$0 | (~tri$13 & above$13);
+        end
+        if (ep$0[14]) begin
+            col_p$0 = col_p$0 | (~tri$14 & above$14);
+        end
+        if (en$0[14]) begin
+            col_n$0 = col_n$0 | (~tri$14 & above$14);
+        end
+        if (ep$0[15]) begin
+            col_p$0 = col_p$0 | (~tri$15 & above$15);
+        end
+        if (en$0[15]) begin
+            col_n$0 = col_n$0 | (~tri$15 & above$15);
+        end
+        if (ep$0[16]) begin
+            col_p$0 = col_p$0 | (~tri$16 & above$16);
+        end
+        if (en$0[16]) begin
+            col_n$0 = col_n$0 | (~tri$16 & above$16);
+        end
+        if (ep$0[17]) begin
+            col_p$0 = col_p$0 | (~tri$17 & above$17);
+        end
+        if (en$0[17]) begin
+            col_n$0 = col_n$0 | (~tri$17 & above$17);
+        end
+        if (ep$0[18]) begin
+            col_p$0 = col_p$0 | (~tri$18 & above$18);
+        end
+        if (en$0[18]) begin
+            col_n$0 = col_n$0 | (~tri$18 & above$18);
+        end
+        if (ep$0[19]) begin
+            col_p$0 = col_p$0 | (~tri$19 & above$19);
+        end
+        if (en$0[19]) begin
+            col_n$0 = col_n$0 | (~tri$19 & above$19);
+        end
+        if (ep$0[20]) begin
+            col_p$0 = col_p$0 | (~tri$20 & above$20);
+        end
+        if (en$0[20]) begin
+            col_n$0 = col_n$0 | (~tri$20 & above$20);
+        end
+        if (ep$0[21]) begin
+            col_p$0 = col_p$0 | (~tri$21 & above$21);
+        end
+        if (en$0[21]) begin
+            col_n$0 = col_n$0 | (~tri$21 & above$21);
+        end
+        if (ep$0[22]) begin
+            col_p$0 = col_p$0 | (~tri$22 & above$22);
+        end
+        if (en$0[22]) begin
+            col_n$0 = col_n$0 | (~tri$22 & above$22);
+        end
+        if (ep$0[23]) begin
+            col_p$0 = col_p$0 | (~tri$23 & above$23);
+        end
+        if (en$0[23]) begin
+            col_n$0 = col_n$0 | (~tri$23 & above$23);
+        end
+        dom_p$0 = 32'h0;
+        dom_n$0 = 32'h0;
+        dom_p$0 = (dom_p$0 & ~(1 << (0)) | (((policy_gto & ~greedy[0] & (|(ep$0 & greedy) | |(ep$0 & tri$0) | col_p$0[0])) | (~policy_gto & |(ep$0 & lrr_before$0))) << (0)));
+        dom_n$0 = (dom_n$0 & ~(1 << (0)) | (((policy_gto & ~greedy[0] & (|(en$0 & greedy) | |(en$0 & tri$0) | col_n$0[0])) | (~policy_gto & |(en$0 & lrr_before$0))) << (0)));
+        dom_p$0 = (dom_p$0 & ~(1 << (1)) | (((policy_gto & ~greedy[1] & (|(ep$0 & greedy) | |(ep$0 & tri$1) | col_p$0[1])) | (~policy_gto & |(ep$0 & lrr_before$1))) << (1)));
+        dom_n$0 = (dom_n$0 & ~(1 << (1)) | (((policy_gto & ~greedy[1] & (|(en$0 & greedy) | |(en$0 & tri$1) | col_n$0[1])) | (~policy_gto & |(en$0 & lrr_before$1))) << (1)));
+        dom_p$0 = (dom_p$0 & ~(1 << (2)) | (((policy_gto & ~greedy[2] & (|(ep$0 & greedy) | |(ep$0 & tri$2) | col_p$0[2])) | (~policy_gto & |(ep$0 & lrr_before$2))) << (2)));
+        dom_n$0 = (dom_n$0 & ~(1 << (2)) | (((policy_gto & ~greedy[2] & (|(en$0 & greedy) | |(en$0 & tri$2) | col_n$0[2])) | (~policy_gto & |(en$0 & lrr_before$2))) << (2)));
+        dom_p$0 = (dom_p$0 & ~(1 << (3)) | (((policy_gto & ~greedy[3] & (|(ep$0 & greedy) | |(ep$0 & tri$3) | col_p$0[3])) | (~policy_gto & |(ep$0 & lrr_before$3))) << (3)));
+        dom_n$0 = (dom_n$0 & ~(1 << (3)) | (((policy_gto & ~greedy[3] & (|(en$0 & greedy) | |(en$0 & tri$3) | col_n$0[3])) | (~policy_gto & |(en$0 & lrr_before$3))) << (3)));
+        dom_p$0 = (dom_p$0 & ~(1 << (4)) | (((policy_gto & ~greedy[4] & (|(ep$0 & greedy) | |(ep$0 & tri$4) | col_p$0[4])) | (~policy_gto & |(ep$0 & lrr_before$4))) << (4)));
+        dom_n$0 = (dom_n$0 & ~(1 << (4)) | (((policy_gto & ~greedy[4] & (|(en$0 & greedy) | |(en$0 & tri$4) | col_n$0[4])) | (~policy_gto & |(en$0 & lrr_before$4))) << (4)));
+        dom_p$0 = (dom_p$0 & ~(1 << (5)) | (((policy_gto & ~greedy[5] & (|(ep$0 & greedy) | |(ep$0 & tri$5) | col_p$0[5])) | (~policy_gto & |(ep$0 & lrr_before$5))) << (5)));
+        dom_n$0 = (dom_n$0 & ~(1 << (5)) | (((policy_gto & ~greedy[5] & (|(en$0 & greedy) | |(en$0 & tri$5) | col_n$0[5])) | (~policy_gto & |(en$0 & lrr_before$5))) << (5)));
+        dom_p$0 = (dom_p$0 & ~(1 << (6)) | (((policy_gto & ~greedy[6] & (|(ep$0 & greedy) | |(ep$0 & tri$6) | col_p$0[6])) | (~policy_gto & |(ep$0 & lrr_before$6))) << (6)));
+        dom_n$0 = (dom_n$0 & ~(1 << (6)) | (((policy_gto & ~greedy[6] & (|(en$0 & greedy) | |(en$0 & tri$6) | col_n$0[6])) | (~policy_gto & |(en$0 & lrr_before$6))) << (6)));
+        dom_p$0 = (dom_p$0 & ~(1 << (7)) | (((policy_gto & ~greedy[7] & (|(ep$0 & greedy) | |(ep$0 & tri$7) | col_p$0[7])) | (~policy_gto & |(ep$0 & lrr_before$7))) << (7)));
+        dom_n$0 = (dom_n$0 & ~(1 << (7)) | (((policy_gto & ~greedy[7] & (|(en$0 & greedy) | |(en$0 & tri$7) | col_n$0[7])) | (~policy_gto & |(en$0 & lrr_before$7))) << (7)));
+        dom_p$0 = (dom_p$0 & ~(1 << (8)) | (((policy_gto & ~greedy[8] & (|(ep$0 & greedy) | |(ep$0 & tri$8) | col_p$0[8])) | (~policy_gto & |(ep$0 & lrr_before$8))) << (8)));
+        dom_n$0 = (dom_n$0 & ~(1 << (8)) | (((policy_gto & ~greedy[8] & (|(en$0 & greedy) | |(en$0 & tri$8) | col_n$0[8])) | (~policy_gto & |(en$0 & lrr_before$8))) << (8)));
+        dom_p$0 = (dom_p$0 & ~(1 << (9)) | (((policy_gto & ~greedy[9] & (|(ep$0 & greedy) | |(ep$0 & tri$9) | col_p$0[9])) | (~policy_gto & |(ep$0 & lrr_before$9))) << (9)));
+        dom_n$0 = (dom_n$0 & ~(1 << (9)) | (((policy_gto & ~greedy[9] & (|(en$0 & greedy) | |(en$0 & tri$9) | col_n$0[9])) | (~policy_gto & |(en$0 & lrr_before$9))) << (9)));
+        dom_p$0 = (dom_p$0 & ~(1 << (10)) | (((policy_gto & ~greedy[10] & (|(ep$0 & greedy) | |(ep$0 & tri$10) | col_p$0[10])) | (~policy_gto & |(ep$0 & lrr_before$10))) << (10)));
+        dom_n$0 = (dom_n$0 & ~(1 << (10)) | (((policy_gto & ~greedy[10] & (|(en$0 & greedy) | |(en$0 & tri$10) | col_n$0[10])) | (~policy_gto & |(en$0 & lrr_before$10))) << (10)));
+        dom_p$0 = (dom_p$0 & ~(1 << (11)) | (((policy_gto & ~greedy[11] & (|(ep$0 & greedy) | |(ep$0 & tri$11) | col_p$0[11])) | (~policy_gto & |(ep$0 & lrr_before$11))) << (11)));
+        dom_n$0 = (dom_n$0 & ~(1 << (11)) | (((policy_gto & ~greedy[11] & (|(en$0 & greedy) | |(en$0 & tri$11) | col_n$0[11])) | (~policy_gto & |(en$0 & lrr_before$11))) << (11)));
+        dom_p$0 = (dom_p$0 & ~(1 << (12)) | (((policy_gto & ~greedy[12] & (|(ep$0 & greedy) | |(ep$0 & tri$12) | col_p$0[12])) | (~policy_gto & |(ep$0 & lrr_before$12))) << (12)));
+        dom_n$0 = (dom_n$0 & ~(1 << (12)) | (((policy_gto & ~greedy[12] & (|(en$0 & greedy) | |(en$0 & tri$12) | col_n$0[12])) | (~policy_gto & |(en$0 & lrr_before$12))) << (12)));
+        dom_p$0 = (dom_p$0 & ~(1 << (13)) | (((policy_gto & ~greedy[13] & (|(ep$0 & greedy) | |(ep$0 & tri$13) | col_p$0[13])) | (~policy_gto & |(ep$0 & lrr_before$13))) << (13)));
+        dom_n$0 = (dom_n$0 & ~(1 << (13)) | (((policy_gto & ~greedy[13] & (|(en$0 & greedy) | |(en$0 & tri$13) | col_n$0[13])) | (~policy_gto & |(en$0 & lrr_before$13))) << (13)));
+        dom_p$0 = (dom_p$0 & ~(1 << (14)) | (((policy_gto & ~greedy[14] & (|(ep$0 & greedy) | |(ep$0 & tri$14) | col_p$0[14])) | (~policy_gto & |(ep$0 & lrr_before$14))) << (14)));
+        dom_n$0 = (dom_n$0 & ~(1 << (14)) | (((policy_gto & ~greedy[14] & (|(en$0 & greedy) | |(en$0 & tri$14) | col_n$0[14])) | (~policy_gto & |(en$0 & lrr_before$14))) << (14)));
+        dom_p$0 = (dom_p$0 & ~(1 << (15)) | (((policy_gto & ~greedy[15] & (|(ep$0 & greedy) | |(ep$0 & tri$15) | col_p$0[15])) | (~policy_gto & |(ep$0 & lrr_before$15))) << (15)));
+        dom_n$0 = (dom_n$0 & ~(1 << (15)) | (((policy_gto & ~greedy[15] & (|(en$0 & greedy) | |(en$0 & tri$15) | col_n$0[15])) | (~policy_gto & |(en$0 & lrr_before$15))) << (15)));
+        dom_p$0 = (dom_p$0 & ~(1 << (16)) | (((policy_gto & ~greedy[16] & (|(ep$0 & greedy) | |(ep$0 & tri$16) | col_p$0[16])) | (~policy_gto & |(ep$0 & lrr_before$16))) << (16)));
+        dom_n$0 = (dom_n$0 & ~(1 << (16)) | (((policy_gto & ~greedy[16] & (|(en$0 & greedy) | |(en$0 & tri$16) | col_n$0[16])) | (~policy_gto & |(en$0 & lrr_before$16))) << (16)));
+        dom_p$0 = (dom_p$0 & ~(1 << (17)) | (((policy_gto & ~greedy[17] & (|(ep$0 & greedy) | |(ep$0 & tri$17) | col_p$0[17])) | (~policy_gto & |(ep$0 & lrr_before$17))) << (17)));
+        dom_n$0 = (dom_n$0 & ~(1 << (17)) | (((policy_gto & ~greedy[17] & (|(en$0 & greedy) | |(en$0 & tri$17) | col_n$0[17])) | (~policy_gto & |(en$0 & lrr_before$17))) << (17)));
+        dom_p$0 = (dom_p$0 & ~(1 << (18)) | (((policy_gto & ~greedy[18] & (|(ep$0 & greedy) | |(ep$0 & tri$18) | col_p$0[18])) | (~policy_gto & |(ep$0 & lrr_before$18))) << (18)));
+        dom_n$0 = (dom_n$0 & ~(1 << (18)) | (((policy_gto & ~greedy[18] & (|(en$0 & greedy) | |(en$0 & tri$18) | col_n$0[18])) | (~policy_gto & |(en$0 & lrr_before$18))) << (18)));
+        dom_p$0 = (dom_p$0 & ~(1 << (19)) | (((policy_gto & ~greedy[19] & (|(ep$0 & greedy) | |(ep$0 & tri$19) | col_p$0[19])) | (~policy_gto & |(ep$0 & lrr_before$19))) << (19)));
+        dom_n$0 = (dom_n$0 & ~(1 << (19)) | (((policy_gto & ~greedy[19] & (|(en$0 & greedy) | |(en$0 & tri$19) | col_n$0[19])) | (~policy_gto & |(en$0 & lrr_before$19))) << (19)));
+        dom_p$0 = (dom_p$0 & ~(1 << (20)) | (((policy_gto & ~greedy[20] & (|(ep$0 & greedy) | |(ep$0 & tri$20) | col_p$0[20])) | (~policy_gto & |(ep$0 & lrr_before$20))) << (20)));
+        dom_n$0 = (dom_n$0 & ~(1 << (20)) | (((policy_gto & ~greedy[20] & (|(en$0 & greedy) | |(en$0 & tri$20) | col_n$0[20])) | (~policy_gto & |(en$0 & lrr_before$20))) << (20)));
+        dom_p$0 = (dom_p$0 & ~(1 << (21)) | (((policy_gto & ~greedy[21] & (|(ep$0 & greedy) | |(ep$0 & tri$21) | col_p$0[21])) | (~policy_gto & |(ep$0 & lrr_before$21))) << (21)));
+        dom_n$0 = (dom_n$0 & ~(1 << (21)) | (((policy_gto & ~greedy[21] & (|(en$0 & greedy) | |(en$0 & tri$21) | col_n$0[21])) | (~policy_gto & |(en$0 & lrr_before$21))) << (21)));
+        dom_p$0 = (dom_p$0 & ~(1 << (22)) | (((policy_gto & ~greedy[22] & (|(ep$0 & greedy) | |(ep$0 & tri$22) | col_p$0[22])) | (~policy_gto & |(ep$0 & lrr_before$22))) << (22)));
+        dom_n$0 = (dom_n$0 & ~(1 << (22)) | (((policy_gto & ~greedy[22] & (|(en$0 & greedy) | |(en$0 & tri$22) | col_n$0[22])) | (~policy_gto & |(en$0 & lrr_before$22))) << (22)));
+        dom_p$0 = (dom_p$0 & ~(1 << (23)) | (((policy_gto & ~greedy[23] & (|(ep$0 & greedy) | |(ep$0 & tri$23) | col_p$0[23])) | (~policy_gto & |(ep$0 & lrr_before$23))) << (23)));
+        dom_n$0 = (dom_n$0 & ~(1 << (23)) | (((policy_gto & ~greedy[23] & (|(en$0 & greedy) | |(en$0 & tri$23) | col_n$0[23])) | (~policy_gto & |(en$0 & lrr_before$23))) << (23)));
+        sel$0 = ep$0 & ~dom_p$0;
+        if (~|ep$0) begin
+            sel$0 = en$0 & ~dom_n$0;
+        end
+        lane$0 = 32'h0;
+        lane$0 = (lane$0 & ~(1 << (0)) | ((|(sel$0 & id_bit$0)) << (0)));
+        lane$0 = (lane$0 & ~(1 << (1)) | ((|(sel$0 & id_bit$1)) << (1)));
+        lane$0 = (lane$0 & ~(1 << (2)) | ((|(sel$0 & id_bit$2)) << (2)));
+        lane$0 = (lane$0 & ~(1 << (3)) | ((|(sel$0 & id_bit$3)) << (3)));
+        lane$0 = (lane$0 & ~(1 << (4)) | ((|(sel$0 & id_bit$4)) << (4)));
+        pick_valid = 1'b0;
         pick_lane = 32'h0;
         pick_one_hot = 32'h0;
-        if (target[0]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$0) begin
-                        pick_lane = lane_id$0;
-                        pick_one_hot = one_hot$0;
-                    end
-                end
-                else if (~|(target & older$0)) begin
-                    pick_lane = lane_id$0;
-                    pick_one_hot = one_hot$0;
-                end
-            end
-            else if (~|(target & below$0)) begin
-                pick_lane = lane_id$0;
-                pick_one_hot = one_hot$0;
-            end
-        end
-        if (target[1]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$1) begin
-                        pick_lane = lane_id$1;
-                        pick_one_hot = one_hot$1;
-                    end
-                end
-                else if (~|(target & older$1)) begin
-                    pick_lane = lane_id$1;
-                    pick_one_hot = one_hot$1;
-                end
-            end
-            else if (~|(target & below$1)) begin
-                pick_lane = lane_id$1;
-                pick_one_hot = one_hot$1;
-            end
-        end
-        if (target[2]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$2) begin
-                        pick_lane = lane_id$2;
-                        pick_one_hot = one_hot$2;
-                    end
-                end
-                else if (~|(target & older$2)) begin
-                    pick_lane = lane_id$2;
-                    pick_one_hot = one_hot$2;
-                end
-            end
-            else if (~|(target & below$2)) begin
-                pick_lane = lane_id$2;
-                pick_one_hot = one_hot$2;
-            end
-        end
-        if (target[3]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$3) begin
-                        pick_lane = lane_id$3;
-                        pick_one_hot = one_hot$3;
-                    end
-                end
-                else if (~|(target & older$3)) begin
-                    pick_lane = lane_id$3;
-                    pick_one_hot = one_hot$3;
-                end
-            end
-            else if (~|(target & below$3)) begin
-                pick_lane = lane_id$3;
-                pick_one_hot = one_hot$3;
-            end
-        end
-        if (target[4]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$4) begin
-                        pick_lane = lane_id$4;
-                        pick_one_hot = one_hot$4;
-                    end
-                end
-                else if (~|(target & older$4)) begin
-                    pick_lane = lane_id$4;
-                    pick_one_hot = one_hot$4;
-                end
-            end
-            else if (~|(target & below$4)) begin
-                pick_lane = lane_id$4;
-                pick_one_hot = one_hot$4;
-            end
-        end
-        if (target[5]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$5) begin
-                        pick_lane = lane_id$5;
-                        pick_one_hot = one_hot$5;
-                    end
-                end
-                else if (~|(target & older$5)) begin
-                    pick_lane = lane_id$5;
-                    pick_one_hot = one_hot$5;
-                end
-            end
-            else if (~|(target & below$5)) begin
-                pick_lane = lane_id$5;
-                pick_one_hot = one_hot$5;
-            end
-        end
-        if (target[6]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$6) begin
-                        pick_lane = lane_id$6;
-                        pick_one_hot = one_hot$6;
-                    end
-                end
-                else if (~|(target & older$6)) begin
-                    pick_lane = lane_id$6;
-                    pick_one_hot = one_hot$6;
-                end
-            end
-            else if (~|(target & below$6)) begin
-                pick_lane = lane_id$6;
-                pick_one_hot = one_hot$6;
-            end
-        end
-        if (target[7]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$7) begin
-                        pick_lane = lane_id$7;
-                        pick_one_hot = one_hot$7;
-                    end
-                end
-                else if (~|(target & older$7)) begin
-                    pick_lane = lane_id$7;
-                    pick_one_hot = one_hot$7;
-                end
-            end
-            else if (~|(target & below$7)) begin
-                pick_lane = lane_id$7;
-                pick_one_hot = one_hot$7;
-            end
-        end
-        if (target[8]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$8) begin
-                        pick_lane = lane_id$8;
-                        pick_one_hot = one_hot$8;
-                    end
-                end
-                else if (~|(target & older$8)) begin
-                    pick_lane = lane_id$8;
-                    pick_one_hot = one_hot$8;
-                end
-            end
-            else if (~|(target & below$8)) begin
-                pick_lane = lane_id$8;
-                pick_one_hot = one_hot$8;
-            end
-        end
-        if (target[9]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$9) begin
-                        pick_lane = lane_id$9;
-                        pick_one_hot = one_hot$9;
-                    end
-                end
-                else if (~|(target & older$9)) begin
-                    pick_lane = lane_id$9;
-                    pick_one_hot = one_hot$9;
-                end
-            end
-            else if (~|(target & below$9)) begin
-                pick_lane = lane_id$9;
-                pick_one_hot = one_hot$9;
-            end
-        end
-        if (target[10]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$10) begin
-                        pick_lane = lane_id$10;
-                        pick_one_hot = one_hot$10;
-                    end
-                end
-                else if (~|(target & older$10)) begin
-                    pick_lane = lane_id$10;
-                    pick_one_hot = one_hot$10;
-                end
-            end
-            else if (~|(target & below$10)) begin
-                pick_lane = lane_id$10;
-                pick_one_hot = one_hot$10;
-            end
-        end
-        if (target[11]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$11) begin
-                        pick_lane = lane_id$11;
-                        pick_one_hot = one_hot$11;
-                    end
-                end
-                else if (~|(target & older$11)) begin
-                    pick_lane = lane_id$11;
-                    pick_one_hot = one_hot$11;
-                end
-            end
-            else if (~|(target & below$11)) begin
-                pick_lane = lane_id$11;
-                pick_one_hot = one_hot$11;
-            end
-        end
-        if (target[12]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$12) begin
-                        pick_lane = lane_id$12;
-                        pick_one_hot = one_hot$12;
-                    end
-                end
-                else if (~|(target & older$12)) begin
-                    pick_lane = lane_id$12;
-                    pick_one_hot = one_hot$12;
-                end
-            end
-            else if (~|(target & below$12)) begin
-                pick_lane = lane_id$12;
-                pick_one_hot = one_hot$12;
-            end
-        end
-        if (target[13]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$13) begin
-                        pick_lane = lane_id$13;
-                        pick_one_hot = one_hot$13;
-                    end
-                end
-                else if (~|(target & older$13)) begin
-                    pick_lane = lane_id$13;
-                    pick_one_hot = one_hot$13;
-                end
-            end
-            else if (~|(target & below$13)) begin
-                pick_lane = lane_id$13;
-                pick_one_hot = one_hot$13;
-            end
-        end
-        if (target[14]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$14) begin
-                        pick_lane = lane_id$14;
-                        pick_one_hot = one_hot$14;
-                    end
-                end
-                else if (~|(target & older$14)) begin
-                    pick_lane = lane_id$14;
-                    pick_one_hot = one_hot$14;
-                end
-            end
-            else if (~|(target & below$14)) begin
-                pick_lane = lane_id$14;
-                pick_one_hot = one_hot$14;
-            end
-        end
-        if (target[15]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$15) begin
-                        pick_lane = lane_id$15;
-                        pick_one_hot = one_hot$15;
-                    end
-                end
-                else if (~|(target & older$15)) begin
-                    pick_lane = lane_id$15;
-                    pick_one_hot = one_hot$15;
-                end
-            end
-            else if (~|(target & below$15)) begin
-                pick_lane = lane_id$15;
-                pick_one_hot = one_hot$15;
-            end
-        end
-        if (target[16]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$16) begin
-                        pick_lane = lane_id$16;
-                        pick_one_hot = one_hot$16;
-                    end
-                end
-                else if (~|(target & older$16)) begin
-                    pick_lane = lane_id$16;
-                    pick_one_hot = one_hot$16;
-                end
-            end
-            else if (~|(target & below$16)) begin
-                pick_lane = lane_id$16;
-                pick_one_hot = one_hot$16;
-            end
-        end
-        if (target[17]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$17) begin
-                        pick_lane = lane_id$17;
-                        pick_one_hot = one_hot$17;
-                    end
-                end
-                else if (~|(target & older$17)) begin
-                    pick_lane = lane_id$17;
-                    pick_one_hot = one_hot$17;
-                end
-            end
-            else if (~|(target & below$17)) begin
-                pick_lane = lane_id$17;
-                pick_one_hot = one_hot$17;
-            end
-        end
-        if (target[18]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$18) begin
-                        pick_lane = lane_id$18;
-                        pick_one_hot = one_hot$18;
-                    end
-                end
-                else if (~|(target & older$18)) begin
-                    pick_lane = lane_id$18;
-                    pick_one_hot = one_hot$18;
-                end
-            end
-            else if (~|(target & below$18)) begin
-                pick_lane = lane_id$18;
-                pick_one_hot = one_hot$18;
-            end
-        end
-        if (target[19]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$19) begin
-                        pick_lane = lane_id$19;
-                        pick_one_hot = one_hot$19;
-                    end
-                end
-                else if (~|(target & older$19)) begin
-                    pick_lane = lane_id$19;
-                    pick_one_hot = one_hot$19;
-                end
-            end
-            else if (~|(target & below$19)) begin
-                pick_lane = lane_id$19;
-                pick_one_hot = one_hot$19;
-            end
-        end
-        if (target[20]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$20) begin
-                        pick_lane = lane_id$20;
-                        pick_one_hot = one_hot$20;
-                    end
-                end
-                else if (~|(target & older$20)) begin
-                    pick_lane = lane_id$20;
-                    pick_one_hot = one_hot$20;
-                end
-            end
-            else if (~|(target & below$20)) begin
-                pick_lane = lane_id$20;
-                pick_one_hot = one_hot$20;
-            end
-        end
-        if (target[21]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$21) begin
-                        pick_lane = lane_id$21;
-                        pick_one_hot = one_hot$21;
-                    end
-                end
-                else if (~|(target & older$21)) begin
-                    pick_lane = lane_id$21;
-                    pick_one_hot = one_hot$21;
-                end
-            end
-            else if (~|(target & below$21)) begin
-                pick_lane = lane_id$21;
-                pick_one_hot = one_hot$21;
-            end
-        end
-        if (target[22]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$22) begin
-                        pick_lane = lane_id$22;
-                        pick_one_hot = one_hot$22;
-                    end
-                end
-                else if (~|(target & older$22)) begin
-                    pick_lane = lane_id$22;
-                    pick_one_hot = one_hot$22;
-                end
-            end
-            else if (~|(target & below$22)) begin
-                pick_lane = lane_id$22;
-                pick_one_hot = one_hot$22;
-            end
-        end
-        if (target[23]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$23) begin
-                        pick_lane = lane_id$23;
-                        pick_one_hot = one_hot$23;
-                    end
-                end
-                else if (~|(target & older$23)) begin
-                    pick_lane = lane_id$23;
-                    pick_one_hot = one_hot$23;
-                end
-            end
-            else if (~|(target & below$23)) begin
-                pick_lane = lane_id$23;
-                pick_one_hot = one_hot$23;
-            end
+        if (kill == var_id$0) begin
+            pick_valid = pick_valid | |elig$0;
+            pick_lane = pick_lane | lane$0;
+            pick_one_hot = pick_one_hot | sel$0;
         end
     end
     
 endmodule // mascar_scheduler$picker0
 
 
-module mascar_scheduler$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_avail,sfu_avail,lsu_avail,load_avail,policy_gto,mas_enable,mp,last_valid,last_lane,greedy_valid,greedy_lane,older$0,older$1,older$2,older$3,older$4,older$5,older$6,older$7,older$8,older$9,older$10,older$11,older$12,older$13,older$14,older$15,older$16,older$17,older$18,older$19,older$20,older$21,older$22,older$23,pick_valid,pick_lane,pick_one_hot);
+module mascar_scheduler$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_avail,sfu_avail,lsu_avail,load_avail,kill,policy_gto,mas_enable,mp,last_valid,last_lane,greedy_valid,greedy_lane,tri$0,tri$1,tri$2,tri$3,tri$4,tri$5,tri$6,tri$7,tri$8,tri$9,tri$10,tri$11,tri$12,tri$13,tri$14,tri$15,tri$16,tri$17,tri$18,tri$19,tri$20,tri$21,tri$22,tri$23,pick_valid,pick_lane,pick_one_hot);
     
     // Module arguments
     input wire  [23:0] ready;
@@ -4579,6 +2795,7 @@ module mascar_scheduler$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_av
     input wire  sfu_avail;
     input wire  lsu_avail;
     input wire  load_avail;
+    input wire  [2:0] kill;
     input wire  policy_gto;
     input wire  mas_enable;
     input wire  mp;
@@ -4586,60 +2803,36 @@ module mascar_scheduler$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_av
     input wire  [5:0] last_lane;
     input wire  greedy_valid;
     input wire  [5:0] greedy_lane;
-    input wire  [23:0] older$0;
-    input wire  [23:0] older$1;
-    input wire  [23:0] older$2;
-    input wire  [23:0] older$3;
-    input wire  [23:0] older$4;
-    input wire  [23:0] older$5;
-    input wire  [23:0] older$6;
-    input wire  [23:0] older$7;
-    input wire  [23:0] older$8;
-    input wire  [23:0] older$9;
-    input wire  [23:0] older$10;
-    input wire  [23:0] older$11;
-    input wire  [23:0] older$12;
-    input wire  [23:0] older$13;
-    input wire  [23:0] older$14;
-    input wire  [23:0] older$15;
-    input wire  [23:0] older$16;
-    input wire  [23:0] older$17;
-    input wire  [23:0] older$18;
-    input wire  [23:0] older$19;
-    input wire  [23:0] older$20;
-    input wire  [23:0] older$21;
-    input wire  [23:0] older$22;
-    input wire  [23:0] older$23;
+    input wire  [23:0] tri$0;
+    input wire  [23:0] tri$1;
+    input wire  [23:0] tri$2;
+    input wire  [23:0] tri$3;
+    input wire  [23:0] tri$4;
+    input wire  [23:0] tri$5;
+    input wire  [23:0] tri$6;
+    input wire  [23:0] tri$7;
+    input wire  [23:0] tri$8;
+    input wire  [23:0] tri$9;
+    input wire  [23:0] tri$10;
+    input wire  [23:0] tri$11;
+    input wire  [23:0] tri$12;
+    input wire  [23:0] tri$13;
+    input wire  [23:0] tri$14;
+    input wire  [23:0] tri$15;
+    input wire  [23:0] tri$16;
+    input wire  [23:0] tri$17;
+    input wire  [23:0] tri$18;
+    input wire  [23:0] tri$19;
+    input wire  [23:0] tri$20;
+    input wire  [23:0] tri$21;
+    input wire  [23:0] tri$22;
+    input wire  [23:0] tri$23;
     output reg  pick_valid;
     output reg  [5:0] pick_lane;
     output reg  [23:0] pick_one_hot;
     
     // Constant declarations
     localparam  ones = 24'hffffff;
-    localparam  one_hot$0 = 24'h1;
-    localparam  one_hot$1 = 24'h2;
-    localparam  one_hot$2 = 24'h4;
-    localparam  one_hot$3 = 24'h8;
-    localparam  one_hot$4 = 24'h10;
-    localparam  one_hot$5 = 24'h20;
-    localparam  one_hot$6 = 24'h40;
-    localparam  one_hot$7 = 24'h80;
-    localparam  one_hot$8 = 24'h100;
-    localparam  one_hot$9 = 24'h200;
-    localparam  one_hot$10 = 24'h400;
-    localparam  one_hot$11 = 24'h800;
-    localparam  one_hot$12 = 24'h1000;
-    localparam  one_hot$13 = 24'h2000;
-    localparam  one_hot$14 = 24'h4000;
-    localparam  one_hot$15 = 24'h8000;
-    localparam  one_hot$16 = 24'h10000;
-    localparam  one_hot$17 = 24'h20000;
-    localparam  one_hot$18 = 24'h40000;
-    localparam  one_hot$19 = 24'h80000;
-    localparam  one_hot$20 = 24'h100000;
-    localparam  one_hot$21 = 24'h200000;
-    localparam  one_hot$22 = 24'h400000;
-    localparam  one_hot$23 = 24'h800000;
     localparam  below$0 = 24'h0;
     localparam  below$1 = 24'h1;
     localparam  below$2 = 24'h3;
@@ -4664,6 +2857,30 @@ module mascar_scheduler$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_av
     localparam  below$21 = 24'h1fffff;
     localparam  below$22 = 24'h3fffff;
     localparam  below$23 = 24'h7fffff;
+    localparam  above$0 = 24'hfffffe;
+    localparam  above$1 = 24'hfffffc;
+    localparam  above$2 = 24'hfffff8;
+    localparam  above$3 = 24'hfffff0;
+    localparam  above$4 = 24'hffffe0;
+    localparam  above$5 = 24'hffffc0;
+    localparam  above$6 = 24'hffff80;
+    localparam  above$7 = 24'hffff00;
+    localparam  above$8 = 24'hfffe00;
+    localparam  above$9 = 24'hfffc00;
+    localparam  above$10 = 24'hfff800;
+    localparam  above$11 = 24'hfff000;
+    localparam  above$12 = 24'hffe000;
+    localparam  above$13 = 24'hffc000;
+    localparam  above$14 = 24'hff8000;
+    localparam  above$15 = 24'hff0000;
+    localparam  above$16 = 24'hfe0000;
+    localparam  above$17 = 24'hfc0000;
+    localparam  above$18 = 24'hf80000;
+    localparam  above$19 = 24'hf00000;
+    localparam  above$20 = 24'he00000;
+    localparam  above$21 = 24'hc00000;
+    localparam  above$22 = 24'h800000;
+    localparam  above$23 = 24'h0;
     localparam  lane_id$0 = 6'b0;
     localparam  lane_id$1 = 6'b1;
     localparam  lane_id$2 = 6'b10;
@@ -4688,38 +2905,161 @@ module mascar_scheduler$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_av
     localparam  lane_id$21 = 6'b10101;
     localparam  lane_id$22 = 6'b10110;
     localparam  lane_id$23 = 6'b10111;
+    localparam  id_bit$0 = 24'haaaaaa;
+    localparam  id_bit$1 = 24'hcccccc;
+    localparam  id_bit$2 = 24'hf0f0f0;
+    localparam  id_bit$3 = 24'hff00;
+    localparam  id_bit$4 = 24'hff0000;
+    localparam  var_id$0 = 3'b0;
+    localparam  var_id$1 = 3'b1;
+    localparam  var_id$2 = 3'b10;
+    localparam  var_id$3 = 3'b11;
+    localparam  var_id$4 = 3'b100;
+    localparam  var_id$5 = 3'b101;
+    localparam  var_id$6 = 3'b110;
+    localparam  var_id$7 = 3'b111;
+    localparam  var_sp$0 = 1'b0;
+    localparam  var_sp$1 = 1'b1;
+    localparam  var_sp$2 = 1'b0;
+    localparam  var_sp$3 = 1'b1;
+    localparam  var_sp$4 = 1'b0;
+    localparam  var_sp$5 = 1'b1;
+    localparam  var_sp$6 = 1'b0;
+    localparam  var_sp$7 = 1'b1;
+    localparam  var_sfu$0 = 1'b0;
+    localparam  var_sfu$1 = 1'b0;
+    localparam  var_sfu$2 = 1'b1;
+    localparam  var_sfu$3 = 1'b1;
+    localparam  var_sfu$4 = 1'b0;
+    localparam  var_sfu$5 = 1'b0;
+    localparam  var_sfu$6 = 1'b1;
+    localparam  var_sfu$7 = 1'b1;
+    localparam  var_lsu$0 = 1'b0;
+    localparam  var_lsu$1 = 1'b0;
+    localparam  var_lsu$2 = 1'b0;
+    localparam  var_lsu$3 = 1'b0;
+    localparam  var_lsu$4 = 1'b1;
+    localparam  var_lsu$5 = 1'b1;
+    localparam  var_lsu$6 = 1'b1;
+    localparam  var_lsu$7 = 1'b1;
     
     // Local signals
-    reg  [23:0] sp_block;
-    reg  [23:0] sfu_block;
-    reg  [23:0] lsu_block;
-    reg  [23:0] load_block;
-    reg  [23:0] eligible;
+    reg  [23:0] base;
     reg  [23:0] preferred;
-    reg  [23:0] set;
-    reg  [23:0] rr_after;
-    reg  [23:0] target;
-    reg  greedy_hit;
+    reg  [23:0] after;
+    reg  [23:0] greedy;
+    reg  [23:0] lrr_before$0;
+    reg  [23:0] lrr_before$1;
+    reg  [23:0] lrr_before$2;
+    reg  [23:0] lrr_before$3;
+    reg  [23:0] lrr_before$4;
+    reg  [23:0] lrr_before$5;
+    reg  [23:0] lrr_before$6;
+    reg  [23:0] lrr_before$7;
+    reg  [23:0] lrr_before$8;
+    reg  [23:0] lrr_before$9;
+    reg  [23:0] lrr_before$10;
+    reg  [23:0] lrr_before$11;
+    reg  [23:0] lrr_before$12;
+    reg  [23:0] lrr_before$13;
+    reg  [23:0] lrr_before$14;
+    reg  [23:0] lrr_before$15;
+    reg  [23:0] lrr_before$16;
+    reg  [23:0] lrr_before$17;
+    reg  [23:0] lrr_before$18;
+    reg  [23:0] lrr_before$19;
+    reg  [23:0] lrr_before$20;
+    reg  [23:0] lrr_before$21;
+    reg  [23:0] lrr_before$22;
+    reg  [23:0] lrr_before$23;
+    reg  [23:0] elig$0;
+    reg  [23:0] elig$1;
+    reg  [23:0] elig$2;
+    reg  [23:0] elig$3;
+    reg  [23:0] elig$4;
+    reg  [23:0] elig$5;
+    reg  [23:0] elig$6;
+    reg  [23:0] elig$7;
+    reg  [23:0] ep$0;
+    reg  [23:0] ep$1;
+    reg  [23:0] ep$2;
+    reg  [23:0] ep$3;
+    reg  [23:0] ep$4;
+    reg  [23:0] ep$5;
+    reg  [23:0] ep$6;
+    reg  [23:0] ep$7;
+    reg  [23:0] en$0;
+    reg  [23:0] en$1;
+    reg  [23:0] en$2;
+    reg  [23:0] en$3;
+    reg  [23:0] en$4;
+    reg  [23:0] en$5;
+    reg  [23:0] en$6;
+    reg  [23:0] en$7;
+    reg  [23:0] col_p$0;
+    reg  [23:0] col_p$1;
+    reg  [23:0] col_p$2;
+    reg  [23:0] col_p$3;
+    reg  [23:0] col_p$4;
+    reg  [23:0] col_p$5;
+    reg  [23:0] col_p$6;
+    reg  [23:0] col_p$7;
+    reg  [23:0] col_n$0;
+    reg  [23:0] col_n$1;
+    reg  [23:0] col_n$2;
+    reg  [23:0] col_n$3;
+    reg  [23:0] col_n$4;
+    reg  [23:0] col_n$5;
+    reg  [23:0] col_n$6;
+    reg  [23:0] col_n$7;
+    reg  [23:0] dom_p$0;
+    reg  [23:0] dom_p$1;
+    reg  [23:0] dom_p$2;
+    reg  [23:0] dom_p$3;
+    reg  [23:0] dom_p$4;
+    reg  [23:0] dom_p$5;
+    reg  [23:0] dom_p$6;
+    reg  [23:0] dom_p$7;
+    reg  [23:0] dom_n$0;
+    reg  [23:0] dom_n$1;
+    reg  [23:0] dom_n$2;
+    reg  [23:0] dom_n$3;
+    reg  [23:0] dom_n$4;
+    reg  [23:0] dom_n$5;
+    reg  [23:0] dom_n$6;
+    reg  [23:0] dom_n$7;
+    reg  [23:0] sel$0;
+    reg  [23:0] sel$1;
+    reg  [23:0] sel$2;
+    reg  [23:0] sel$3;
+    reg  [23:0] sel$4;
+    reg  [23:0] sel$5;
+    reg  [23:0] sel$6;
+    reg  [23:0] sel$7;
+    reg  [5:0] lane$0;
+    reg  [5:0] lane$1;
+    reg  [5:0] lane$2;
+    reg  [5:0] lane$3;
+    reg  [5:0] lane$4;
+    reg  [5:0] lane$5;
+    reg  [5:0] lane$6;
+    reg  [5:0] lane$7;
     
     // Update code
     always @(*) begin
-        sp_block = 32'h0;
+        base = ready & ~wst_stall;
         if (~sp_avail) begin
-            sp_block = alu;
+            base = base & ~alu;
         end
-        sfu_block = 32'h0;
         if (~sfu_avail) begin
-            sfu_block = sfu;
+            base = base & ~sfu;
         end
-        lsu_block = 32'h0;
         if (~lsu_avail) begin
-            lsu_block = ldst;
+            base = base & ~ldst;
         end
-        load_block = 32'h0;
         if (~load_avail) begin
-            load_block = gload;
+            base = base & ~gload;
         end
-        eligible = ready & ~wst_stall & ~sp_block & ~sfu_block & ~lsu_block & ~load_block;
         preferred = ones;
         if (mas_enable) begin
             if (mp) begin
@@ -4729,454 +3069,3762 @@ module mascar_scheduler$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_av
                 preferred = wst_mem;
             end
         end
-        set = eligible & ~preferred;
-        if (|(eligible & preferred)) begin
-            set = eligible & preferred;
+        after = 32'h0;
+        greedy = 32'h0;
+        after = (after & ~(1 << (1)) | ((last_valid & (lane_id$1 > last_lane)) << (1)));
+        after = (after & ~(1 << (2)) | ((last_valid & (lane_id$2 > last_lane)) << (2)));
+        after = (after & ~(1 << (3)) | ((last_valid & (lane_id$3 > last_lane)) << (3)));
+        after = (after & ~(1 << (4)) | ((last_valid & (lane_id$4 > last_lane)) << (4)));
+        after = (after & ~(1 << (5)) | ((last_valid & (lane_id$5 > last_lane)) << (5)));
+        after = (after & ~(1 << (6)) | ((last_valid & (lane_id$6 > last_lane)) << (6)));
+        after = (after & ~(1 << (7)) | ((last_valid & (lane_id$7 > last_lane)) << (7)));
+        after = (after & ~(1 << (8)) | ((last_valid & (lane_id$8 > last_lane)) << (8)));
+        after = (after & ~(1 << (9)) | ((last_valid & (lane_id$9 > last_lane)) << (9)));
+        after = (after & ~(1 << (10)) | ((last_valid & (lane_id$10 > last_lane)) << (10)));
+        after = (after & ~(1 << (11)) | ((last_valid & (lane_id$11 > last_lane)) << (11)));
+        after = (after & ~(1 << (12)) | ((last_valid & (lane_id$12 > last_lane)) << (12)));
+        after = (after & ~(1 << (13)) | ((last_valid & (lane_id$13 > last_lane)) << (13)));
+        after = (after & ~(1 << (14)) | ((last_valid & (lane_id$14 > last_lane)) << (14)));
+        after = (after & ~(1 << (15)) | ((last_valid & (lane_id$15 > last_lane)) << (15)));
+        after = (after & ~(1 << (16)) | ((last_valid & (lane_id$16 > last_lane)) << (16)));
+        after = (after & ~(1 << (17)) | ((last_valid & (lane_id$17 > last_lane)) << (17)));
+        after = (after & ~(1 << (18)) | ((last_valid & (lane_id$18 > last_lane)) << (18)));
+        after = (after & ~(1 << (19)) | ((last_valid & (lane_id$19 > last_lane)) << (19)));
+        after = (after & ~(1 << (20)) | ((last_valid & (lane_id$20 > last_lane)) << (20)));
+        after = (after & ~(1 << (21)) | ((last_valid & (lane_id$21 > last_lane)) << (21)));
+        after = (after & ~(1 << (22)) | ((last_valid & (lane_id$22 > last_lane)) << (22)));
+        after = (after & ~(1 << (23)) | ((last_valid & (lane_id$23 > last_lane)) << (23)));
+        greedy = (greedy & ~(1 << (0)) | ((greedy_valid & (greedy_lane == lane_id$0)) << (0)));
+        greedy = (greedy & ~(1 << (1)) | ((greedy_valid & (greedy_lane == lane_id$1)) << (1)));
+        greedy = (greedy & ~(1 << (2)) | ((greedy_valid & (greedy_lane == lane_id$2)) << (2)));
+        greedy = (greedy & ~(1 << (3)) | ((greedy_valid & (greedy_lane == lane_id$3)) << (3)));
+        greedy = (greedy & ~(1 << (4)) | ((greedy_valid & (greedy_lane == lane_id$4)) << (4)));
+        greedy = (greedy & ~(1 << (5)) | ((greedy_valid & (greedy_lane == lane_id$5)) << (5)));
+        greedy = (greedy & ~(1 << (6)) | ((greedy_valid & (greedy_lane == lane_id$6)) << (6)));
+        greedy = (greedy & ~(1 << (7)) | ((greedy_valid & (greedy_lane == lane_id$7)) << (7)));
+        greedy = (greedy & ~(1 << (8)) | ((greedy_valid & (greedy_lane == lane_id$8)) << (8)));
+        greedy = (greedy & ~(1 << (9)) | ((greedy_valid & (greedy_lane == lane_id$9)) << (9)));
+        greedy = (greedy & ~(1 << (10)) | ((greedy_valid & (greedy_lane == lane_id$10)) << (10)));
+        greedy = (greedy & ~(1 << (11)) | ((greedy_valid & (greedy_lane == lane_id$11)) << (11)));
+        greedy = (greedy & ~(1 << (12)) | ((greedy_valid & (greedy_lane == lane_id$12)) << (12)));
+        greedy = (greedy & ~(1 << (13)) | ((greedy_valid & (greedy_lane == lane_id$13)) << (13)));
+        greedy = (greedy & ~(1 << (14)) | ((greedy_valid & (greedy_lane == lane_id$14)) << (14)));
+        greedy = (greedy & ~(1 << (15)) | ((greedy_valid & (greedy_lane == lane_id$15)) << (15)));
+        greedy = (greedy & ~(1 << (16)) | ((greedy_valid & (greedy_lane == lane_id$16)) << (16)));
+        greedy = (greedy & ~(1 << (17)) | ((greedy_valid & (greedy_lane == lane_id$17)) << (17)));
+        greedy = (greedy & ~(1 << (18)) | ((greedy_valid & (greedy_lane == lane_id$18)) << (18)));
+        greedy = (greedy & ~(1 << (19)) | ((greedy_valid & (greedy_lane == lane_id$19)) << (19)));
+        greedy = (greedy & ~(1 << (20)) | ((greedy_valid & (greedy_lane == lane_id$20)) << (20)));
+        greedy = (greedy & ~(1 << (21)) | ((greedy_valid & (greedy_lane == lane_id$21)) << (21)));
+        greedy = (greedy & ~(1 << (22)) | ((greedy_valid & (greedy_lane == lane_id$22)) << (22)));
+        greedy = (greedy & ~(1 << (23)) | ((greedy_valid & (greedy_lane == lane_id$23)) << (23)));
+        lrr_before$0 = after | below$0;
+        if (after[0]) begin
+            lrr_before$0 = after & below$0;
         end
-        rr_after = 32'h0;
-        if (last_valid) begin
-            rr_after = set & ~((((32'h2) & 24'hffffff) << last_lane) - 32'h1);
+        lrr_before$1 = after | below$1;
+        if (after[1]) begin
+            lrr_before$1 = after & below$1;
         end
-        target = set;
-        if (~policy_gto & |rr_after) begin
-            target = rr_after;
+        lrr_before$2 = after | below$2;
+        if (after[2]) begin
+            lrr_before$2 = after & below$2;
         end
-        greedy_hit = policy_gto & greedy_valid & set[greedy_lane];
-        pick_valid = |target;
+        lrr_before$3 = after | below$3;
+        if (after[3]) begin
+            lrr_before$3 = after & below$3;
+        end
+        lrr_before$4 = after | below$4;
+        if (after[4]) begin
+            lrr_before$4 = after & below$4;
+        end
+        lrr_before$5 = after | below$5;
+        if (after[5]) begin
+            lrr_before$5 = after & below$5;
+        end
+        lrr_before$6 = after | below$6;
+        if (after[6]) begin
+            lrr_before$6 = after & below$6;
+        end
+        lrr_before$7 = after | below$7;
+        if (after[7]) begin
+            lrr_before$7 = after & below$7;
+        end
+        lrr_before$8 = after | below$8;
+        if (after[8]) begin
+            lrr_before$8 = after & below$8;
+        end
+        lrr_before$9 = after | below$9;
+        if (after[9]) begin
+            lrr_before$9 = after & below$9;
+        end
+        lrr_before$10 = after | below$10;
+        if (after[10]) begin
+            lrr_before$10 = after & below$10;
+        end
+        lrr_before$11 = after | below$11;
+        if (after[11]) begin
+            lrr_before$11 = after & below$11;
+        end
+        lrr_before$12 = after | below$12;
+        if (after[12]) begin
+            lrr_before$12 = after & below$12;
+        end
+        lrr_before$13 = after | below$13;
+        if (after[13]) begin
+            lrr_before$13 = after & below$13;
+        end
+        lrr_before$14 = after | below$14;
+        if (after[14]) begin
+            lrr_before$14 = after & below$14;
+        end
+        lrr_before$15 = after | below$15;
+        if (after[15]) begin
+            lrr_before$15 = after & below$15;
+        end
+        lrr_before$16 = after | below$16;
+        if (after[16]) begin
+            lrr_before$16 = after & below$16;
+        end
+        lrr_before$17 = after | below$17;
+        if (after[17]) begin
+            lrr_before$17 = after & below$17;
+        end
+        lrr_before$18 = after | below$18;
+        if (after[18]) begin
+            lrr_before$18 = after & below$18;
+        end
+        lrr_before$19 = after | below$19;
+        if (after[19]) begin
+            lrr_before$19 = after & below$19;
+        end
+        lrr_before$20 = after | below$20;
+        if (after[20]) begin
+            lrr_before$20 = after & below$20;
+        end
+        lrr_before$21 = after | below$21;
+        if (after[21]) begin
+            lrr_before$21 = after & below$21;
+        end
+        lrr_before$22 = after | below$22;
+        if (after[22]) begin
+            lrr_before$22 = after & below$22;
+        end
+        lrr_before$23 = after | below$23;
+        if (after[23]) begin
+            lrr_before$23 = after & below$23;
+        end
+        elig$0 = base;
+        if (var_sp$0) begin
+            elig$0 = elig$0 & ~alu;
+        end
+        if (var_sfu$0) begin
+            elig$0 = elig$0 & ~sfu;
+        end
+        if (var_lsu$0) begin
+            elig$0 = elig$0 & ~ldst;
+        end
+        ep$0 = elig$0 & preferred;
+        en$0 = elig$0 & ~preferred;
+        col_p$0 = 32'h0;
+        col_n$0 = 32'h0;
+        if (ep$0[0]) begin
+            col_p$0 = col_p$0 | (~tri$0 & above$0);
+        end
+        if (en$0[0]) begin
+            col_n$0 = col_n$0 | (~tri$0 & above$0);
+        end
+        if (ep$0[1]) begin
+            col_p$0 = col_p$0 | (~tri$1 & above$1);
+        end
+        if (en$0[1]) begin
+            col_n$0 = col_n$0 | (~tri$1 & above$1);
+        end
+        if (ep$0[2]) begin
+            col_p$0 = col_p$0 | (~tri$2 & above$2);
+        end
+        if (en$0[2]) begin
+            col_n$0 = col_n$0 | (~tri$2 & above$2);
+        end
+        if (ep$0[3]) begin
+            col_p$0 = col_p$0 | (~tri$3 & above$3);
+        end
+        if (en$0[3]) begin
+            col_n$0 = col_n$0 | (~tri$3 & above$3);
+        end
+        if (ep$0[4]) begin
+            col_p$0 = col_p$0 | (~tri$4 & above$4);
+        end
+        if (en$0[4]) begin
+            col_n$0 = col_n$0 | (~tri$4 & above$4);
+        end
+        if (ep$0[5]) begin
+            col_p$0 = col_p$0 | (~tri$5 & above$5);
+        end
+        if (en$0[5]) begin
+            col_n$0 = col_n$0 | (~tri$5 & above$5);
+        end
+        if (ep$0[6]) begin
+            col_p$0 = col_p$0 | (~tri$6 & above$6);
+        end
+        if (en$0[6]) begin
+            col_n$0 = col_n$0 | (~tri$6 & above$6);
+        end
+        if (ep$0[7]) begin
+            col_p$0 = col_p$0 | (~tri$7 & above$7);
+        end
+        if (en$0[7]) begin
+            col_n$0 = col_n$0 | (~tri$7 & above$7);
+        end
+        if (ep$0[8]) begin
+            col_p$0 = col_p$0 | (~tri$8 & above$8);
+        end
+        if (en$0[8]) begin
+            col_n$0 = col_n$0 | (~tri$8 & above$8);
+        end
+        if (ep$0[9]) begin
+            col_p$0 = col_p$0 | (~tri$9 & above$9);
+        end
+        if (en$0[9]) begin
+            col_n$0 = col_n$0 | (~tri$9 & above$9);
+        end
+        if (ep$0[10]) begin
+            col_p$0 = col_p$0 | (~tri$10 & above$10);
+        end
+        if (en$0[10]) begin
+            col_n$0 = col_n$0 | (~tri$10 & above$10);
+        end
+        if (ep$0[11]) begin
+            col_p$0 = col_p$0 | (~tri$11 & above$11);
+        end
+        if (en$0[11]) begin
+            col_n$0 = col_n$0 | (~tri$11 & above$11);
+        end
+        if (ep$0[12]) begin
+            col_p$0 = col_p$0 | (~tri$12 & above$12);
+        end
+        if (en$0[12]) begin
+            col_n$0 = col_n$0 | (~tri$12 & above$12);
+        end
+        if (ep$0[13]) begin
+            col_p$0 = col_p$0 | (~tri$13 & above$13);
+        end
+        if (en$0[13]) begin
+            col_n$0 = col_n$0 | (~tri$13 & above$13);
+        end
+        if (ep$0[14]) begin
+            col_p$0 = col_p$0 | (~tri$14 & above$14);
+        end
+        if (en$0[14]) begin
+            col_n$0 = col_n$0 | (~tri$14 & above$14);
+        end
+        if (ep$0[15]) begin
+            col_p$0 = col_p$0 | (~tri$15 & above$15);
+        end
+        if (en$0[15]) begin
+            col_n$0 = col_n$0 | (~tri$15 & above$15);
+        end
+        if (ep$0[16]) begin
+            col_p$0 = col_p$0 | (~tri$16 & above$16);
+        end
+        if (en$0[16]) begin
+            col_n$0 = col_n$0 | (~tri$16 & above$16);
+        end
+        if (ep$0[17]) begin
+            col_p$0 = col_p$0 | (~tri$17 & above$17);
+        end
+        if (en$0[17]) begin
+            col_n$0 = col_n$0 | (~tri$17 & above$17);
+        end
+        if (ep$0[18]) begin
+            col_p$0 = col_p$0 | (~tri$18 & above$18);
+        end
+        if (en$0[18]) begin
+            col_n$0 = col_n$0 | (~tri$18 & above$18);
+        end
+        if (ep$0[19]) begin
+            col_p$0 = col_p$0 | (~tri$19 & above$19);
+        end
+        if (en$0[19]) begin
+            col_n$0 = col_n$0 | (~tri$19 & above$19);
+        end
+        if (ep$0[20]) begin
+            col_p$0 = col_p$0 | (~tri$20 & above$20);
+        end
+        if (en$0[20]) begin
+            col_n$0 = col_n$0 | (~tri$20 & above$20);
+        end
+        if (ep$0[21]) begin
+            col_p$0 = col_p$0 | (~tri$21 & above$21);
+        end
+        if (en$0[21]) begin
+            col_n$0 = col_n$0 | (~tri$21 & above$21);
+        end
+        if (ep$0[22]) begin
+            col_p$0 = col_p$0 | (~tri$22 & above$22);
+        end
+        if (en$0[22]) begin
+            col_n$0 = col_n$0 | (~tri$22 & above$22);
+        end
+        if (ep$0[23]) begin
+            col_p$0 = col_p$0 | (~tri$23 & above$23);
+        end
+        if (en$0[23]) begin
+            col_n$0 = col_n$0 | (~tri$23 & above$23);
+        end
+        dom_p$0 = 32'h0;
+        dom_n$0 = 32'h0;
+        dom_p$0 = (dom_p$0 & ~(1 << (0)) | (((policy_gto & ~greedy[0] & (|(ep$0 & greedy) | |(ep$0 & tri$0) | col_p$0[0])) | (~policy_gto & |(ep$0 & lrr_before$0))) << (0)));
+        dom_n$0 = (dom_n$0 & ~(1 << (0)) | (((policy_gto & ~greedy[0] & (|(en$0 & greedy) | |(en$0 & tri$0) | col_n$0[0])) | (~policy_gto & |(en$0 & lrr_before$0))) << (0)));
+        dom_p$0 = (dom_p$0 & ~(1 << (1)) | (((policy_gto & ~greedy[1] & (|(ep$0 & greedy) | |(ep$0 & tri$1) | col_p$0[1])) | (~policy_gto & |(ep$0 & lrr_before$1))) << (1)));
+        dom_n$0 = (dom_n$0 & ~(1 << (1)) | (((policy_gto & ~greedy[1] & (|(en$0 & greedy) | |(en$0 & tri$1) | col_n$0[1])) | (~policy_gto & |(en$0 & lrr_before$1))) << (1)));
+        dom_p$0 = (dom_p$0 & ~(1 << (2)) | (((policy_gto & ~greedy[2] & (|(ep$0 & greedy) | |(ep$0 & tri$2) | col_p$0[2])) | (~policy_gto & |(ep$0 & lrr_before$2))) << (2)));
+        dom_n$0 = (dom_n$0 & ~(1 << (2)) | (((policy_gto & ~greedy[2] & (|(en$0 & greedy) | |(en$0 & tri$2) | col_n$0[2])) | (~policy_gto & |(en$0 & lrr_before$2))) << (2)));
+        dom_p$0 = (dom_p$0 & ~(1 << (3)) | (((policy_gto & ~greedy[3] & (|(ep$0 & greedy) | |(ep$0 & tri$3) | col_p$0[3])) | (~policy_gto & |(ep$0 & lrr_before$3))) << (3)));
+        dom_n$0 = (dom_n$0 & ~(1 << (3)) | (((policy_gto & ~greedy[3] & (|(en$0 & greedy) | |(en$0 & tri$3) | col_n$0[3])) | (~policy_gto & |(en$0 & lrr_before$3))) << (3)));
+        dom_p$0 = (dom_p$0 & ~(1 << (4)) | (((policy_gto & ~greedy[4] & (|(ep$0 & greedy) | |(ep$0 & tri$4) | col_p$0[4])) | (~policy_gto & |(ep$0 & lrr_before$4))) << (4)));
+        dom_n$0 = (dom_n$0 & ~(1 << (4)) | (((policy_gto & ~greedy[4] & (|(en$0 & greedy) | |(en$0 & tri$4) | col_n$0[4])) | (~policy_gto & |(en$0 & lrr_before$4))) << (4)));
+        dom_p$0 = (dom_p$0 & ~(1 << (5)) | (((policy_gto & ~greedy[5] & (|(ep$0 & greedy) | |(ep$0 & tri$5) | col_p$0[5])) | (~policy_gto & |(ep$0 & lrr_before$5))) << (5)));
+        dom_n$0 = (dom_n$0 & ~(1 << (5)) | (((policy_gto & ~greedy[5] & (|(en$0 & greedy) | |(en$0 & tri$5) | col_n$0[5])) | (~policy_gto & |(en$0 & lrr_before$5))) << (5)));
+        dom_p$0 = (dom_p$0 & ~(1 << (6)) | (((policy_gto & ~greedy[6] & (|(ep$0 & greedy) | |(ep$0 & tri$6) | col_p$0[6])) | (~policy_gto & |(ep$0 & lrr_before$6))) << (6)));
+        dom_n$0 = (dom_n$0 & ~(1 << (6)) | (((policy_gto & ~greedy[6] & (|(en$0 & greedy) | |(en$0 & tri$6) | col_n$0[6])) | (~policy_gto & |(en$0 & lrr_before$6))) << (6)));
+        dom_p$0 = (dom_p$0 & ~(1 << (7)) | (((policy_gto & ~greedy[7] & (|(ep$0 & greedy) | |(ep$0 & tri$7) | col_p$0[7])) | (~policy_gto & |(ep$0 & lrr_before$7))) << (7)));
+        dom_n$0 = (dom_n$0 & ~(1 << (7)) | (((policy_gto & ~greedy[7] & (|(en$0 & greedy) | |(en$0 & tri$7) | col_n$0[7])) | (~policy_gto & |(en$0 & lrr_before$7))) << (7)));
+        dom_p$0 = (dom_p$0 & ~(1 << (8)) | (((policy_gto & ~greedy[8] & (|(ep$0 & greedy) | |(ep$0 & tri$8) | col_p$0[8])) | (~policy_gto & |(ep$0 & lrr_before$8))) << (8)));
+        dom_n$0 = (dom_n$0 & ~(1 << (8)) | (((policy_gto & ~greedy[8] & (|(en$0 & greedy) | |(en$0 & tri$8) | col_n$0[8])) | (~policy_gto & |(en$0 & lrr_before$8))) << (8)));
+        dom_p$0 = (dom_p$0 & ~(1 << (9)) | (((policy_gto & ~greedy[9] & (|(ep$0 & greedy) | |(ep$0 & tri$9) | col_p$0[9])) | (~policy_gto & |(ep$0 & lrr_before$9))) << (9)));
+        dom_n$0 = (dom_n$0 & ~(1 << (9)) | (((policy_gto & ~greedy[9] & (|(en$0 & greedy) | |(en$0 & tri$9) | col_n$0[9])) | (~policy_gto & |(en$0 & lrr_before$9))) << (9)));
+        dom_p$0 = (dom_p$0 & ~(1 << (10)) | (((policy_gto & ~greedy[10] & (|(ep$0 & greedy) | |(ep$0 & tri$10) | col_p$0[10])) | (~policy_gto & |(ep$0 & lrr_before$10))) << (10)));
+        dom_n$0 = (dom_n$0 & ~(1 << (10)) | (((policy_gto & ~greedy[10] & (|(en$0 & greedy) | |(en$0 & tri$10) | col_n$0[10])) | (~policy_gto & |(en$0 & lrr_before$10))) << (10)));
+        dom_p$0 = (dom_p$0 & ~(1 << (11)) | (((policy_gto & ~greedy[11] & (|(ep$0 & greedy) | |(ep$0 & tri$11) | col_p$0[11])) | (~policy_gto & |(ep$0 & lrr_before$11))) << (11)));
+        dom_n$0 = (dom_n$0 & ~(1 << (11)) | (((policy_gto & ~greedy[11] & (|(en$0 & greedy) | |(en$0 & tri$11) | col_n$0[11])) | (~policy_gto & |(en$0 & lrr_before$11))) << (11)));
+        dom_p$0 = (dom_p$0 & ~(1 << (12)) | (((policy_gto & ~greedy[12] & (|(ep$0 & greedy) | |(ep$0 & tri$12) | col_p$0[12])) | (~policy_gto & |(ep$0 & lrr_before$12))) << (12)));
+        dom_n$0 = (dom_n$0 & ~(1 << (12)) | (((policy_gto & ~greedy[12] & (|(en$0 & greedy) | |(en$0 & tri$12) | col_n$0[12])) | (~policy_gto & |(en$0 & lrr_before$12))) << (12)));
+        dom_p$0 = (dom_p$0 & ~(1 << (13)) | (((policy_gto & ~greedy[13] & (|(ep$0 & greedy) | |(ep$0 & tri$13) | col_p$0[13])) | (~policy_gto & |(ep$0 & lrr_before$13))) << (13)));
+        dom_n$0 = (dom_n$0 & ~(1 << (13)) | (((policy_gto & ~greedy[13] & (|(en$0 & greedy) | |(en$0 & tri$13) | col_n$0[13])) | (~policy_gto & |(en$0 & lrr_before$13))) << (13)));
+        dom_p$0 = (dom_p$0 & ~(1 << (14)) | (((policy_gto & ~greedy[14] & (|(ep$0 & greedy) | |(ep$0 & tri$14) | col_p$0[14])) | (~policy_gto & |(ep$0 & lrr_before$14))) << (14)));
+        dom_n$0 = (dom_n$0 & ~(1 << (14)) | (((policy_gto & ~greedy[14] & (|(en$0 & greedy) | |(en$0 & tri$14) | col_n$0[14])) | (~policy_gto & |(en$0 & lrr_before$14))) << (14)));
+        dom_p$0 = (dom_p$0 & ~(1 << (15)) | (((policy_gto & ~greedy[15] & (|(ep$0 & greedy) | |(ep$0 & tri$15) | col_p$0[15])) | (~policy_gto & |(ep$0 & lrr_before$15))) << (15)));
+        dom_n$0 = (dom_n$0 & ~(1 << (15)) | (((policy_gto & ~greedy[15] & (|(en$0 & greedy) | |(en$0 & tri$15) | col_n$0[15])) | (~policy_gto & |(en$0 & lrr_before$15))) << (15)));
+        dom_p$0 = (dom_p$0 & ~(1 << (16)) | (((policy_gto & ~greedy[16] & (|(ep$0 & greedy) | |(ep$0 & tri$16) | col_p$0[16])) | (~policy_gto & |(ep$0 & lrr_before$16))) << (16)));
+        dom_n$0 = (dom_n$0 & ~(1 << (16)) | (((policy_gto & ~greedy[16] & (|(en$0 & greedy) | |(en$0 & tri$16) | col_n$0[16])) | (~policy_gto & |(en$0 & lrr_before$16))) << (16)));
+        dom_p$0 = (dom_p$0 & ~(1 << (17)) | (((policy_gto & ~greedy[17] & (|(ep$0 & greedy) | |(ep$0 & tri$17) | col_p$0[17])) | (~policy_gto & |(ep$0 & lrr_before$17))) << (17)));
+        dom_n$0 = (dom_n$0 & ~(1 << (17)) | (((policy_gto & ~greedy[17] & (|(en$0 & greedy) | |(en$0 & tri$17) | col_n$0[17])) | (~policy_gto & |(en$0 & lrr_before$17))) << (17)));
+        dom_p$0 = (dom_p$0 & ~(1 << (18)) | (((policy_gto & ~greedy[18] & (|(ep$0 & greedy) | |(ep$0 & tri$18) | col_p$0[18])) | (~policy_gto & |(ep$0 & lrr_before$18))) << (18)));
+        dom_n$0 = (dom_n$0 & ~(1 << (18)) | (((policy_gto & ~greedy[18] & (|(en$0 & greedy) | |(en$0 & tri$18) | col_n$0[18])) | (~policy_gto & |(en$0 & lrr_before$18))) << (18)));
+        dom_p$0 = (dom_p$0 & ~(1 << (19)) | (((policy_gto & ~greedy[19] & (|(ep$0 & greedy) | |(ep$0 & tri$19) | col_p$0[19])) | (~policy_gto & |(ep$0 & lrr_before$19))) << (19)));
+        dom_n$0 = (dom_n$0 & ~(1 << (19)) | (((policy_gto & ~greedy[19] & (|(en$0 & greedy) | |(en$0 & tri$19) | col_n$0[19])) | (~policy_gto & |(en$0 & lrr_before$19))) << (19)));
+        dom_p$0 = (dom_p$0 & ~(1 << (20)) | (((policy_gto & ~greedy[20] & (|(ep$0 & greedy) | |(ep$0 & tri$20) | col_p$0[20])) | (~policy_gto & |(ep$0 & lrr_before$20))) << (20)));
+        dom_n$0 = (dom_n$0 & ~(1 << (20)) | (((policy_gto & ~greedy[20] & (|(en$0 & greedy) | |(en$0 & tri$20) | col_n$0[20])) | (~policy_gto & |(en$0 & lrr_before$20))) << (20)));
+        dom_p$0 = (dom_p$0 & ~(1 << (21)) | (((policy_gto & ~greedy[21] & (|(ep$0 & greedy) | |(ep$0 & tri$21) | col_p$0[21])) | (~policy_gto & |(ep$0 & lrr_before$21))) << (21)));
+        dom_n$0 = (dom_n$0 & ~(1 << (21)) | (((policy_gto & ~greedy[21] & (|(en$0 & greedy) | |(en$0 & tri$21) | col_n$0[21])) | (~policy_gto & |(en$0 & lrr_before$21))) << (21)));
+        dom_p$0 = (dom_p$0 & ~(1 << (22)) | (((policy_gto & ~greedy[22] & (|(ep$0 & greedy) | |(ep$0 & tri$22) | col_p$0[22])) | (~policy_gto & |(ep$0 & lrr_before$22))) << (22)));
+        dom_n$0 = (dom_n$0 & ~(1 << (22)) | (((policy_gto & ~greedy[22] & (|(en$0 & greedy) | |(en$0 & tri$22) | col_n$0[22])) | (~policy_gto & |(en$0 & lrr_before$22))) << (22)));
+        dom_p$0 = (dom_p$0 & ~(1 << (23)) | (((policy_gto & ~greedy[23] & (|(ep$0 & greedy) | |(ep$0 & tri$23) | col_p$0[23])) | (~policy_gto & |(ep$0 & lrr_before$23))) << (23)));
+        dom_n$0 = (dom_n$0 & ~(1 << (23)) | (((policy_gto & ~greedy[23] & (|(en$0 & greedy) | |(en$0 & tri$23) | col_n$0[23])) | (~policy_gto & |(en$0 & lrr_before$23))) << (23)));
+        sel$0 = ep$0 & ~dom_p$0;
+        if (~|ep$0) begin
+            sel$0 = en$0 & ~dom_n$0;
+        end
+        lane$0 = 32'h0;
+        lane$0 = (lane$0 & ~(1 << (0)) | ((|(sel$0 & id_bit$0)) << (0)));
+        lane$0 = (lane$0 & ~(1 << (1)) | ((|(sel$0 & id_bit$1)) << (1)));
+        lane$0 = (lane$0 & ~(1 << (2)) | ((|(sel$0 & id_bit$2)) << (2)));
+        lane$0 = (lane$0 & ~(1 << (3)) | ((|(sel$0 & id_bit$3)) << (3)));
+        lane$0 = (lane$0 & ~(1 << (4)) | ((|(sel$0 & id_bit$4)) << (4)));
+        elig$1 = base;
+        if (var_sp$1) begin
+            elig$1 = elig$1 & ~alu;
+        end
+        if (var_sfu$1) begin
+            elig$1 = elig$1 & ~sfu;
+        end
+        if (var_lsu$1) begin
+            elig$1 = elig$1 & ~ldst;
+        end
+        ep$1 = elig$1 & preferred;
+        en$1 = elig$1 & ~preferred;
+        col_p$1 = 32'h0;
+        col_n$1 = 32'h0;
+        if (ep$1[0]) begin
+            col_p$1 = col_p$1 | (~tri$0 & above$0);
+        end
+        if (en$1[0]) begin
+            col_n$1 = col_n$1 | (~tri$0 & above$0);
+        end
+        if (ep$1[1]) begin
+            col_p$1 = col_p$1 | (~tri$1 & above$1);
+        end
+        if (en$1[1]) begin
+            col_n$1 = col_n$1 | (~tri$1 & above$1);
+        end
+        if (ep$1[2]) begin
+            col_p$1 = col_p$1 | (~tri$2 & above$2);
+        end
+        if (en$1[2]) begin
+            col_n$1 = col_n$1 | (~tri$2 & above$2);
+        end
+        if (ep$1[3]) begin
+            col_p$1 = col_p$1 | (~tri$3 & above$3);
+        end
+        if (en$1[3]) begin
+            col_n$1 = col_n$1 | (~tri$3 & above$3);
+        end
+        if (ep$1[4]) begin
+            col_p$1 = col_p$1 | (~tri$4 & above$4);
+        end
+        if (en$1[4]) begin
+            col_n$1 = col_n$1 | (~tri$4 & above$4);
+        end
+        if (ep$1[5]) begin
+            col_p$1 = col_p$1 | (~tri$5 & above$5);
+        end
+        if (en$1[5]) begin
+            col_n$1 = col_n$1 | (~tri$5 & above$5);
+        end
+        if (ep$1[6]) begin
+            col_p$1 = col_p$1 | (~tri$6 & above$6);
+        end
+        if (en$1[6]) begin
+            col_n$1 = col_n$1 | (~tri$6 & above$6);
+        end
+        if (ep$1[7]) begin
+            col_p$1 = col_p$1 | (~tri$7 & above$7);
+        end
+        if (en$1[7]) begin
+            col_n$1 = col_n$1 | (~tri$7 & above$7);
+        end
+        if (ep$1[8]) begin
+            col_p$1 = col_p$1 | (~tri$8 & above$8);
+        end
+        if (en$1[8]) begin
+            col_n$1 = col_n$1 | (~tri$8 & above$8);
+        end
+        if (ep$1[9]) begin
+            col_p$1 = col_p$1 | (~tri$9 & above$9);
+        end
+        if (en$1[9]) begin
+            col_n$1 = col_n$1 | (~tri$9 & above$9);
+        end
+        if (ep$1[10]) begin
+            col_p$1 = col_p$1 | (~tri$10 & above$10);
+        end
+        if (en$1[10]) begin
+            col_n$1 = col_n$1 | (~tri$10 & above$10);
+        end
+        if (ep$1[11]) begin
+            col_p$1 = col_p$1 | (~tri$11 & above$11);
+        end
+        if (en$1[11]) begin
+            col_n$1 = col_n$1 | (~tri$11 & above$11);
+        end
+        if (ep$1[12]) begin
+            col_p$1 = col_p$1 | (~tri$12 & above$12);
+        end
+        if (en$1[12]) begin
+            col_n$1 = col_n$1 | (~tri$12 & above$12);
+        end
+        if (ep$1[13]) begin
+            col_p$1 = col_p$1 | (~tri$13 & above$13);
+        end
+        if (en$1[13]) begin
+            col_n$1 = col_n$1 | (~tri$13 & above$13);
+        end
+        if (ep$1[14]) begin
+            col_p$1 = col_p$1 | (~tri$14 & above$14);
+        end
+        if (en$1[14]) begin
+            col_n$1 = col_n$1 | (~tri$14 & above$14);
+        end
+        if (ep$1[15]) begin
+            col_p$1 = col_p$1 | (~tri$15 & above$15);
+        end
+        if (en$1[15]) begin
+            col_n$1 = col_n$1 | (~tri$15 & above$15);
+        end
+        if (ep$1[16]) begin
+            col_p$1 = col_p$1 | (~tri$16 & above$16);
+        end
+        if (en$1[16]) begin
+            col_n$1 = col_n$1 | (~tri$16 & above$16);
+        end
+        if (ep$1[17]) begin
+            col_p$1 = col_p$1 | (~tri$17 & above$17);
+        end
+        if (en$1[17]) begin
+            col_n$1 = col_n$1 | (~tri$17 & above$17);
+        end
+        if (ep$1[18]) begin
+            col_p$1 = col_p$1 | (~tri$18 & above$18);
+        end
+        if (en$1[18]) begin
+            col_n$1 = col_n$1 | (~tri$18 & above$18);
+        end
+        if (ep$1[19]) begin
+            col_p$1 = col_p$1 | (~tri$19 & above$19);
+        end
+        if (en$1[19]) begin
+            col_n$1 = col_n$1 | (~tri$19 & above$19);
+        end
+        if (ep$1[20]) begin
+            col_p$1 = col_p$1 | (~tri$20 & above$20);
+        end
+        if (en$1[20]) begin
+            col_n$1 = col_n$1 | (~tri$20 & above$20);
+        end
+        if (ep$1[21]) begin
+            col_p$1 = col_p$1 | (~tri$21 & above$21);
+        end
+        if (en$1[21]) begin
+            col_n$1 = col_n$1 | (~tri$21 & above$21);
+        end
+        if (ep$1[22]) begin
+            col_p$1 = col_p$1 | (~tri$22 & above$22);
+        end
+        if (en$1[22]) begin
+            col_n$1 = col_n$1 | (~tri$22 & above$22);
+        end
+        if (ep$1[23]) begin
+            col_p$1 = col_p$1 | (~tri$23 & above$23);
+        end
+        if (en$1[23]) begin
+            col_n$1 = col_n$1 | (~tri$23 & above$23);
+        end
+        dom_p$1 = 32'h0;
+        dom_n$1 = 32'h0;
+        dom_p$1 = (dom_p$1 & ~(1 << (0)) | (((policy_gto & ~greedy[0] & (|(ep$1 & greedy) | |(ep$1 & tri$0) | col_p$1[0])) | (~policy_gto & |(ep$1 & lrr_before$0))) << (0)));
+        dom_n$1 = (dom_n$1 & ~(1 << (0)) | (((policy_gto & ~greedy[0] & (|(en$1 & greedy) | |(en$1 & tri$0) | col_n$1[0])) | (~policy_gto & |(en$1 & lrr_before$0))) << (0)));
+        dom_p$1 = (dom_p$1 & ~(1 << (1)) | (((policy_gto & ~greedy[1] & (|(ep$1 & greedy) | |(ep$1 & tri$1) | col_p$1[1])) | (~policy_gto & |(ep$1 & lrr_before$1))) << (1)));
+        dom_n$1 = (dom_n$1 & ~(1 << (1)) | (((policy_gto & ~greedy[1] & (|(en$1 & greedy) | |(en$1 & tri$1) | col_n$1[1])) | (~policy_gto & |(en$1 & lrr_before$1))) << (1)));
+        dom_p$1 = (dom_p$1 & ~(1 << (2)) | (((policy_gto & ~greedy[2] & (|(ep$1 & greedy) | |(ep$1 & tri$2) | col_p$1[2])) | (~policy_gto & |(ep$1 & lrr_before$2))) << (2)));
+        dom_n$1 = (dom_n$1 & ~(1 << (2)) | (((policy_gto & ~greedy[2] & (|(en$1 & greedy) | |(en$1 & tri$2) | col_n$1[2])) | (~policy_gto & |(en$1 & lrr_before$2))) << (2)));
+        dom_p$1 = (dom_p$1 & ~(1 << (3)) | (((policy_gto & ~greedy[3] & (|(ep$1 & greedy) | |(ep$1 & tri$3) | col_p$1[3])) | (~policy_gto & |(ep$1 & lrr_before$3))) << (3)));
+        dom_n$1 = (dom_n$1 & ~(1 << (3)) | (((policy_gto & ~greedy[3] & (|(en$1 & greedy) | |(en$1 & tri$3) | col_n$1[3])) | (~policy_gto & |(en$1 & lrr_before$3))) << (3)));
+        dom_p$1 = (dom_p$1 & ~(1 << (4)) | (((policy_gto & ~greedy[4] & (|(ep$1 & greedy) | |(ep$1 & tri$4) | col_p$1[4])) | (~policy_gto & |(ep$1 & lrr_before$4))) << (4)));
+        dom_n$1 = (dom_n$1 & ~(1 << (4)) | (((policy_gto & ~greedy[4] & (|(en$1 & greedy) | |(en$1 & tri$4) | col_n$1[4])) | (~policy_gto & |(en$1 & lrr_before$4))) << (4)));
+        dom_p$1 = (dom_p$1 & ~(1 << (5)) | (((policy_gto & ~greedy[5] & (|(ep$1 & greedy) | |(ep$1 & tri$5) | col_p$1[5])) | (~policy_gto & |(ep$1 & lrr_before$5))) << (5)));
+        dom_n$1 = (dom_n$1 & ~(1 << (5)) | (((policy_gto & ~greedy[5] & (|(en$1 & greedy) | |(en$1 & tri$5) | col_n$1[5])) | (~policy_gto & |(en$1 & lrr_before$5))) << (5)));
+        dom_p$1 = (dom_p$1 & ~(1 << (6)) | (((policy_gto & ~greedy[6] & (|(ep$1 & greedy) | |(ep$1 & tri$6) | col_p$1[6])) | (~policy_gto & |(ep$1 & lrr_before$6))) << (6)));
+        dom_n$1 = (dom_n$1 & ~(1 << (6)) | (((policy_gto & ~greedy[6] & (|(en$1 & greedy) | |(en$1 & tri$6) | col_n$1[6])) | (~policy_gto & |(en$1 & lrr_before$6))) << (6)));
+        dom_p$1 = (dom_p$1 & ~(1 << (7)) | (((policy_gto & ~greedy[7] & (|(ep$1 & greedy) | |(ep$1 & tri$7) | col_p$1[7])) | (~policy_gto & |(ep$1 & lrr_before$7))) << (7)));
+        dom_n$1 = (dom_n$1 & ~(1 << (7)) | (((policy_gto & ~greedy[7] & (|(en$1 & greedy) | |(en$1 & tri$7) | col_n$1[7])) | (~policy_gto & |(en$1 & lrr_before$7))) << (7)));
+        dom_p$1 = (dom_p$1 & ~(1 << (8)) | (((policy_gto & ~greedy[8] & (|(ep$1 & greedy) | |(ep$1 & tri$8) | col_p$1[8])) | (~policy_gto & |(ep$1 & lrr_before$8))) << (8)));
+        dom_n$1 = (dom_n$1 & ~(1 << (8)) | (((policy_gto & ~greedy[8] & (|(en$1 & greedy) | |(en$1 & tri$8) | col_n$1[8])) | (~policy_gto & |(en$1 & lrr_before$8))) << (8)));
+        dom_p$1 = (dom_p$1 & ~(1 << (9)) | (((policy_gto & ~greedy[9] & (|(ep$1 & greedy) | |(ep$1 & tri$9) | col_p$1[9])) | (~policy_gto & |(ep$1 & lrr_before$9))) << (9)));
+        dom_n$1 = (dom_n$1 & ~(1 << (9)) | (((policy_gto & ~greedy[9] & (|(en$1 & greedy) | |(en$1 & tri$9) | col_n$1[9])) | (~policy_gto & |(en$1 & lrr_before$9))) << (9)));
+        dom_p$1 = (dom_p$1 & ~(1 << (10)) | (((policy_gto & ~greedy[10] & (|(ep$1 & greedy) | |(ep$1 & tri$10) | col_p$1[10])) | (~policy_gto & |(ep$1 & lrr_before$10))) << (10)));
+        dom_n$1 = (dom_n$1 & ~(1 << (10)) | (((policy_gto & ~greedy[10] & (|(en$1 & greedy) | |(en$1 & tri$10) | col_n$1[10])) | (~policy_gto & |(en$1 & lrr_before$10))) << (10)));
+        dom_p$1 = (dom_p$1 & ~(1 << (11)) | (((policy_gto & ~greedy[11] & (|(ep$1 & greedy) | |(ep$1 & tri$11) | col_p$1[11])) | (~policy_gto & |(ep$1 & lrr_before$11))) << (11)));
+        dom_n$1 = (dom_n$1 & ~(1 << (11)) | (((policy_gto & ~greedy[11] & (|(en$1 & greedy) | |(en$1 & tri$11) | col_n$1[11])) | (~policy_gto & |(en$1 & lrr_before$11))) << (11)));
+        dom_p$1 = (dom_p$1 & ~(1 << (12)) | (((policy_gto & ~greedy[12] & (|(ep$1 & greedy) | |(ep$1 & tri$12) | col_p$1[12])) | (~policy_gto & |(ep$1 & lrr_before$12))) << (12)));
+        dom_n$1 = (dom_n$1 & ~(1 << (12)) | (((policy_gto & ~greedy[12] & (|(en$1 & greedy) | |(en$1 & tri$12) | col_n$1[12])) | (~policy_gto & |(en$1 & lrr_before$12))) << (12)));
+        dom_p$1 = (dom_p$1 & ~(1 << (13)) | (((policy_gto & ~greedy[13] & (|(ep$1 & greedy) | |(ep$1 & tri$13) | col_p$1[13])) | (~policy_gto & |(ep$1 & lrr_before$13))) << (13)));
+        dom_n$1 = (dom_n$1 & ~(1 << (13)) | (((policy_gto & ~greedy[13] & (|(en$1 & greedy) | |(en$1 & tri$13) | col_n$1[13])) | (~policy_gto & |(en$1 & lrr_before$13))) << (13)));
+        dom_p$1 = (dom_p$1 & ~(1 << (14)) | (((policy_gto & ~greedy[14] & (|(ep$1 & greedy) | |(ep$1 & tri$14) | col_p$1[14])) | (~policy_gto & |(ep$1 & lrr_before$14))) << (14)));
+        dom_n$1 = (dom_n$1 & ~(1 << (14)) | (((policy_gto & ~greedy[14] & (|(en$1 & greedy) | |(en$1 & tri$14) | col_n$1[14])) | (~policy_gto & |(en$1 & lrr_before$14))) << (14)));
+        dom_p$1 = (dom_p$1 & ~(1 << (15)) | (((policy_gto & ~greedy[15] & (|(ep$1 & greedy) | |(ep$1 & tri$15) | col_p$1[15])) | (~policy_gto & |(ep$1 & lrr_before$15))) << (15)));
+        dom_n$1 = (dom_n$1 & ~(1 << (15)) | (((policy_gto & ~greedy[15] & (|(en$1 & greedy) | |(en$1 & tri$15) | col_n$1[15])) | (~policy_gto & |(en$1 & lrr_before$15))) << (15)));
+        dom_p$1 = (dom_p$1 & ~(1 << (16)) | (((policy_gto & ~greedy[16] & (|(ep$1 & greedy) | |(ep$1 & tri$16) | col_p$1[16])) | (~policy_gto & |(ep$1 & lrr_before$16))) << (16)));
+        dom_n$1 = (dom_n$1 & ~(1 << (16)) | (((policy_gto & ~greedy[16] & (|(en$1 & greedy) | |(en$1 & tri$16) | col_n$1[16])) | (~policy_gto & |(en$1 & lrr_before$16))) << (16)));
+        dom_p$1 = (dom_p$1 & ~(1 << (17)) | (((policy_gto & ~greedy[17] & (|(ep$1 & greedy) | |(ep$1 & tri$17) | col_p$1[17])) | (~policy_gto & |(ep$1 & lrr_before$17))) << (17)));
+        dom_n$1 = (dom_n$1 & ~(1 << (17)) | (((policy_gto & ~greedy[17] & (|(en$1 & greedy) | |(en$1 & tri$17) | col_n$1[17])) | (~policy_gto & |(en$1 & lrr_before$17))) << (17)));
+        dom_p$1 = (dom_p$1 & ~(1 << (18)) | (((policy_gto & ~greedy[18] & (|(ep$1 & greedy) | |(ep$1 & tri$18) | col_p$1[18])) | (~policy_gto & |(ep$1 & lrr_before$18))) << (18)));
+        dom_n$1 = (dom_n$1 & ~(1 << (18)) | (((policy_gto & ~greedy[18] & (|(en$1 & greedy) | |(en$1 & tri$18) | col_n$1[18])) | (~policy_gto & |(en$1 & lrr_before$18))) << (18)));
+        dom_p$1 = (dom_p$1 & ~(1 << (19)) | (((policy_gto & ~greedy[19] & (|(ep$1 & greedy) | |(ep$1 & tri$19) | col_p$1[19])) | (~policy_gto & |(ep$1 & lrr_before$19))) << (19)));
+        dom_n$1 = (dom_n$1 & ~(1 << (19)) | (((policy_gto & ~greedy[19] & (|(en$1 & greedy) | |(en$1 & tri$19) | col_n$1[19])) | (~policy_gto & |(en$1 & lrr_before$19))) << (19)));
+        dom_p$1 = (dom_p$1 & ~(1 << (20)) | (((policy_gto & ~greedy[20] & (|(ep$1 & greedy) | |(ep$1 & tri$20) | col_p$1[20])) | (~policy_gto & |(ep$1 & lrr_before$20))) << (20)));
+        dom_n$1 = (dom_n$1 & ~(1 << (20)) | (((policy_gto & ~greedy[20] & (|(en$1 & greedy) | |(en$1 & tri$20) | col_n$1[20])) | (~policy_gto & |(en$1 & lrr_before$20))) << (20)));
+        dom_p$1 = (dom_p$1 & ~(1 << (21)) | (((policy_gto & ~greedy[21] & (|(ep$1 & greedy) | |(ep$1 & tri$21) | col_p$1[21])) | (~policy_gto & |(ep$1 & lrr_before$21))) << (21)));
+        dom_n$1 = (dom_n$1 & ~(1 << (21)) | (((policy_gto & ~greedy[21] & (|(en$1 & greedy) | |(en$1 & tri$21) | col_n$1[21])) | (~policy_gto & |(en$1 & lrr_before$21))) << (21)));
+        dom_p$1 = (dom_p$1 & ~(1 << (22)) | (((policy_gto & ~greedy[22] & (|(ep$1 & greedy) | |(ep$1 & tri$22) | col_p$1[22])) | (~policy_gto & |(ep$1 & lrr_before$22))) << (22)));
+        dom_n$1 = (dom_n$1 & ~(1 << (22)) | (((policy_gto & ~greedy[22] & (|(en$1 & greedy) | |(en$1 & tri$22) | col_n$1[22])) | (~policy_gto & |(en$1 & lrr_before$22))) << (22)));
+        dom_p$1 = (dom_p$1 & ~(1 << (23)) | (((policy_gto & ~greedy[23] & (|(ep$1 & greedy) | |(ep$1 & tri$23) | col_p$1[23])) | (~policy_gto & |(ep$1 & lrr_before$23))) << (23)));
+        dom_n$1 = (dom_n$1 & ~(1 << (23)) | (((policy_gto & ~greedy[23] & (|(en$1 & greedy) | |(en$1 & tri$23) | col_n$1[23])) | (~policy_gto & |(en$1 & lrr_before$23))) << (23)));
+        sel$1 = ep$1 & ~dom_p$1;
+        if (~|ep$1) begin
+            sel$1 = en$1 & ~dom_n$1;
+        end
+        lane$1 = 32'h0;
+        lane$1 = (lane$1 & ~(1 << (0)) | ((|(sel$1 & id_bit$0)) << (0)));
+        lane$1 = (lane$1 & ~(1 << (1)) | ((|(sel$1 & id_bit$1)) << (1)));
+        lane$1 = (lane$1 & ~(1 << (2)) | ((|(sel$1 & id_bit$2)) << (2)));
+        lane$1 = (lane$1 & ~(1 << (3)) | ((|(sel$1 & id_bit$3)) << (3)));
+        lane$1 = (lane$1 & ~(1 << (4)) | ((|(sel$1 & id_bit$4)) << (4)));
+        elig$2 = base;
+        if (var_sp$2) begin
+            elig$2 = elig$2 & ~alu;
+        end
+        if (var_sfu$2) begin
+            elig$2 = elig$2 & ~sfu;
+        end
+        if (var_lsu$2) begin
+            elig$2 = elig$2 & ~ldst;
+        end
+        ep$2 = elig$2 & preferred;
+        en$2 = elig$2 & ~preferred;
+        col_p$2 = 32'h0;
+        col_n$2 = 32'h0;
+        if (ep$2[0]) begin
+            col_p$2 = col_p$2 | (~tri$0 & above$0);
+        end
+        if (en$2[0]) begin
+            col_n$2 = col_n$2 | (~tri$0 & above$0);
+        end
+        if (ep$2[1]) begin
+            col_p$2 = col_p$2 | (~tri$1 & above$1);
+        end
+        if (en$2[1]) begin
+            col_n$2 = col_n$2 | (~tri$1 & above$1);
+        end
+        if (ep$2[2]) begin
+            col_p$2 = col_p$2 | (~tri$2 & above$2);
+        end
+        if (en$2[2]) begin
+            col_n$2 = col_n$2 | (~tri$2 & above$2);
+        end
+        if (ep$2[3]) begin
+            col_p$2 = col_p$2 | (~tri$3 & above$3);
+        end
+        if (en$2[3]) begin
+            col_n$2 = col_n$2 | (~tri$3 & above$3);
+        end
+        if (ep$2[4]) begin
+            col_p$2 = col_p$2 | (~tri$4 & above$4);
+        end
+        if (en$2[4]) begin
+            col_n$2 = col_n$2 | (~tri$4 & above$4);
+        end
+        if (ep$2[5]) begin
+            col_p$2 = col_p$2 | (~tri$5 & above$5);
+        end
+        if (en$2[5]) begin
+            col_n$2 = col_n$2 | (~tri$5 & above$5);
+        end
+        if (ep$2[6]) begin
+            col_p$2 = col_p$2 | (~tri$6 & above$6);
+        end
+        if (en$2[6]) begin
+            col_n$2 = col_n$2 | (~tri$6 & above$6);
+        end
+        if (ep$2[7]) begin
+            col_p$2 = col_p$2 | (~tri$7 & above$7);
+        end
+        if (en$2[7]) begin
+            col_n$2 = col_n$2 | (~tri$7 & above$7);
+        end
+        if (ep$2[8]) begin
+            col_p$2 = col_p$2 | (~tri$8 & above$8);
+        end
+        if (en$2[8]) begin
+            col_n$2 = col_n$2 | (~tri$8 & above$8);
+        end
+        if (ep$2[9]) begin
+            col_p$2 = col_p$2 | (~tri$9 & above$9);
+        end
+        if (en$2[9]) begin
+            col_n$2 = col_n$2 | (~tri$9 & above$9);
+        end
+        if (ep$2[10]) begin
+            col_p$2 = col_p$2 | (~tri$10 & above$10);
+        end
+        if (en$2[10]) begin
+            col_n$2 = col_n$2 | (~tri$10 & above$10);
+        end
+        if (ep$2[11]) begin
+            col_p$2 = col_p$2 | (~tri$11 & above$11);
+        end
+        if (en$2[11]) begin
+            col_n$2 = col_n$2 | (~tri$11 & above$11);
+        end
+        if (ep$2[12]) begin
+            col_p$2 = col_p$2 | (~tri$12 & above$12);
+        end
+        if (en$2[12]) begin
+            col_n$2 = col_n$2 | (~tri$12 & above$12);
+        end
+        if (ep$2[13]) begin
+            col_p$2 = col_p$2 | (~tri$13 & above$13);
+        end
+        if (en$2[13]) begin
+            col_n$2 = col_n$2 | (~tri$13 & above$13);
+        end
+        if (ep$2[14]) begin
+            col_p$2 = col_p$2 | (~tri$14 & above$14);
+        end
+        if (en$2[14]) begin
+            col_n$2 = col_n$2 | (~tri$14 & above$14);
+        end
+        if (ep$2[15]) begin
+            col_p$2 = col_p$2 | (~tri$15 & above$15);
+        end
+        if (en$2[15]) begin
+            col_n$2 = col_n$2 | (~tri$15 & above$15);
+        end
+        if (ep$2[16]) begin
+            col_p$2 = col_p$2 | (~tri$16 & above$16);
+        end
+        if (en$2[16]) begin
+            col_n$2 = col_n$2 | (~tri$16 & above$16);
+        end
+        if (ep$2[17]) begin
+            col_p$2 = col_p$2 | (~tri$17 & above$17);
+        end
+        if (en$2[17]) begin
+            col_n$2 = col_n$2 | (~tri$17 & above$17);
+        end
+        if (ep$2[18]) begin
+            col_p$2 = col_p$2 | (~tri$18 & above$18);
+        end
+        if (en$2[18]) begin
+            col_n$2 = col_n$2 | (~tri$18 & above$18);
+        end
+        if (ep$2[19]) begin
+            col_p$2 = col_p$2 | (~tri$19 & above$19);
+        end
+        if (en$2[19]) begin
+            col_n$2 = col_n$2 | (~tri$19 & above$19);
+        end
+        if (ep$2[20]) begin
+            col_p$2 = col_p$2 | (~tri$20 & above$20);
+        end
+        if (en$2[20]) begin
+            col_n$2 = col_n$2 | (~tri$20 & above$20);
+        end
+        if (ep$2[21]) begin
+            col_p$2 = col_p$2 | (~tri$21 & above$21);
+        end
+        if (en$2[21]) begin
+            col_n$2 = col_n$2 | (~tri$21 & above$21);
+        end
+        if (ep$2[22]) begin
+            col_p$2 = col_p$2 | (~tri$22 & above$22);
+        end
+        if (en$2[22]) begin
+            col_n$2 = col_n$2 | (~tri$22 & above$22);
+        end
+        if (ep$2[23]) begin
+            col_p$2 = col_p$2 | (~tri$23 & above$23);
+        end
+        if (en$2[23]) begin
+            col_n$2 = col_n$2 | (~tri$23 & above$23);
+        end
+        dom_p$2 = 32'h0;
+        dom_n$2 = 32'h0;
+        dom_p$2 = (dom_p$2 & ~(1 << (0)) | (((policy_gto & ~greedy[0] & (|(ep$2 & greedy) | |(ep$2 & tri$0) | col_p$2[0])) | (~policy_gto & |(ep$2 & lrr_before$0))) << (0)));
+        dom_n$2 = (dom_n$2 & ~(1 << (0)) | (((policy_gto & ~greedy[0] & (|(en$2 & greedy) | |(en$2 & tri$0) | col_n$2[0])) | (~policy_gto & |(en$2 & lrr_before$0))) << (0)));
+        dom_p$2 = (dom_p$2 & ~(1 << (1)) | (((policy_gto & ~greedy[1] & (|(ep$2 & greedy) | |(ep$2 & tri$1) | col_p$2[1])) | (~policy_gto & |(ep$2 & lrr_before$1))) << (1)));
+        dom_n$2 = (dom_n$2 & ~(1 << (1)) | (((policy_gto & ~greedy[1] & (|(en$2 & greedy) | |(en$2 & tri$1) | col_n$2[1])) | (~policy_gto & |(en$2 & lrr_before$1))) << (1)));
+        dom_p$2 = (dom_p$2 & ~(1 << (2)) | (((policy_gto & ~greedy[2] & (|(ep$2 & greedy) | |(ep$2 & tri$2) | col_p$2[2])) | (~policy_gto & |(ep$2 & lrr_before$2))) << (2)));
+        dom_n$2 = (dom_n$2 & ~(1 << (2)) | (((policy_gto & ~greedy[2] & (|(en$2 & greedy) | |(en$2 & tri$2) | col_n$2[2])) | (~policy_gto & |(en$2 & lrr_before$2))) << (2)));
+        dom_p$2 = (dom_p$2 & ~(1 << (3)) | (((policy_gto & ~greedy[3] & (|(ep$2 & greedy) | |(ep$2 & tri$3) | col_p$2[3])) | (~policy_gto & |(ep$2 & lrr_before$3))) << (3)));
+        dom_n$2 = (dom_n$2 & ~(1 << (3)) | (((policy_gto & ~greedy[3] & (|(en$2 & greedy) | |(en$2 & tri$3) | col_n$2[3])) | (~policy_gto & |(en$2 & lrr_before$3))) << (3)));
+        dom_p$2 = (dom_p$2 & ~(1 << (4)) | (((policy_gto & ~greedy[4] & (|(ep$2 & greedy) | |(ep$2 & tri$4) | col_p$2[4])) | (~policy_gto & |(ep$2 & lrr_before$4))) << (4)));
+        dom_n$2 = (dom_n$2 & ~(1 << (4)) | (((policy_gto & ~greedy[4] & (|(en$2 & greedy) | |(en$2 & tri$4) | col_n$2[4])) | (~policy_gto & |(en$2 & lrr_before$4))) << (4)));
+        dom_p$2 = (dom_p$2 & ~(1 << (5)) | (((policy_gto & ~greedy[5] & (|(ep$2 & greedy) | |(ep$2 & tri$5) | col_p$2[5])) | (~policy_gto & |(ep$2 & lrr_before$5))) << (5)));
+        dom_n$2 = (dom_n$2 & ~(1 << (5)) | (((policy_gto & ~greedy[5] & (|(en$2 & greedy) | |(en$2 & tri$5) | col_n$2[5])) | (~policy_gto & |(en$2 & lrr_before$5))) << (5)));
+        dom_p$2 = (dom_p$2 & ~(1 << (6)) | (((policy_gto & ~greedy[6] & (|(ep$2 & greedy) | |(ep$2 & tri$6) | col_p$2[6])) | (~policy_gto & |(ep$2 & lrr_before$6))) << (6)));
+        dom_n$2 = (dom_n$2 & ~(1 << (6)) | (((policy_gto & ~greedy[6] & (|(en$2 & greedy) | |(en$2 & tri$6) | col_n$2[6])) | (~policy_gto & |(en$2 & lrr_before$6))) << (6)));
+        dom_p$2 = (dom_p$2 & ~(1 << (7)) | (((policy_gto & ~greedy[7] & (|(ep$2 & greedy) | |(ep$2 & tri$7) | col_p$2[7])) | (~policy_gto & |(ep$2 & lrr_before$7))) << (7)));
+        dom_n$2 = (dom_n$2 & ~(1 << (7)) | (((policy_gto & ~greedy[7] & (|(en$2 & greedy) | |(en$2 & tri$7) | col_n$2[7])) | (~policy_gto & |(en$2 & lrr_before$7))) << (7)));
+        dom_p$2 = (dom_p$2 & ~(1 << (8)) | (((policy_gto & ~greedy[8] & (|(ep$2 & greedy) | |(ep$2 & tri$8) | col_p$2[8])) | (~policy_gto & |(ep$2 & lrr_before$8))) << (8)));
+        dom_n$2 = (dom_n$2 & ~(1 << (8)) | (((policy_gto & ~greedy[8] & (|(en$2 & greedy) | |(en$2 & tri$8) | col_n$2[8])) | (~policy_gto & |(en$2 & lrr_before$8))) << (8)));
+        dom_p$2 = (dom_p$2 & ~(1 << (9)) | (((policy_gto & ~greedy[9] & (|(ep$2 & greedy) | |(ep$2 & tri$9) | col_p$2[9])) | (~policy_gto & |(ep$2 & lrr_before$9))) << (9)));
+        dom_n$2 = (dom_n$2 & ~(1 << (9)) | (((policy_gto & ~greedy[9] & (|(en$2 & greedy) | |(en$2 & tri$9) | col_n$2[9])) | (~policy_gto & |(en$2 & lrr_before$9))) << (9)));
+        dom_p$2 = (dom_p$2 & ~(1 << (10)) | (((policy_gto & ~greedy[10] & (|(ep$2 & greedy) | |(ep$2 & tri$10) | col_p$2[10])) | (~policy_gto & |(ep$2 & lrr_before$10))) << (10)));
+        dom_n$2 = (dom_n$2 & ~(1 << (10)) | (((policy_gto & ~greedy[10] & (|(en$2 & greedy) | |(en$2 & tri$10) | col_n$2[10])) | (~policy_gto & |(en$2 & lrr_before$10))) << (10)));
+        dom_p$2 = (dom_p$2 & ~(1 << (11)) | (((policy_gto & ~greedy[11] & (|(ep$2 & greedy) | |(ep$2 & tri$11) | col_p$2[11])) | (~policy_gto & |(ep$2 & lrr_before$11))) << (11)));
+        dom_n$2 = (dom_n$2 & ~(1 << (11)) | (((policy_gto & ~greedy[11] & (|(en$2 & greedy) | |(en$2 & tri$11) | col_n$2[11])) | (~policy_gto & |(en$2 & lrr_before$11))) << (11)));
+        dom_p$2 = (dom_p$2 & ~(1 << (12)) | (((policy_gto & ~greedy[12] & (|(ep$2 & greedy) | |(ep$2 & tri$12) | col_p$2[12])) | (~policy_gto & |(ep$2 & lrr_before$12))) << (12)));
+        dom_n$2 = (dom_n$2 & ~(1 << (12)) | (((policy_gto & ~greedy[12] & (|(en$2 & greedy) | |(en$2 & tri$12) | col_n$2[12])) | (~policy_gto & |(en$2 & lrr_before$12))) << (12)));
+        dom_p$2 = (dom_p$2 & ~(1 << (13)) | (((policy_gto & ~greedy[13] & (|(ep$2 & greedy) | |(ep$2 & tri$13) | col_p$2[13])) | (~policy_gto & |(ep$2 & lrr_before$13))) << (13)));
+        dom_n$2 = (dom_n$2 & ~(1 << (13)) | (((policy_gto & ~greedy[13] & (|(en$2 & greedy) | |(en$2 & tri$13) | col_n$2[13])) | (~policy_gto & |(en$2 & lrr_before$13))) << (13)));
+        dom_p$2 = (dom_p$2 & ~(1 << (14)) | (((policy_gto & ~greedy[14] & (|(ep$2 & greedy) | |(ep$2 & tri$14) | col_p$2[14])) | (~policy_gto & |(ep$2 & lrr_before$14))) << (14)));
+        dom_n$2 = (dom_n$2 & ~(1 << (14)) | (((policy_gto & ~greedy[14] & (|(en$2 & greedy) | |(en$2 & tri$14) | col_n$2[14])) | (~policy_gto & |(en$2 & lrr_before$14))) << (14)));
+        dom_p$2 = (dom_p$2 & ~(1 << (15)) | (((policy_gto & ~greedy[15] & (|(ep$2 & greedy) | |(ep$2 & tri$15) | col_p$2[15])) | (~policy_gto & |(ep$2 & lrr_before$15))) << (15)));
+        dom_n$2 = (dom_n$2 & ~(1 << (15)) | (((policy_gto & ~greedy[15] & (|(en$2 & greedy) | |(en$2 & tri$15) | col_n$2[15])) | (~policy_gto & |(en$2 & lrr_before$15))) << (15)));
+        dom_p$2 = (dom_p$2 & ~(1 << (16)) | (((policy_gto & ~greedy[16] & (|(ep$2 & greedy) | |(ep$2 & tri$16) | col_p$2[16])) | (~policy_gto & |(ep$2 & lrr_before$16))) << (16)));
+        dom_n$2 = (dom_n$2 & ~(1 << (16)) | (((policy_gto & ~greedy[16] & (|(en$2 & greedy) | |(en$2 & tri$16) | col_n$2[16])) | (~policy_gto & |(en$2 & lrr_before$16))) << (16)));
+        dom_p$2 = (dom_p$2 & ~(1 << (17)) | (((policy_gto & ~greedy[17] & (|(ep$2 & greedy) | |(ep$2 & tri$17) | col_p$2[17])) | (~policy_gto & |(ep$2 & lrr_before$17))) << (17)));
+        dom_n$2 = (dom_n$2 & ~(1 << (17)) | (((policy_gto & ~greedy[17] & (|(en$2 & greedy) | |(en$2 & tri$17) | col_n$2[17])) | (~policy_gto & |(en$2 & lrr_before$17))) << (17)));
+        dom_p$2 = (dom_p$2 & ~(1 << (18)) | (((policy_gto & ~greedy[18] & (|(ep$2 & greedy) | |(ep$2 & tri$18) | col_p$2[18])) | (~policy_gto & |(ep$2 & lrr_before$18))) << (18)));
+        dom_n$2 = (dom_n$2 & ~(1 << (18)) | (((policy_gto & ~greedy[18] & (|(en$2 & greedy) | |(en$2 & tri$18) | col_n$2[18])) | (~policy_gto & |(en$2 & lrr_before$18))) << (18)));
+        dom_p$2 = (dom_p$2 & ~(1 << (19)) | (((policy_gto & ~greedy[19] & (|(ep$2 & greedy) | |(ep$2 & tri$19) | col_p$2[19])) | (~policy_gto & |(ep$2 & lrr_before$19))) << (19)));
+        dom_n$2 = (dom_n$2 & ~(1 << (19)) | (((policy_gto & ~greedy[19] & (|(en$2 & greedy) | |(en$2 & tri$19) | col_n$2[19])) | (~policy_gto & |(en$2 & lrr_before$19))) << (19)));
+        dom_p$2 = (dom_p$2 & ~(1 << (20)) | (((policy_gto & ~greedy[20] & (|(ep$2 & greedy) | |(ep$2 & tri$20) | col_p$2[20])) | (~policy_gto & |(ep$2 & lrr_before$20))) << (20)));
+        dom_n$2 = (dom_n$2 & ~(1 << (20)) | (((policy_gto & ~greedy[20] & (|(en$2 & greedy) | |(en$2 & tri$20) | col_n$2[20])) | (~policy_gto & |(en$2 & lrr_before$20))) << (20)));
+        dom_p$2 = (dom_p$2 & ~(1 << (21)) | (((policy_gto & ~greedy[21] & (|(ep$2 & greedy) | |(ep$2 & tri$21) | col_p$2[21])) | (~policy_gto & |(ep$2 & lrr_before$21))) << (21)));
+        dom_n$2 = (dom_n$2 & ~(1 << (21)) | (((policy_gto & ~greedy[21] & (|(en$2 & greedy) | |(en$2 & tri$21) | col_n$2[21])) | (~policy_gto & |(en$2 & lrr_before$21))) << (21)));
+        dom_p$2 = (dom_p$2 & ~(1 << (22)) | (((policy_gto & ~greedy[22] & (|(ep$2 & greedy) | |(ep$2 & tri$22) | col_p$2[22])) | (~policy_gto & |(ep$2 & lrr_before$22))) << (22)));
+        dom_n$2 = (dom_n$2 & ~(1 << (22)) | (((policy_gto & ~greedy[22] & (|(en$2 & greedy) | |(en$2 & tri$22) | col_n$2[22])) | (~policy_gto & |(en$2 & lrr_before$22))) << (22)));
+        dom_p$2 = (dom_p$2 & ~(1 << (23)) | (((policy_gto & ~greedy[23] & (|(ep$2 & greedy) | |(ep$2 & tri$23) | col_p$2[23])) | (~policy_gto & |(ep$2 & lrr_before$23))) << (23)));
+        dom_n$2 = (dom_n$2 & ~(1 << (23)) | (((policy_gto & ~greedy[23] & (|(en$2 & greedy) | |(en$2 & tri$23) | col_n$2[23])) | (~policy_gto & |(en$2 & lrr_before$23))) << (23)));
+        sel$2 = ep$2 & ~dom_p$2;
+        if (~|ep$2) begin
+            sel$2 = en$2 & ~dom_n$2;
+        end
+        lane$2 = 32'h0;
+        lane$2 = (lane$2 & ~(1 << (0)) | ((|(sel$2 & id_bit$0)) << (0)));
+        lane$2 = (lane$2 & ~(1 << (1)) | ((|(sel$2 & id_bit$1)) << (1)));
+        lane$2 = (lane$2 & ~(1 << (2)) | ((|(sel$2 & id_bit$2)) << (2)));
+        lane$2 = (lane$2 & ~(1 << (3)) | ((|(sel$2 & id_bit$3)) << (3)));
+        lane$2 = (lane$2 & ~(1 << (4)) | ((|(sel$2 & id_bit$4)) << (4)));
+        elig$3 = base;
+        if (var_sp$3) begin
+            elig$3 = elig$3 & ~alu;
+        end
+        if (var_sfu$3) begin
+            elig$3 = elig$3 & ~sfu;
+        end
+        if (var_lsu$3) begin
+            elig$3 = elig$3 & ~ldst;
+        end
+        ep$3 = elig$3 & preferred;
+        en$3 = elig$3 & ~preferred;
+        col_p$3 = 32'h0;
+        col_n$3 = 32'h0;
+        if (ep$3[0]) begin
+            col_p$3 = col_p$3 | (~tri$0 & above$0);
+        end
+        if (en$3[0]) begin
+            col_n$3 = col_n$3 | (~tri$0 & above$0);
+        end
+        if (ep$3[1]) begin
+            col_p$3 = col_p$3 | (~tri$1 & above$1);
+        end
+        if (en$3[1]) begin
+            col_n$3 = col_n$3 | (~tri$1 & above$1);
+        end
+        if (ep$3[2]) begin
+            col_p$3 = col_p$3 | (~tri$2 & above$2);
+        end
+        if (en$3[2]) begin
+            col_n$3 = col_n$3 | (~tri$2 & above$2);
+        end
+        if (ep$3[3]) begin
+            col_p$3 = col_p$3 | (~tri$3 & above$3);
+        end
+        if (en$3[3]) begin
+            col_n$3 = col_n$3 | (~tri$3 & above$3);
+        end
+        if (ep$3[4]) begin
+            col_p$3 = col_p$3 | (~tri$4 & above$4);
+        end
+        if (en$3[4]) begin
+            col_n$3 = col_n$3 | (~tri$4 & above$4);
+        end
+        if (ep$3[5]) begin
+            col_p$3 = col_p$3 | (~tri$5 & above$5);
+        end
+        if (en$3[5]) begin
+            col_n$3 = col_n$3 | (~tri$5 & above$5);
+        end
+        if (ep$3[6]) begin
+            col_p$3 = col_p$3 | (~tri$6 & above$6);
+        end
+        if (en$3[6]) begin
+            col_n$3 = col_n$3 | (~tri$6 & above$6);
+        end
+        if (ep$3[7]) begin
+            col_p$3 = col_p$3 | (~tri$7 & above$7);
+        end
+        if (en$3[7]) begin
+            col_n$3 = col_n$3 | (~tri$7 & above$7);
+        end
+        if (ep$3[8]) begin
+            col_p$3 = col_p$3 | (~tri$8 & above$8);
+        end
+        if (en$3[8]) begin
+            col_n$3 = col_n$3 | (~tri$8 & above$8);
+        end
+        if (ep$3[9]) begin
+            col_p$3 = col_p$3 | (~tri$9 & above$9);
+        end
+        if (en$3[9]) begin
+            col_n$3 = col_n$3 | (~tri$9 & above$9);
+        end
+        if (ep$3[10]) begin
+            col_p$3 = col_p$3 | (~tri$10 & above$10);
+        end
+        if (en$3[10]) begin
+            col_n$3 = col_n$3 | (~tri$10 & above$10);
+        end
+        if (ep$3[11]) begin
+            col_p$3 = col_p$3 | (~tri$11 & above$11);
+        end
+        if (en$3[11]) begin
+            col_n$3 = col_n$3 | (~tri$11 & above$11);
+        end
+        if (ep$3[12]) begin
+            col_p$3 = col_p$3 | (~tri$12 & above$12);
+        end
+        if (en$3[12]) begin
+            col_n$3 = col_n$3 | (~tri$12 & above$12);
+        end
+        if (ep$3[13]) begin
+            col_p$3 = col_p$3 | (~tri$13 & above$13);
+        end
+        if (en$3[13]) begin
+            col_n$3 = col_n$3 | (~tri$13 & above$13);
+        end
+        if (ep$3[14]) begin
+            col_p$3 = col_p$3 | (~tri$14 & above$14);
+        end
+        if (en$3[14]) begin
+            col_n$3 = col_n$3 | (~tri$14 & above$14);
+        end
+        if (ep$3[15]) begin
+            col_p$3 = col_p$3 | (~tri$15 & above$15);
+        end
+        if (en$3[15]) begin
+            col_n$3 = col_n$3 | (~tri$15 & above$15);
+        end
+        if (ep$3[16]) begin
+            col_p$3 = col_p$3 | (~tri$16 & above$16);
+        end
+        if (en$3[16]) begin
+            col_n$3 = col_n$3 | (~tri$16 & above$16);
+        end
+        if (ep$3[17]) begin
+            col_p$3 = col_p$3 | (~tri$17 & above$17);
+        end
+        if (en$3[17]) begin
+            col_n$3 = col_n$3 | (~tri$17 & above$17);
+        end
+        if (ep$3[18]) begin
+            col_p$3 = col_p$3 | (~tri$18 & above$18);
+        end
+        if (en$3[18]) begin
+            col_n$3 = col_n$3 | (~tri$18 & above$18);
+        end
+        if (ep$3[19]) begin
+            col_p$3 = col_p$3 | (~tri$19 & above$19);
+        end
+        if (en$3[19]) begin
+            col_n$3 = col_n$3 | (~tri$19 & above$19);
+        end
+        if (ep$3[20]) begin
+            col_p$3 = col_p$3 | (~tri$20 & above$20);
+        end
+        if (en$3[20]) begin
+            col_n$3 = col_n$3 | (~tri$20 & above$20);
+        end
+        if (ep$3[21]) begin
+            col_p$3 = col_p$3 | (~tri$21 & above$21);
+        end
+        if (en$3[21]) begin
+            col_n$3 = col_n$3 | (~tri$21 & above$21);
+        end
+        if (ep$3[22]) begin
+            col_p$3 = col_p$3 | (~tri$22 & above$22);
+        end
+        if (en$3[22]) begin
+            col_n$3 = col_n$3 | (~tri$22 & above$22);
+        end
+        if (ep$3[23]) begin
+            col_p$3 = col_p$3 | (~tri$23 & above$23);
+        end
+        if (en$3[23]) begin
+            col_n$3 = col_n$3 | (~tri$23 & above$23);
+        end
+        dom_p$3 = 32'h0;
+        dom_n$3 = 32'h0;
+        dom_p$3 = (dom_p$3 & ~(1 << (0)) | (((policy_gto & ~greedy[0] & (|(ep$3 & greedy) | |(ep$3 & tri$0) | col_p$3[0])) | (~policy_gto & |(ep$3 & lrr_before$0))) << (0)));
+        dom_n$3 = (dom_n$3 & ~(1 << (0)) | (((policy_gto & ~greedy[0] & (|(en$3 & greedy) | |(en$3 & tri$0) | col_n$3[0])) | (~policy_gto & |(en$3 & lrr_before$0))) << (0)));
+        dom_p$3 = (dom_p$3 & ~(1 << (1)) | (((policy_gto & ~greedy[1] & (|(ep$3 & greedy) | |(ep$3 & tri$1) | col_p$3[1])) | (~policy_gto & |(ep$3 & lrr_before$1))) << (1)));
+        dom_n$3 = (dom_n$3 & ~(1 << (1)) | (((policy_gto & ~greedy[1] & (|(en$3 & greedy) | |(en$3 & tri$1) | col_n$3[1])) | (~policy_gto & |(en$3 & lrr_before$1))) << (1)));
+        dom_p$3 = (dom_p$3 & ~(1 << (2)) | (((policy_gto & ~greedy[2] & (|(ep$3 & greedy) | |(ep$3 & tri$2) | col_p$3[2])) | (~policy_gto & |(ep$3 & lrr_before$2))) << (2)));
+        dom_n$3 = (dom_n$3 & ~(1 << (2)) | (((policy_gto & ~greedy[2] & (|(en$3 & greedy) | |(en$3 & tri$2) | col_n$3[2])) | (~policy_gto & |(en$3 & lrr_before$2))) << (2)));
+        dom_p$3 = (dom_p$3 & ~(1 << (3)) | (((policy_gto & ~greedy[3] & (|(ep$3 & greedy) | |(ep$3 & tri$3) | col_p$3[3])) | (~policy_gto & |(ep$3 & lrr_before$3))) << (3)));
+        dom_n$3 = (dom_n$3 & ~(1 << (3)) | (((policy_gto & ~greedy[3] & (|(en$3 & greedy) | |(en$3 & tri$3) | col_n$3[3])) | (~policy_gto & |(en$3 & lrr_before$3))) << (3)));
+        dom_p$3 = (dom_p$3 & ~(1 << (4)) | (((policy_gto & ~greedy[4] & (|(ep$3 & greedy) | |(ep$3 & tri$4) | col_p$3[4])) | (~policy_gto & |(ep$3 & lrr_before$4))) << (4)));
+        dom_n$3 = (dom_n$3 & ~(1 << (4)) | (((policy_gto & ~greedy[4] & (|(en$3 & greedy) | |(en$3 & tri$4) | col_n$3[4])) | (~policy_gto & |(en$3 & lrr_before$4))) << (4)));
+        dom_p$3 = (dom_p$3 & ~(1 << (5)) | (((policy_gto & ~greedy[5] & (|(ep$3 & greedy) | |(ep$3 & tri$5) | col_p$3[5])) | (~policy_gto & |(ep$3 & lrr_before$5))) << (5)));
+        dom_n$3 = (dom_n$3 & ~(1 << (5)) | (((policy_gto & ~greedy[5] & (|(en$3 & greedy) | |(en$3 & tri$5) | col_n$3[5])) | (~policy_gto & |(en$3 & lrr_before$5))) << (5)));
+        dom_p$3 = (dom_p$3 & ~(1 << (6)) | (((policy_gto & ~greedy[6] & (|(ep$3 & greedy) | |(ep$3 & tri$6) | col_p$3[6])) | (~policy_gto & |(ep$3 & lrr_before$6))) << (6)));
+        dom_n$3 = (dom_n$3 & ~(1 << (6)) | (((policy_gto & ~greedy[6] & (|(en$3 & greedy) | |(en$3 & tri$6) | col_n$3[6])) | (~policy_gto & |(en$3 & lrr_before$6))) << (6)));
+        dom_p$3 = (dom_p$3 & ~(1 << (7)) | (((policy_gto & ~greedy[7] & (|(ep$3 & greedy) | |(ep$3 & tri$7) | col_p$3[7])) | (~policy_gto & |(ep$3 & lrr_before$7))) << (7)));
+        dom_n$3 = (dom_n$3 & ~(1 << (7)) | (((policy_gto & ~greedy[7] & (|(en$3 & greedy) | |(en$3 & tri$7) | col_n$3[7])) | (~policy_gto & |(en$3 & lrr_before$7))) << (7)));
+        dom_p$3 = (dom_p$3 & ~(1 << (8)) | (((policy_gto & ~greedy[8] & (|(ep$3 & greedy) | |(ep$3 & tri$8) | col_p$3[8])) | (~policy_gto & |(ep$3 & lrr_before$8))) << (8)));
+        dom_n$3 = (dom_n$3 & ~(1 << (8)) | (((policy_gto & ~greedy[8] & (|(en$3 & greedy) | |(en$3 & tri$8) | col_n$3[8])) | (~policy_gto & |(en$3 & lrr_before$8))) << (8)));
+        dom_p$3 = (dom_p$3 & ~(1 << (9)) | (((policy_gto & ~greedy[9] & (|(ep$3 & greedy) | |(ep$3 & tri$9) | col_p$3[9])) | (~policy_gto & |(ep$3 & lrr_before$9))) << (9)));
+        dom_n$3 = (dom_n$3 & ~(1 << (9)) | (((policy_gto & ~greedy[9] & (|(en$3 & greedy) | |(en$3 & tri$9) | col_n$3[9])) | (~policy_gto & |(en$3 & lrr_before$9))) << (9)));
+        dom_p$3 = (dom_p$3 & ~(1 << (10)) | (((policy_gto & ~greedy[10] & (|(ep$3 & greedy) | |(ep$3 & tri$10) | col_p$3[10])) | (~policy_gto & |(ep$3 & lrr_before$10))) << (10)));
+        dom_n$3 = (dom_n$3 & ~(1 << (10)) | (((policy_gto & ~greedy[10] & (|(en$3 & greedy) | |(en$3 & tri$10) | col_n$3[10])) | (~policy_gto & |(en$3 & lrr_before$10))) << (10)));
+        dom_p$3 = (dom_p$3 & ~(1 << (11)) | (((policy_gto & ~greedy[11] & (|(ep$3 & greedy) | |(ep$3 & tri$11) | col_p$3[11])) | (~policy_gto & |(ep$3 & lrr_before$11))) << (11)));
+        dom_n$3 = (dom_n$3 & ~(1 << (11)) | (((policy_gto & ~greedy[11] & (|(en$3 & greedy) | |(en$3 & tri$11) | col_n$3[11])) | (~policy_gto & |(en$3 & lrr_before$11))) << (11)));
+        dom_p$3 = (dom_p$3 & ~(1 << (12)) | (((policy_gto & ~greedy[12] & (|(ep$3 & greedy) | |(ep$3 & tri$12) | col_p$3[12])) | (~policy_gto & |(ep$3 & lrr_before$12))) << (12)));
+        dom_n$3 = (dom_n$3 & ~(1 << (12)) | (((policy_gto & ~greedy[12] & (|(en$3 & greedy) | |(en$3 & tri$12) | col_n$3[12])) | (~policy_gto & |(en$3 & lrr_before$12))) << (12)));
+        dom_p$3 = (dom_p$3 & ~(1 << (13)) | (((policy_gto & ~greedy[13] & (|(ep$3 & greedy) | |(ep$3 & tri$13) | col_p$3[13])) | (~policy_gto & |(ep$3 & lrr_before$13))) << (13)));
+        dom_n$3 = (dom_n$3 & ~(1 << (13)) | (((policy_gto & ~greedy[13] & (|(en$3 & greedy) | |(en$3 & tri$13) | col_n$3[13])) | (~policy_gto & |(en$3 & lrr_before$13))) << (13)));
+        dom_p$3 = (dom_p$3 & ~(1 << (14)) | (((policy_gto & ~greedy[14] & (|(ep$3 & greedy) | |(ep$3 & tri$14) | col_p$3[14])) | (~policy_gto & |(ep$3 & lrr_before$14))) << (14)));
+        dom_n$3 = (dom_n$3 & ~(1 << (14)) | (((policy_gto & ~greedy[14] & (|(en$3 & greedy) | |(en$3 & tri$14) | col_n$3[14])) | (~policy_gto & |(en$3 & lrr_before$14))) << (14)));
+        dom_p$3 = (dom_p$3 & ~(1 << (15)) | (((policy_gto & ~greedy[15] & (|(ep$3 & greedy) | |(ep$3 & tri$15) | col_p$3[15])) | (~policy_gto & |(ep$3 & lrr_before$15))) << (15)));
+        dom_n$3 = (dom_n$3 & ~(1 << (15)) | (((policy_gto & ~greedy[15] & (|(en$3 & greedy) | |(en$3 & tri$15) | col_n$3[15])) | (~policy_gto & |(en$3 & lrr_before$15))) << (15)));
+        dom_p$3 = (dom_p$3 & ~(1 << (16)) | (((policy_gto & ~greedy[16] & (|(ep$3 & greedy) | |(ep$3 & tri$16) | col_p$3[16])) | (~policy_gto & |(ep$3 & lrr_before$16))) << (16)));
+        dom_n$3 = (dom_n$3 & ~(1 << (16)) | (((policy_gto & ~greedy[16] & (|(en$3 & greedy) | |(en$3 & tri$16) | col_n$3[16])) | (~policy_gto & |(en$3 & lrr_before$16))) << (16)));
+        dom_p$3 = (dom_p$3 & ~(1 << (17)) | (((policy_gto & ~greedy[17] & (|(ep$3 & greedy) | |(ep$3 & tri$17) | col_p$3[17])) | (~policy_gto & |(ep$3 & lrr_before$17))) << (17)));
+        dom_n$3 = (dom_n$3 & ~(1 << (17)) | (((policy_gto & ~greedy[17] & (|(en$3 & greedy) | |(en$3 & tri$17) | col_n$3[17])) | (~policy_gto & |(en$3 & lrr_before$17))) << (17)));
+        dom_p$3 = (dom_p$3 & ~(1 << (18)) | (((policy_gto & ~greedy[18] & (|(ep$3 & greedy) | |(ep$3 & tri$18) | col_p$3[18])) | (~policy_gto & |(ep$3 & lrr_before$18))) << (18)));
+        dom_n$3 = (dom_n$3 & ~(1 << (18)) | (((policy_gto & ~greedy[18] & (|(en$3 & greedy) | |(en$3 & tri$18) | col_n$3[18])) | (~policy_gto & |(en$3 & lrr_before$18))) << (18)));
+        dom_p$3 = (dom_p$3 & ~(1 << (19)) | (((policy_gto & ~greedy[19] & (|(ep$3 & greedy) | |(ep$3 & tri$19) | col_p$3[19])) | (~policy_gto & |(ep$3 & lrr_before$19))) << (19)));
+        dom_n$3 = (dom_n$3 & ~(1 << (19)) | (((policy_gto & ~greedy[19] & (|(en$3 & greedy) | |(en$3 & tri$19) | col_n$3[19])) | (~policy_gto & |(en$3 & lrr_before$19))) << (19)));
+        dom_p$3 = (dom_p$3 & ~(1 << (20)) | (((policy_gto & ~greedy[20] & (|(ep$3 & greedy) | |(ep$3 & tri$20) | col_p$3[20])) | (~policy_gto & |(ep$3 & lrr_before$20))) << (20)));
+        dom_n$3 = (dom_n$3 & ~(1 << (20)) | (((policy_gto & ~greedy[20] & (|(en$3 & greedy) | |(en$3 & tri$20) | col_n$3[20])) | (~policy_gto & |(en$3 & lrr_before$20))) << (20)));
+        dom_p$3 = (dom_p$3 & ~(1 << (21)) | (((policy_gto & ~greedy[21] & (|(ep$3 & greedy) | |(ep$3 & tri$21) | col_p$3[21])) | (~policy_gto & |(ep$3 & lrr_before$21))) << (21)));
+        dom_n$3 = (dom_n$3 & ~(1 << (21)) | (((policy_gto & ~greedy[21] & (|(en$3 & greedy) | |(en$3 & tri$21) | col_n$3[21])) | (~policy_gto & |(en$3 & lrr_before$21))) << (21)));
+        dom_p$3 = (dom_p$3 & ~(1 << (22)) | (((policy_gto & ~greedy[22] & (|(ep$3 & greedy) | |(ep$3 & tri$22) | col_p$3[22])) | (~policy_gto & |(ep$3 & lrr_before$22))) << (22)));
+        dom_n$3 = (dom_n$3 & ~(1 << (22)) | (((policy_gto & ~greedy[22] & (|(en$3 & greedy) | |(en$3 & tri$22) | col_n$3[22])) | (~policy_gto & |(en$3 & lrr_before$22))) << (22)));
+        dom_p$3 = (dom_p$3 & ~(1 << (23)) | (((policy_gto & ~greedy[23] & (|(ep$3 & greedy) | |(ep$3 & tri$23) | col_p$3[23])) | (~policy_gto & |(ep$3 & lrr_before$23))) << (23)));
+        dom_n$3 = (dom_n$3 & ~(1 << (23)) | (((policy_gto & ~greedy[23] & (|(en$3 & greedy) | |(en$3 & tri$23) | col_n$3[23])) | (~policy_gto & |(en$3 & lrr_before$23))) << (23)));
+        sel$3 = ep$3 & ~dom_p$3;
+        if (~|ep$3) begin
+            sel$3 = en$3 & ~dom_n$3;
+        end
+        lane$3 = 32'h0;
+        lane$3 = (lane$3 & ~(1 << (0)) | ((|(sel$3 & id_bit$0)) << (0)));
+        lane$3 = (lane$3 & ~(1 << (1)) | ((|(sel$3 & id_bit$1)) << (1)));
+        lane$3 = (lane$3 & ~(1 << (2)) | ((|(sel$3 & id_bit$2)) << (2)));
+        lane$3 = (lane$3 & ~(1 << (3)) | ((|(sel$3 & id_bit$3)) << (3)));
+        lane$3 = (lane$3 & ~(1 << (4)) | ((|(sel$3 & id_bit$4)) << (4)));
+        elig$4 = base;
+        if (var_sp$4) begin
+            elig$4 = elig$4 & ~alu;
+        end
+        if (var_sfu$4) begin
+            elig$4 = elig$4 & ~sfu;
+        end
+        if (var_lsu$4) begin
+            elig$4 = elig$4 & ~ldst;
+        end
+        ep$4 = elig$4 & preferred;
+        en$4 = elig$4 & ~preferred;
+        col_p$4 = 32'h0;
+        col_n$4 = 32'h0;
+        if (ep$4[0]) begin
+            col_p$4 = col_p$4 | (~tri$0 & above$0);
+        end
+        if (en$4[0]) begin
+            col_n$4 = col_n$4 | (~tri$0 & above$0);
+        end
+        if (ep$4[1]) begin
+            col_p$4 = col_p$4 | (~tri$1 & above$1);
+        end
+        if (en$4[1]) begin
+            col_n$4 = col_n$4 | (~tri$1 & above$1);
+        end
+        if (ep$4[2]) begin
+            col_p$4 = col_p$4 | (~tri$2 & above$2);
+        end
+        if (en$4[2]) begin
+            col_n$4 = col_n$4 | (~tri$2 & above$2);
+        end
+        if (ep$4[3]) begin
+            col_p$4 = col_p$4 | (~tri$3 & above$3);
+        end
+        if (en$4[3]) begin
+            col_n$4 = col_n$4 | (~tri$3 & above$3);
+        end
+        if (ep$4[4]) begin
+            col_p$4 = col_p$4 | (~tri$4 & above$4);
+        end
+        if (en$4[4]) begin
+            col_n$4 = col_n$4 | (~tri$4 & above$4);
+        end
+        if (ep$4[5]) begin
+            col_p$4 = col_p$4 | (~tri$5 & above$5);
+        end
+        if (en$4[5]) begin
+            col_n$4 = col_n$4 | (~tri$5 & above$5);
+        end
+        if (ep$4[6]) begin
+            col_p$4 = col_p$4 | (~tri$6 & above$6);
+        end
+        if (en$4[6]) begin
+            col_n$4 = col_n$4 | (~tri$6 & above$6);
+        end
+        if (ep$4[7]) begin
+            col_p$4 = col_p$4 | (~tri$7 & above$7);
+        end
+        if (en$4[7]) begin
+            col_n$4 = col_n$4 | (~tri$7 & above$7);
+        end
+        if (ep$4[8]) begin
+            col_p$4 = col_p$4 | (~tri$8 & above$8);
+        end
+        if (en$4[8]) begin
+            col_n$4 = col_n$4 | (~tri$8 & above$8);
+        end
+        if (ep$4[9]) begin
+            col_p$4 = col_p$4 | (~tri$9 & above$9);
+        end
+        if (en$4[9]) begin
+            col_n$4 = col_n$4 | (~tri$9 & above$9);
+        end
+        if (ep$4[10]) begin
+            col_p$4 = col_p$4 | (~tri$10 & above$10);
+        end
+        if (en$4[10]) begin
+            col_n$4 = col_n$4 | (~tri$10 & above$10);
+        end
+        if (ep$4[11]) begin
+            col_p$4 = col_p$4 | (~tri$11 & above$11);
+        end
+        if (en$4[11]) begin
+            col_n$4 = col_n$4 | (~tri$11 & above$11);
+        end
+        if (ep$4[12]) begin
+            col_p$4 = col_p$4 | (~tri$12 & above$12);
+        end
+        if (en$4[12]) begin
+            col_n$4 = col_n$4 | (~tri$12 & above$12);
+        end
+        if (ep$4[13]) begin
+            col_p$4 = col_p$4 | (~tri$13 & above$13);
+        end
+        if (en$4[13]) begin
+            col_n$4 = col_n$4 | (~tri$13 & above$13);
+        end
+        if (ep$4[14]) begin
+            col_p$4 = col_p$4 | (~tri$14 & above$14);
+        end
+        if (en$4[14]) begin
+            col_n$4 = col_n$4 | (~tri$14 & above$14);
+        end
+        if (ep$4[15]) begin
+            col_p$4 = col_p$4 | (~tri$15 & above$15);
+        end
+        if (en$4[15]) begin
+            col_n$4 = col_n$4 | (~tri$15 & above$15);
+        end
+        if (ep$4[16]) begin
+            col_p$4 = col_p$4 | (~tri$16 & above$16);
+        end
+        if (en$4[16]) begin
+            col_n$4 = col_n$4 | (~tri$16 & above$16);
+        end
+        if (ep$4[17]) begin
+            col_p$4 = col_p$4 | (~tri$17 & above$17);
+        end
+        if (en$4[17]) begin
+            col_n$4 = col_n$4 | (~tri$17 & above$17);
+        end
+        if (ep$4[18]) begin
+            col_p$4 = col_p$4 | (~tri$18 & above$18);
+        end
+        if (en$4[18]) begin
+            col_n$4 = col_n$4 | (~tri$18 & above$18);
+        end
+        if (ep$4[19]) begin
+            col_p$4 = col_p$4 | (~tri$19 & above$19);
+        end
+        if (en$4[19]) begin
+            col_n$4 = col_n$4 | (~tri$19 & above$19);
+        end
+        if (ep$4[20]) begin
+            col_p$4 = col_p$4 | (~tri$20 & above$20);
+        end
+        if (en$4[20]) begin
+            col_n$4 = col_n$4 | (~tri$20 & above$20);
+        end
+        if (ep$4[21]) begin
+            col_p$4 = col_p$4 | (~tri$21 & above$21);
+        end
+        if (en$4[21]) begin
+            col_n$4 = col_n$4 | (~tri$21 & above$21);
+        end
+        if (ep$4[22]) begin
+            col_p$4 = col_p$4 | (~tri$22 & above$22);
+        end
+        if (en$4[22]) begin
+            col_n$4 = col_n$4 | (~tri$22 & above$22);
+        end
+        if (ep$4[23]) begin
+            col_p$4 = col_p$4 | (~tri$23 & above$23);
+        end
+        if (en$4[23]) begin
+            col_n$4 = col_n$4 | (~tri$23 & above$23);
+        end
+        dom_p$4 = 32'h0;
+        dom_n$4 = 32'h0;
+        dom_p$4 = (dom_p$4 & ~(1 << (0)) | (((policy_gto & ~greedy[0] & (|(ep$4 & greedy) | |(ep$4 & tri$0) | col_p$4[0])) | (~policy_gto & |(ep$4 & lrr_before$0))) << (0)));
+        dom_n$4 = (dom_n$4 & ~(1 << (0)) | (((policy_gto & ~greedy[0] & (|(en$4 & greedy) | |(en$4 & tri$0) | col_n$4[0])) | (~policy_gto & |(en$4 & lrr_before$0))) << (0)));
+        dom_p$4 = (dom_p$4 & ~(1 << (1)) | (((policy_gto & ~greedy[1] & (|(ep$4 & greedy) | |(ep$4 & tri$1) | col_p$4[1])) | (~policy_gto & |(ep$4 & lrr_before$1))) << (1)));
+        dom_n$4 = (dom_n$4 & ~(1 << (1)) | (((policy_gto & ~greedy[1] & (|(en$4 & greedy) | |(en$4 & tri$1) | col_n$4[1])) | (~policy_gto & |(en$4 & lrr_before$1))) << (1)));
+        dom_p$4 = (dom_p$4 & ~(1 << (2)) | (((policy_gto & ~greedy[2] & (|(ep$4 & greedy) | |(ep$4 & tri$2) | col_p$4[2])) | (~policy_gto & |(ep$4 & lrr_before$2))) << (2)));
+        dom_n$4 = (dom_n$4 & ~(1 << (2)) | (((policy_gto & ~greedy[2] & (|(en$4 & greedy) | |(en$4 & tri$2) | col_n$4[2])) | (~policy_gto & |(en$4 & lrr_before$2))) << (2)));
+        dom_p$4 = (dom_p$4 & ~(1 << (3)) | (((policy_gto & ~greedy[3] & (|(ep$4 & greedy) | |(ep$4 & tri$3) | col_p$4[3])) | (~policy_gto & |(ep$4 & lrr_before$3))) << (3)));
+        dom_n$4 = (dom_n$4 & ~(1 << (3)) | (((policy_gto & ~greedy[3] & (|(en$4 & greedy) | |(en$4 & tri$3) | col_n$4[3])) | (~policy_gto & |(en$4 & lrr_before$3))) << (3)));
+        dom_p$4 = (dom_p$4 & ~(1 << (4)) | (((policy_gto & ~greedy[4] & (|(ep$4 & greedy) | |(ep$4 & tri$4) | col_p$4[4])) | (~policy_gto & |(ep$4 & lrr_before$4))) << (4)));
+        dom_n$4 = (dom_n$4 & ~(1 << (4)) | (((policy_gto & ~greedy[4] & (|(en$4 & greedy) | |(en$4 & tri$4) | col_n$4[4])) | (~policy_gto & |(en$4 & lrr_before$4))) << (4)));
+        dom_p$4 = (dom_p$4 & ~(1 << (5)) | (((policy_gto & ~greedy[5] & (|(ep$4 & greedy) | |(ep$4 & tri$5) | col_p$4[5])) | (~policy_gto & |(ep$4 & lrr_before$5))) << (5)));
+        dom_n$4 = (dom_n$4 & ~(1 << (5)) | (((policy_gto & ~greedy[5] & (|(en$4 & greedy) | |(en$4 & tri$5) | col_n$4[5])) | (~policy_gto & |(en$4 & lrr_before$5))) << (5)));
+        dom_p$4 = (dom_p$4 & ~(1 << (6)) | (((policy_gto & ~greedy[6] & (|(ep$4 & greedy) | |(ep$4 & tri$6) | col_p$4[6])) | (~policy_gto & |(ep$4 & lrr_before$6))) << (6)));
+        dom_n$4 = (dom_n$4 & ~(1 << (6)) | (((policy_gto & ~greedy[6] & (|(en$4 & greedy) | |(en$4 & tri$6) | col_n$4[6])) | (~policy_gto & |(en$4 & lrr_before$6))) << (6)));
+        dom_p$4 = (dom_p$4 & ~(1 << (7)) | (((policy_gto & ~greedy[7] & (|(ep$4 & greedy) | |(ep$4 & tri$7) | col_p$4[7])) | (~policy_gto & |(ep$4 & lrr_before$7))) << (7)));
+        dom_n$4 = (dom_n$4 & ~(1 << (7)) | (((policy_gto & ~greedy[7] & (|(en$4 & greedy) | |(en$4 & tri$7) | col_n$4[7])) | (~policy_gto & |(en$4 & lrr_before$7))) << (7)));
+        dom_p$4 = (dom_p$4 & ~(1 << (8)) | (((policy_gto & ~greedy[8] & (|(ep$4 & greedy) | |(ep$4 & tri$8) | col_p$4[8])) | (~policy_gto & |(ep$4 & lrr_before$8))) << (8)));
+        dom_n$4 = (dom_n$4 & ~(1 << (8)) | (((policy_gto & ~greedy[8] & (|(en$4 & greedy) | |(en$4 & tri$8) | col_n$4[8])) | (~policy_gto & |(en$4 & lrr_before$8))) << (8)));
+        dom_p$4 = (dom_p$4 & ~(1 << (9)) | (((policy_gto & ~greedy[9] & (|(ep$4 & greedy) | |(ep$4 & tri$9) | col_p$4[9])) | (~policy_gto & |(ep$4 & lrr_before$9))) << (9)));
+        dom_n$4 = (dom_n$4 & ~(1 << (9)) | (((policy_gto & ~greedy[9] & (|(en$4 & greedy) | |(en$4 & tri$9) | col_n$4[9])) | (~policy_gto & |(en$4 & lrr_before$9))) << (9)));
+        dom_p$4 = (dom_p$4 & ~(1 << (10)) | (((policy_gto & ~greedy[10] & (|(ep$4 & greedy) | |(ep$4 & tri$10) | col_p$4[10])) | (~policy_gto & |(ep$4 & lrr_before$10))) << (10)));
+        dom_n$4 = (dom_n$4 & ~(1 << (10)) | (((policy_gto & ~greedy[10] & (|(en$4 & greedy) | |(en$4 & tri$10) | col_n$4[10])) | (~policy_gto & |(en$4 & lrr_before$10))) << (10)));
+        dom_p$4 = (dom_p$4 & ~(1 << (11)) | (((policy_gto & ~greedy[11] & (|(ep$4 & greedy) | |(ep$4 & tri$11) | col_p$4[11])) | (~policy_gto & |(ep$4 & lrr_before$11))) << (11)));
+        dom_n$4 = (dom_n$4 & ~(1 << (11)) | (((policy_gto & ~greedy[11] & (|(en$4 & greedy) | |(en$4 & tri$11) | col_n$4[11])) | (~policy_gto & |(en$4 & lrr_before$11))) << (11)));
+        dom_p$4 = (dom_p$4 & ~(1 << (12)) | (((policy_gto & ~greedy[12] & (|(ep$4 & greedy) | |(ep$4 & tri$12) | col_p$4[12])) | (~policy_gto & |(ep$4 & lrr_before$12))) << (12)));
+        dom_n$4 = (dom_n$4 & ~(1 << (12)) | (((policy_gto & ~greedy[12] & (|(en$4 & greedy) | |(en$4 & tri$12) | col_n$4[12])) | (~policy_gto & |(en$4 & lrr_before$12))) << (12)));
+        dom_p$4 = (dom_p$4 & ~(1 << (13)) | (((policy_gto & ~greedy[13] & (|(ep$4 & greedy) | |(ep$4 & tri$13) | col_p$4[13])) | (~policy_gto & |(ep$4 & lrr_before$13))) << (13)));
+        dom_n$4 = (dom_n$4 & ~(1 << (13)) | (((policy_gto & ~greedy[13] & (|(en$4 & greedy) | |(en$4 & tri$13) | col_n$4[13])) | (~policy_gto & |(en$4 & lrr_before$13))) << (13)));
+        dom_p$4 = (dom_p$4 & ~(1 << (14)) | (((policy_gto & ~greedy[14] & (|(ep$4 & greedy) | |(ep$4 & tri$14) | col_p$4[14])) | (~policy_gto & |(ep$4 & lrr_before$14))) << (14)));
+        dom_n$4 = (dom_n$4 & ~(1 << (14)) | (((policy_gto & ~greedy[14] & (|(en$4 & greedy) | |(en$4 & tri$14) | col_n$4[14])) | (~policy_gto & |(en$4 & lrr_before$14))) << (14)));
+        dom_p$4 = (dom_p$4 & ~(1 << (15)) | (((policy_gto & ~greedy[15] & (|(ep$4 & greedy) | |(ep$4 & tri$15) | col_p$4[15])) | (~policy_gto & |(ep$4 & lrr_before$15))) << (15)));
+        dom_n$4 = (dom_n$4 & ~(1 << (15)) | (((policy_gto & ~greedy[15] & (|(en$4 & greedy) | |(en$4 & tri$15) | col_n$4[15])) | (~policy_gto & |(en$4 & lrr_before$15))) << (15)));
+        dom_p$4 = (dom_p$4 & ~(1 << (16)) | (((policy_gto & ~greedy[16] & (|(ep$4 & greedy) | |(ep$4 & tri$16) | col_p$4[16])) | (~policy_gto & |(ep$4 & lrr_before$16))) << (16)));
+        dom_n$4 = (dom_n$4 & ~(1 << (16)) | (((policy_gto & ~greedy[16] & (|(en$4 & greedy) | |(en$4 & tri$16) | col_n$4[16])) | (~policy_gto & |(en$4 & lrr_before$16))) << (16)));
+        dom_p$4 = (dom_p$4 & ~(1 << (17)) | (((policy_gto & ~greedy[17] & (|(ep$4 & greedy) | |(ep$4 & tri$17) | col_p$4[17])) | (~policy_gto & |(ep$4 & lrr_before$17))) << (17)));
+        dom_n$4 = (dom_n$4 & ~(1 << (17)) | (((policy_gto & ~greedy[17] & (|(en$4 & greedy) | |(en$4 & tri$17) | col_n$4[17])) | (~policy_gto & |(en$4 & lrr_before$17))) << (17)));
+        dom_p$4 = (dom_p$4 & ~(1 << (18)) | (((policy_gto & ~greedy[18] & (|(ep$4 & greedy) | |(ep$4 & tri$18) | col_p$4[18])) | (~policy_gto & |(ep$4 & lrr_before$18))) << (18)));
+        dom_n$4 = (dom_n$4 & ~(1 << (18)) | (((policy_gto & ~greedy[18] & (|(en$4 & greedy) | |(en$4 & tri$18) | col_n$4[18])) | (~policy_gto & |(en$4 & lrr_before$18))) << (18)));
+        dom_p$4 = (dom_p$4 & ~(1 << (19)) | (((policy_gto & ~greedy[19] & (|(ep$4 & greedy) | |(ep$4 & tri$19) | col_p$4[19])) | (~policy_gto & |(ep$4 & lrr_before$19))) << (19)));
+        dom_n$4 = (dom_n$4 & ~(1 << (19)) | (((policy_gto & ~greedy[19] & (|(en$4 & greedy) | |(en$4 & tri$19) | col_n$4[19])) | (~policy_gto & |(en$4 & lrr_before$19))) << (19)));
+        dom_p$4 = (dom_p$4 & ~(1 << (20)) | (((policy_gto & ~greedy[20] & (|(ep$4 & greedy) | |(ep$4 & tri$20) | col_p$4[20])) | (~policy_gto & |(ep$4 & lrr_before$20))) << (20)));
+        dom_n$4 = (dom_n$4 & ~(1 << (20)) | (((policy_gto & ~greedy[20] & (|(en$4 & greedy) | |(en$4 & tri$20) | col_n$4[20])) | (~policy_gto & |(en$4 & lrr_before$20))) << (20)));
+        dom_p$4 = (dom_p$4 & ~(1 << (21)) | (((policy_gto & ~greedy[21] & (|(ep$4 & greedy) | |(ep$4 & tri$21) | col_p$4[21])) | (~policy_gto & |(ep$4 & lrr_before$21))) << (21)));
+        dom_n$4 = (dom_n$4 & ~(1 << (21)) | (((policy_gto & ~greedy[21] & (|(en$4 & greedy) | |(en$4 & tri$21) | col_n$4[21])) | (~policy_gto & |(en$4 & lrr_before$21))) << (21)));
+        dom_p$4 = (dom_p$4 & ~(1 << (22)) | (((policy_gto & ~greedy[22] & (|(ep$4 & greedy) | |(ep$4 & tri$22) | col_p$4[22])) | (~policy_gto & |(ep$4 & lrr_before$22))) << (22)));
+        dom_n$4 = (dom_n$4 & ~(1 << (22)) | (((policy_gto & ~greedy[22] & (|(en$4 & greedy) | |(en$4 & tri$22) | col_n$4[22])) | (~policy_gto & |(en$4 & lrr_before$22))) << (22)));
+        dom_p$4 = (dom_p$4 & ~(1 << (23)) | (((policy_gto & ~greedy[23] & (|(ep$4 & greedy) | |(ep$4 & tri$23) | col_p$4[23])) | (~policy_gto & |(ep$4 & lrr_before$23))) << (23)));
+        dom_n$4 = (dom_n$4 & ~(1 << (23)) | (((policy_gto & ~greedy[23] & (|(en$4 & greedy) | |(en$4 & tri$23) | col_n$4[23])) | (~policy_gto & |(en$4 & lrr_before$23))) << (23)));
+        sel$4 = ep$4 & ~dom_p$4;
+        if (~|ep$4) begin
+            sel$4 = en$4 & ~dom_n$4;
+        end
+        lane$4 = 32'h0;
+        lane$4 = (lane$4 & ~(1 << (0)) | ((|(sel$4 & id_bit$0)) << (0)));
+        lane$4 = (lane$4 & ~(1 << (1)) | ((|(sel$4 & id_bit$1)) << (1)));
+        lane$4 = (lane$4 & ~(1 << (2)) | ((|(sel$4 & id_bit$2)) << (2)));
+        lane$4 = (lane$4 & ~(1 << (3)) | ((|(sel$4 & id_bit$3)) << (3)));
+        lane$4 = (lane$4 & ~(1 << (4)) | ((|(sel$4 & id_bit$4)) << (4)));
+        elig$5 = base;
+        if (var_sp$5) begin
+            elig$5 = elig$5 & ~alu;
+        end
+        if (var_sfu$5) begin
+            elig$5 = elig$5 & ~sfu;
+        end
+        if (var_lsu$5) begin
+            elig$5 = elig$5 & ~ldst;
+        end
+        ep$5 = elig$5 & preferred;
+        en$5 = elig$5 & ~preferred;
+        col_p$5 = 32'h0;
+        col_n$5 = 32'h0;
+        if (ep$5[0]) begin
+            col_p$5 = col_p$5 | (~tri$0 & above$0);
+        end
+        if (en$5[0]) begin
+            col_n$5 = col_n$5 | (~tri$0 & above$0);
+        end
+        if (ep$5[1]) begin
+            col_p$5 = col_p$5 | (~tri$1 & above$1);
+        end
+        if (en$5[1]) begin
+            col_n$5 = col_n$5 | (~tri$1 & above$1);
+        end
+        if (ep$5[2]) begin
+            col_p$5 = col_p$5 | (~tri$2 & above$2);
+        end
+        if (en$5[2]) begin
+            col_n$5 = col_n$5 | (~tri$2 & above$2);
+        end
+        if (ep$5[3]) begin
+            col_p$5 = col_p$5 | (~tri$3 & above$3);
+        end
+        if (en$5[3]) begin
+            col_n$5 = col_n$5 | (~tri$3 & above$3);
+        end
+        if (ep$5[4]) begin
+            col_p$5 = col_p$5 | (~tri$4 & above$4);
+        end
+        if (en$5[4]) begin
+            col_n$5 = col_n$5 | (~tri$4 & above$4);
+        end
+        if (ep$5[5]) begin
+            col_p$5 = col_p$5 | (~tri$5 & above$5);
+        end
+        if (en$5[5]) begin
+            col_n$5 = col_n$5 | (~tri$5 & above$5);
+        end
+        if (ep$5[6]) begin
+            col_p$5 = col_p$5 | (~tri$6 & above$6);
+        end
+        if (en$5[6]) begin
+            col_n$5 = col_n$5 | (~tri$6 & above$6);
+        end
+        if (ep$5[7]) begin
+            col_p$5 = col_p$5 | (~tri$7 & above$7);
+        end
+        if (en$5[7]) begin
+            col_n$5 = col_n$5 | (~tri$7 & above$7);
+        end
+        if (ep$5[8]) begin
+            col_p$5 = col_p$5 | (~tri$8 & above$8);
+        end
+        if (en$5[8]) begin
+            col_n$5 = col_n$5 | (~tri$8 & above$8);
+        end
+        if (ep$5[9]) begin
+            col_p$5 = col_p$5 | (~tri$9 & above$9);
+        end
+        if (en$5[9]) begin
+            col_n$5 = col_n$5 | (~tri$9 & above$9);
+        end
+        if (ep$5[10]) begin
+            col_p$5 = col_p$5 | (~tri$10 & above$10);
+        end
+        if (en$5[10]) begin
+            col_n$5 = col_n$5 | (~tri$10 & above$10);
+        end
+        if (ep$5[11]) begin
+            col_p$5 = col_p$5 | (~tri$11 & above$11);
+        end
+        if (en$5[11]) begin
+            col_n$5 = col_n$5 | (~tri$11 & above$11);
+        end
+        if (ep$5[12]) begin
+            col_p$5 = col_p$5 | (~tri$12 & above$12);
+        end
+        if (en$5[12]) begin
+            col_n$5 = col_n$5 | (~tri$12 & above$12);
+        end
+        if (ep$5[13]) begin
+            col_p$5 = col_p$5 | (~tri$13 & above$13);
+        end
+        if (en$5[13]) begin
+            col_n$5 = col_n$5 | (~tri$13 & above$13);
+        end
+        if (ep$5[14]) begin
+            col_p$5 = col_p$5 | (~tri$14 & above$14);
+        end
+        if (en$5[14]) begin
+            col_n$5 = col_n$5 | (~tri$14 & above$14);
+        end
+        if (ep$5[15]) begin
+            col_p$5 = col_p$5 | (~tri$15 & above$15);
+        end
+        if (en$5[15]) begin
+            col_n$5 = col_n$5 | (~tri$15 & above$15);
+        end
+        if (ep$5[16]) begin
+            col_p$5 = col_p$5 | (~tri$16 & above$16);
+        end
+        if (en$5[16]) begin
+            col_n$5 = col_n$5 | (~tri$16 & above$16);
+        end
+        if (ep$5[17]) begin
+            col_p$5 = col_p$5 | (~tri$17 & above$17);
+        end
+        if (en$5[17]) begin
+            col_n$5 = col_n$5 | (~tri$17 & above$17);
+        end
+        if (ep$5[18]) begin
+            col_p$5 = col_p$5 | (~tri$18 & above$18);
+        end
+        if (en$5[18]) begin
+            col_n$5 = col_n$5 | (~tri$18 & above$18);
+        end
+        if (ep$5[19]) begin
+            col_p$5 = col_p$5 | (~tri$19 & above$19);
+        end
+        if (en$5[19]) begin
+            col_n$5 = col_n$5 | (~tri$19 & above$19);
+        end
+        if (ep$5[20]) begin
+            col_p$5 = col_p$5 | (~tri$20 & above$20);
+        end
+        if (en$5[20]) begin
+            col_n$5 = col_n$5 | (~tri$20 & above$20);
+        end
+        if (ep$5[21]) begin
+            col_p$5 = col_p$5 | (~tri$21 & above$21);
+        end
+        if (en$5[21]) begin
+            col_n$5 = col_n$5 | (~tri$21 & above$21);
+        end
+        if (ep$5[22]) begin
+            col_p$5 = col_p$5 | (~tri$22 & above$22);
+        end
+        if (en$5[22]) begin
+            col_n$5 = col_n$5 | (~tri$22 & above$22);
+        end
+        if (ep$5[23]) begin
+            col_p$5 = col_p$5 | (~tri$23 & above$23);
+        end
+        if (en$5[23]) begin
+            col_n$5 = col_n$5 | (~tri$23 & above$23);
+        end
+        dom_p$5 = 32'h0;
+        dom_n$5 = 32'h0;
+        dom_p$5 = (dom_p$5 & ~(1 << (0)) | (((policy_gto & ~greedy[0] & (|(ep$5 & greedy) | |(ep$5 & tri$0) | col_p$5[0])) | (~policy_gto & |(ep$5 & lrr_before$0))) << (0)));
+        dom_n$5 = (dom_n$5 & ~(1 << (0)) | (((policy_gto & ~greedy[0] & (|(en$5 & greedy) | |(en$5 & tri$0) | col_n$5[0])) | (~policy_gto & |(en$5 & lrr_before$0))) << (0)));
+        dom_p$5 = (dom_p$5 & ~(1 << (1)) | (((policy_gto & ~greedy[1] & (|(ep$5 & greedy) | |(ep$5 & tri$1) | col_p$5[1])) | (~policy_gto & |(ep$5 & lrr_before$1))) << (1)));
+        dom_n$5 = (dom_n$5 & ~(1 << (1)) | (((policy_gto & ~greedy[1] & (|(en$5 & greedy) | |(en$5 & tri$1) | col_n$5[1])) | (~policy_gto & |(en$5 & lrr_before$1))) << (1)));
+        dom_p$5 = (dom_p$5 & ~(1 << (2)) | (((policy_gto & ~greedy[2] & (|(ep$5 & greedy) | |(ep$5 & tri$2) | col_p$5[2])) | (~policy_gto & |(ep$5 & lrr_before$2))) << (2)));
+        dom_n$5 = (dom_n$5 & ~(1 << (2)) | (((policy_gto & ~greedy[2] & (|(en$5 & greedy) | |(en$5 & tri$2) | col_n$5[2])) | (~policy_gto & |(en$5 & lrr_before$2))) << (2)));
+        dom_p$5 = (dom_p$5 & ~(1 << (3)) | (((policy_gto & ~greedy[3] & (|(ep$5 & greedy) | |(ep$5 & tri$3) | col_p$5[3])) | (~policy_gto & |(ep$5 & lrr_before$3))) << (3)));
+        dom_n$5 = (dom_n$5 & ~(1 << (3)) | (((policy_gto & ~greedy[3] & (|(en$5 & greedy) | |(en$5 & tri$3) | col_n$5[3])) | (~policy_gto & |(en$5 & lrr_before$3))) << (3)));
+        dom_p$5 = (dom_p$5 & ~(1 << (4)) | (((policy_gto & ~greedy[4] & (|(ep$5 & greedy) | |(ep$5 & tri$4) | col_p$5[4])) | (~policy_gto & |(ep$5 & lrr_before$4))) << (4)));
+        dom_n$5 = (dom_n$5 & ~(1 << (4)) | (((policy_gto & ~greedy[4] & (|(en$5 & greedy) | |(en$5 & tri$4) | col_n$5[4])) | (~policy_gto & |(en$5 & lrr_before$4))) << (4)));
+        dom_p$5 = (dom_p$5 & ~(1 << (5)) | (((policy_gto & ~greedy[5] & (|(ep$5 & greedy) | |(ep$5 & tri$5) | col_p$5[5])) | (~policy_gto & |(ep$5 & lrr_before$5))) << (5)));
+        dom_n$5 = (dom_n$5 & ~(1 << (5)) | (((policy_gto & ~greedy[5] & (|(en$5 & greedy) | |(en$5 & tri$5) | col_n$5[5])) | (~policy_gto & |(en$5 & lrr_before$5))) << (5)));
+        dom_p$5 = (dom_p$5 & ~(1 << (6)) | (((policy_gto & ~greedy[6] & (|(ep$5 & greedy) | |(ep$5 & tri$6) | col_p$5[6])) | (~policy_gto & |(ep$5 & lrr_before$6))) << (6)));
+        dom_n$5 = (dom_n$5 & ~(1 << (6)) | (((policy_gto & ~greedy[6] & (|(en$5 & greedy) | |(en$5 & tri$6) | col_n$5[6])) | (~policy_gto & |(en$5 & lrr_before$6))) << (6)));
+        dom_p$5 = (dom_p$5 & ~(1 << (7)) | (((policy_gto & ~greedy[7] & (|(ep$5 & greedy) | |(ep$5 & tri$7) | col_p$5[7])) | (~policy_gto & |(ep$5 & lrr_before$7))) << (7)));
+        dom_n$5 = (dom_n$5 & ~(1 << (7)) | (((policy_gto & ~greedy[7] & (|(en$5 & greedy) | |(en$5 & tri$7) | col_n$5[7])) | (~policy_gto & |(en$5 & lrr_before$7))) << (7)));
+        dom_p$5 = (dom_p$5 & ~(1 << (8)) | (((policy_gto & ~greedy[8] & (|(ep$5 & greedy) | |(ep$5 & tri$8) | col_p$5[8])) | (~policy_gto & |(ep$5 & lrr_before$8))) << (8)));
+        dom_n$5 = (dom_n$5 & ~(1 << (8)) | (((policy_gto & ~greedy[8] & (|(en$5 & greedy) | |(en$5 & tri$8) | col_n$5[8])) | (~policy_gto & |(en$5 & lrr_before$8))) << (8)));
+        dom_p$5 = (dom_p$5 & ~(1 << (9)) | (((policy_gto & ~greedy[9] & (|(ep$5 & greedy) | |(ep$5 & tri$9) | col_p$5[9])) | (~policy_gto & |(ep$5 & lrr_before$9))) << (9)));
+        dom_n$5 = (dom_n$5 & ~(1 << (9)) | (((policy_gto & ~greedy[9] & (|(en$5 & greedy) | |(en$5 & tri$9) | col_n$5[9])) | (~policy_gto & |(en$5 & lrr_before$9))) << (9)));
+        dom_p$5 = (dom_p$5 & ~(1 << (10)) | (((policy_gto & ~greedy[10] & (|(ep$5 & greedy) | |(ep$5 & tri$10) | col_p$5[10])) | (~policy_gto & |(ep$5 & lrr_before$10))) << (10)));
+        dom_n$5 = (dom_n$5 & ~(1 << (10)) | (((policy_gto & ~greedy[10] & (|(en$5 & greedy) | |(en$5 & tri$10) | col_n$5[10])) | (~policy_gto & |(en$5 & lrr_before$10))) << (10)));
+        dom_p$5 = (dom_p$5 & ~(1 << (11)) | (((policy_gto & ~greedy[11] & (|(ep$5 & greedy) | |(ep$5 & tri$11) | col_p$5[11])) | (~policy_gto & |(ep$5 & lrr_before$11))) << (11)));
+        dom_n$5 = (dom_n$5 & ~(1 << (11)) | (((policy_gto & ~greedy[11] & (|(en$5 & greedy) | |(en$5 & tri$11) | col_n$5[11])) | (~policy_gto & |(en$5 & lrr_before$11))) << (11)));
+        dom_p$5 = (dom_p$5 & ~(1 << (12)) | (((policy_gto & ~greedy[12] & (|(ep$5 & greedy) | |(ep$5 & tri$12) | col_p$5[12])) | (~policy_gto & |(ep$5 & lrr_before$12))) << (12)));
+        dom_n$5 = (dom_n$5 & ~(1 << (12)) | (((policy_gto & ~greedy[12] & (|(en$5 & greedy) | |(en$5 & tri$12) | col_n$5[12])) | (~policy_gto & |(en$5 & lrr_before$12))) << (12)));
+        dom_p$5 = (dom_p$5 & ~(1 << (13)) | (((policy_gto & ~greedy[13] & (|(ep$5 & greedy) | |(ep$5 & tri$13) | col_p$5[13])) | (~policy_gto & |(ep$5 & lrr_before$13))) << (13)));
+        dom_n$5 = (dom_n$5 & ~(1 << (13)) | (((policy_gto & ~greedy[13] & (|(en$5 & greedy) | |(en$5 & tri$13) | col_n$5[13])) | (~policy_gto & |(en$5 & lrr_before$13))) << (13)));
+        dom_p$5 = (dom_p$5 & ~(1 << (14)) | (((policy_gto & ~greedy[14] & (|(ep$5 & greedy) | |(ep$5 & tri$14) | col_p$5[14])) | (~policy_gto & |(ep$5 & lrr_before$14))) << (14)));
+        dom_n$5 = (dom_n$5 & ~(1 << (14)) | (((policy_gto & ~greedy[14] & (|(en$5 & greedy) | |(en$5 & tri$14) | col_n$5[14])) | (~policy_gto & |(en$5 & lrr_before$14))) << (14)));
+        dom_p$5 = (dom_p$5 & ~(1 << (15)) | (((policy_gto & ~greedy[15] & (|(ep$5 & greedy) | |(ep$5 & tri$15) | col_p$5[15])) | (~policy_gto & |(ep$5 & lrr_before$15))) << (15)));
+        dom_n$5 = (dom_n$5 & ~(1 << (15)) | (((policy_gto & ~greedy[15] & (|(en$5 & greedy) | |(en$5 & tri$15) | col_n$5[15])) | (~policy_gto & |(en$5 & lrr_before$15))) << (15)));
+        dom_p$5 = (dom_p$5 & ~(1 << (16)) | (((policy_gto & ~greedy[16] & (|(ep$5 & greedy) | |(ep$5 & tri$16) | col_p$5[16])) | (~policy_gto & |(ep$5 & lrr_before$16))) << (16)));
+        dom_n$5 = (dom_n$5 & ~(1 << (16)) | (((policy_gto & ~greedy[16] & (|(en$5 & greedy) | |(en$5 & tri$16) | col_n$5[16])) | (~policy_gto & |(en$5 & lrr_before$16))) << (16)));
+        dom_p$5 = (dom_p$5 & ~(1 << (17)) | (((policy_gto & ~greedy[17] & (|(ep$5 & greedy) | |(ep$5 & tri$17) | col_p$5[17])) | (~policy_gto & |(ep$5 & lrr_before$17))) << (17)));
+        dom_n$5 = (dom_n$5 & ~(1 << (17)) | (((policy_gto & ~greedy[17] & (|(en$5 & greedy) | |(en$5 & tri$17) | col_n$5[17])) | (~policy_gto & |(en$5 & lrr_before$17))) << (17)));
+        dom_p$5 = (dom_p$5 & ~(1 << (18)) | (((policy_gto & ~greedy[18] & (|(ep$5 & greedy) | |(ep$5 & tri$18) | col_p$5[18])) | (~policy_gto & |(ep$5 & lrr_before$18))) << (18)));
+        dom_n$5 = (dom_n$5 & ~(1 << (18)) | (((policy_gto & ~greedy[18] & (|(en$5 & greedy) | |(en$5 & tri$18) | col_n$5[18])) | (~policy_gto & |(en$5 & lrr_before$18))) << (18)));
+        dom_p$5 = (dom_p$5 & ~(1 << (19)) | (((policy_gto & ~greedy[19] & (|(ep$5 & greedy) | |(ep$5 & tri$19) | col_p$5[19])) | (~policy_gto & |(ep$5 & lrr_before$19))) << (19)));
+        dom_n$5 = (dom_n$5 & ~(1 << (19)) | (((policy_gto & ~greedy[19] & (|(en$5 & greedy) | |(en$5 & tri$19) | col_n$5[19])) | (~policy_gto & |(en$5 & lrr_before$19))) << (19)));
+        dom_p$5 = (dom_p$5 & ~(1 << (20)) | (((policy_gto & ~greedy[20] & (|(ep$5 & greedy) | |(ep$5 & tri$20) | col_p$5[20])) | (~policy_gto & |(ep$5 & lrr_before$20))) << (20)));
+        dom_n$5 = (dom_n$5 & ~(1 << (20)) | (((policy_gto & ~greedy[20] & (|(en$5 & greedy) | |(en$5 & tri$20) | col_n$5[20])) | (~policy_gto & |(en$5 & lrr_before$20))) << (20)));
+        dom_p$5 = (dom_p$5 & ~(1 << (21)) | (((policy_gto & ~greedy[21] & (|(ep$5 & greedy) | |(ep$5 & tri$21) | col_p$5[21])) | (~policy_gto & |(ep$5 & lrr_before$21))) << (21)));
+        dom_n$5 = (dom_n$5 & ~(1 << (21)) | (((policy_gto & ~greedy[21] & (|(en$5 & greedy) | |(en$5 & tri$21) | col_n$5[21])) | (~policy_gto & |(en$5 & lrr_before$21))) << (21)));
+        dom_p$5 = (dom_p$5 & ~(1 << (22)) | (((policy_gto & ~greedy[22] & (|(ep$5 & greedy) | |(ep$5 & tri$22) | col_p$5[22])) | (~policy_gto & |(ep$5 & lrr_before$22))) << (22)));
+        dom_n$5 = (dom_n$5 & ~(1 << (22)) | (((policy_gto & ~greedy[22] & (|(en$5 & greedy) | |(en$5 & tri$22) | col_n$5[22])) | (~policy_gto & |(en$5 & lrr_before$22))) << (22)));
+        dom_p$5 = (dom_p$5 & ~(1 << (23)) | (((policy_gto & ~greedy[23] & (|(ep$5 & greedy) | |(ep$5 & tri$23) | col_p$5[23])) | (~policy_gto & |(ep$5 & lrr_before$23))) << (23)));
+        dom_n$5 = (dom_n$5 & ~(1 << (23)) | (((policy_gto & ~greedy[23] & (|(en$5 & greedy) | |(en$5 & tri$23) | col_n$5[23])) | (~policy_gto & |(en$5 & lrr_before$23))) << (23)));
+        sel$5 = ep$5 & ~dom_p$5;
+        if (~|ep$5) begin
+            sel$5 = en$5 & ~dom_n$5;
+        end
+        lane$5 = 32'h0;
+        lane$5 = (lane$5 & ~(1 << (0)) | ((|(sel$5 & id_bit$0)) << (0)));
+        lane$5 = (lane$5 & ~(1 << (1)) | ((|(sel$5 & id_bit$1)) << (1)));
+        lane$5 = (lane$5 & ~(1 << (2)) | ((|(sel$5 & id_bit$2)) << (2)));
+        lane$5 = (lane$5 & ~(1 << (3)) | ((|(sel$5 & id_bit$3)) << (3)));
+        lane$5 = (lane$5 & ~(1 << (4)) | ((|(sel$5 & id_bit$4)) << (4)));
+        elig$6 = base;
+        if (var_sp$6) begin
+            elig$6 = elig$6 & ~alu;
+        end
+        if (var_sfu$6) begin
+            elig$6 = elig$6 & ~sfu;
+        end
+        if (var_lsu$6) begin
+            elig$6 = elig$6 & ~ldst;
+        end
+        ep$6 = elig$6 & preferred;
+        en$6 = elig$6 & ~preferred;
+        col_p$6 = 32'h0;
+        col_n$6 = 32'h0;
+        if (ep$6[0]) begin
+            col_p$6 = col_p$6 | (~tri$0 & above$0);
+        end
+        if (en$6[0]) begin
+            col_n$6 = col_n$6 | (~tri$0 & above$0);
+        end
+        if (ep$6[1]) begin
+            col_p$6 = col_p$6 | (~tri$1 & above$1);
+        end
+        if (en$6[1]) begin
+            col_n$6 = col_n$6 | (~tri$1 & above$1);
+        end
+        if (ep$6[2]) begin
+            col_p$6 = col_p$6 | (~tri$2 & above$2);
+        end
+        if (en$6[2]) begin
+            col_n$6 = col_n$6 | (~tri$2 & above$2);
+        end
+        if (ep$6[3]) begin
+            col_p$6 = col_p$6 | (~tri$3 & above$3);
+        end
+        if (en$6[3]) begin
+            col_n$6 = col_n$6 | (~tri$3 & above$3);
+        end
+        if (ep$6[4]) begin
+            col_p$6 = col_p$6 | (~tri$4 & above$4);
+        end
+        if (en$6[4]) begin
+            col_n$6 = col_n$6 | (~tri$4 & above$4);
+        end
+        if (ep$6[5]) begin
+            col_p$6 = col_p$6 | (~tri$5 & above$5);
+        end
+        if (en$6[5]) begin
+            col_n$6 = col_n$6 | (~tri$5 & above$5);
+        end
+        if (ep$6[6]) begin
+            col_p$6 = col_p$6 | (~tri$6 & above$6);
+        end
+        if (en$6[6]) begin
+            col_n$6 = col_n$6 | (~tri$6 & above$6);
+        end
+        if (ep$6[7]) begin
+            col_p$6 = col_p$6 | (~tri$7 & above$7);
+        end
+        if (en$6[7]) begin
+            col_n$6 = col_n$6 | (~tri$7 & above$7);
+        end
+        if (ep$6[8]) begin
+            col_p$6 = col_p$6 | (~tri$8 & above$8);
+        end
+        if (en$6[8]) begin
+            col_n$6 = col_n$6 | (~tri$8 & above$8);
+        end
+        if (ep$6[9]) begin
+            col_p$6 = col_p$6 | (~tri$9 & above$9);
+        end
+        if (en$6[9]) begin
+            col_n$6 = col_n$6 | (~tri$9 & above$9);
+        end
+        if (ep$6[10]) begin
+            col_p$6 = col_p$6 | (~tri$10 & above$10);
+        end
+        if (en$6[10]) begin
+            col_n$6 = col_n$6 | (~tri$10 & above$10);
+        end
+        if (ep$6[11]) begin
+            col_p$6 = col_p$6 | (~tri$11 & above$11);
+        end
+        if (en$6[11]) begin
+            col_n$6 = col_n$6 | (~tri$11 & above$11);
+        end
+        if (ep$6[12]) begin
+            col_p$6 = col_p$6 | (~tri$12 & above$12);
+        end
+        if (en$6[12]) begin
+            col_n$6 = col_n$6 | (~tri$12 & above$12);
+        end
+        if (ep$6[13]) begin
+            col_p$6 = col_p$6 | (~tri$13 & above$13);
+        end
+        if (en$6[13]) begin
+            col_n$6 = col_n$6 | (~tri$13 & above$13);
+        end
+        if (ep$6[14]) begin
+            col_p$6 = col_p$6 | (~tri$14 & above$14);
+        end
+        if (en$6[14]) begin
+            col_n$6 = col_n$6 | (~tri$14 & above$14);
+        end
+        if (ep$6[15]) begin
+            col_p$6 = col_p$6 | (~tri$15 & above$15);
+        end
+        if (en$6[15]) begin
+            col_n$6 = col_n$6 | (~tri$15 & above$15);
+        end
+        if (ep$6[16]) begin
+            col_p$6 = col_p$6 | (~tri$16 & above$16);
+        end
+        if (en$6[16]) begin
+            col_n$6 = col_n$6 | (~tri$16 & above$16);
+        end
+        if (ep$6[17]) begin
+            col_p$6 = col_p$6 | (~tri$17 & above$17);
+        end
+        if (en$6[17]) begin
+            col_n$6 = col_n$6 | (~tri$17 & above$17);
+        end
+        if (ep$6[18]) begin
+            col_p$6 = col_p$6 | (~tri$18 & above$18);
+        end
+        if (en$6[18]) begin
+            col_n$6 = col_n$6 | (~tri$18 & above$18);
+        end
+        if (ep$6[19]) begin
+            col_p$6 = col_p$6 | (~tri$19 & above$19);
+        end
+        if (en$6[19]) begin
+            col_n$6 = col_n$6 | (~tri$19 & above$19);
+        end
+        if (ep$6[20]) begin
+            col_p$6 = col_p$6 | (~tri$20 & above$20);
+        end
+        if (en$6[20]) begin
+            col_n$6 = col_n$6 | (~tri$20 & above$20);
+        end
+        if (ep$6[21]) begin
+            col_p$6 = col_p$6 | (~tri$21 & above$21);
+        end
+        if (en$6[21]) begin
+            col_n$6 = col_n$6 | (~tri$21 & above$21);
+        end
+        if (ep$6[22]) begin
+            col_p$6 = col_p$6 | (~tri$22 & above$22);
+        end
+        if (en$6[22]) begin
+            col_n$6 = col_n$6 | (~tri$22 & above$22);
+        end
+        if (ep$6[23]) begin
+            col_p$6 = col_p$6 | (~tri$23 & above$23);
+        end
+        if (en$6[23]) begin
+            col_n$6 = col_n$6 | (~tri$23 & above$23);
+        end
+        dom_p$6 = 32'h0;
+        dom_n$6 = 32'h0;
+        dom_p$6 = (dom_p$6 & ~(1 << (0)) | (((policy_gto & ~greedy[0] & (|(ep$6 & greedy) | |(ep$6 & tri$0) | col_p$6[0])) | (~policy_gto & |(ep$6 & lrr_before$0))) << (0)));
+        dom_n$6 = (dom_n$6 & ~(1 << (0)) | (((policy_gto & ~greedy[0] & (|(en$6 & greedy) | |(en$6 & tri$0) | col_n$6[0])) | (~policy_gto & |(en$6 & lrr_before$0))) << (0)));
+        dom_p$6 = (dom_p$6 & ~(1 << (1)) | (((policy_gto & ~greedy[1] & (|(ep$6 & greedy) | |(ep$6 & tri$1) | col_p$6[1])) | (~policy_gto & |(ep$6 & lrr_before$1))) << (1)));
+        dom_n$6 = (dom_n$6 & ~(1 << (1)) | (((policy_gto & ~greedy[1] & (|(en$6 & greedy) | |(en$6 & tri$1) | col_n$6[1])) | (~policy_gto & |(en$6 & lrr_before$1))) << (1)));
+        dom_p$6 = (dom_p$6 & ~(1 << (2)) | (((policy_gto & ~greedy[2] & (|(ep$6 & greedy) | |(ep$6 & tri$2) | col_p$6[2])) | (~policy_gto & |(ep$6 & lrr_before$2))) << (2)));
+        dom_n$6 = (dom_n$6 & ~(1 << (2)) | (((policy_gto & ~greedy[2] & (|(en$6 & greedy) | |(en$6 & tri$2) | col_n$6[2])) | (~policy_gto & |(en$6 & lrr_before$2))) << (2)));
+        dom_p$6 = (dom_p$6 & ~(1 << (3)) | (((policy_gto & ~greedy[3] & (|(ep$6 & greedy) | |(ep$6 & tri$3) | col_p$6[3])) | (~policy_gto & |(ep$6 & lrr_before$3))) << (3)));
+        dom_n$6 = (dom_n$6 & ~(1 << (3)) | (((policy_gto & ~greedy[3] & (|(en$6 & greedy) | |(en$6 & tri$3) | col_n$6[3])) | (~policy_gto & |(en$6 & lrr_before$3))) << (3)));
+        dom_p$6 = (dom_p$6 & ~(1 << (4)) | (((policy_gto & ~greedy[4] & (|(ep$6 & greedy) | |(ep$6 & tri$4) | col_p$6[4])) | (~policy_gto & |(ep$6 & lrr_before$4))) << (4)));
+        dom_n$6 = (dom_n$6 & ~(1 << (4)) | (((policy_gto & ~greedy[4] & (|(en$6 & greedy) | |(en$6 & tri$4) | col_n$6[4])) | (~policy_gto & |(en$6 & lrr_before$4))) << (4)));
+        dom_p$6 = (dom_p$6 & ~(1 << (5)) | (((policy_gto & ~greedy[5] & (|(ep$6 & greedy) | |(ep$6 & tri$5) | col_p$6[5])) | (~policy_gto & |(ep$6 & lrr_before$5))) << (5)));
+        dom_n$6 = (dom_n$6 & ~(1 << (5)) | (((policy_gto & ~greedy[5] & (|(en$6 & greedy) | |(en$6 & tri$5) | col_n$6[5])) | (~policy_gto & |(en$6 & lrr_before$5))) << (5)));
+        dom_p$6 = (dom_p$6 & ~(1 << (6)) | (((policy_gto & ~greedy[6] & (|(ep$6 & greedy) | |(ep$6 & tri$6) | col_p$6[6])) | (~policy_gto & |(ep$6 & lrr_before$6))) << (6)));
+        dom_n$6 = (dom_n$6 & ~(1 << (6)) | (((policy_gto & ~greedy[6] & (|(en$6 & greedy) | |(en$6 & tri$6) | col_n$6[6])) | (~policy_gto & |(en$6 & lrr_before$6))) << (6)));
+        dom_p$6 = (dom_p$6 & ~(1 << (7)) | (((policy_gto & ~greedy[7] & (|(ep$6 & greedy) | |(ep$6 & tri$7) | col_p$6[7])) | (~policy_gto & |(ep$6 & lrr_before$7))) << (7)));
+        dom_n$6 = (dom_n$6 & ~(1 << (7)) | (((policy_gto & ~greedy[7] & (|(en$6 & greedy) | |(en$6 & tri$7) | col_n$6[7])) | (~policy_gto & |(en$6 & lrr_before$7))) << (7)));
+        dom_p$6 = (dom_p$6 & ~(1 << (8)) | (((policy_gto & ~greedy[8] & (|(ep$6 & greedy) | |(ep$6 & tri$8) | col_p$6[8])) | (~policy_gto & |(ep$6 & lrr_before$8))) << (8)));
+        dom_n$6 = (dom_n$6 & ~(1 << (8)) | (((policy_gto & ~greedy[8] & (|(en$6 & greedy) | |(en$6 & tri$8) | col_n$6[8])) | (~policy_gto & |(en$6 & lrr_before$8))) << (8)));
+        dom_p$6 = (dom_p$6 & ~(1 << (9)) | (((policy_gto & ~greedy[9] & (|(ep$6 & greedy) | |(ep$6 & tri$9) | col_p$6[9])) | (~policy_gto & |(ep$6 & lrr_before$9))) << (9)));
+        dom_n$6 = (dom_n$6 & ~(1 << (9)) | (((policy_gto & ~greedy[9] & (|(en$6 & greedy) | |(en$6 & tri$9) | col_n$6[9])) | (~policy_gto & |(en$6 & lrr_before$9))) << (9)));
+        dom_p$6 = (dom_p$6 & ~(1 << (10)) | (((policy_gto & ~greedy[10] & (|(ep$6 & greedy) | |(ep$6 & tri$10) | col_p$6[10])) | (~policy_gto & |(ep$6 & lrr_before$10))) << (10)));
+        dom_n$6 = (dom_n$6 & ~(1 << (10)) | (((policy_gto & ~greedy[10] & (|(en$6 & greedy) | |(en$6 & tri$10) | col_n$6[10])) | (~policy_gto & |(en$6 & lrr_before$10))) << (10)));
+        dom_p$6 = (dom_p$6 & ~(1 << (11)) | (((policy_gto & ~greedy[11] & (|(ep$6 & greedy) | |(ep$6 & tri$11) | col_p$6[11])) | (~policy_gto & |(ep$6 & lrr_before$11))) << (11)));
+        dom_n$6 = (dom_n$6 & ~(1 << (11)) | (((policy_gto & ~greedy[11] & (|(en$6 & greedy) | |(en$6 & tri$11) | col_n$6[11])) | (~policy_gto & |(en$6 & lrr_before$11))) << (11)));
+        dom_p$6 = (dom_p$6 & ~(1 << (12)) | (((policy_gto & ~greedy[12] & (|(ep$6 & greedy) | |(ep$6 & tri$12) | col_p$6[12])) | (~policy_gto & |(ep$6 & lrr_before$12))) << (12)));
+        dom_n$6 = (dom_n$6 & ~(1 << (12)) | (((policy_gto & ~greedy[12] & (|(en$6 & greedy) | |(en$6 & tri$12) | col_n$6[12])) | (~policy_gto & |(en$6 & lrr_before$12))) << (12)));
+        dom_p$6 = (dom_p$6 & ~(1 << (13)) | (((policy_gto & ~greedy[13] & (|(ep$6 & greedy) | |(ep$6 & tri$13) | col_p$6[13])) | (~policy_gto & |(ep$6 & lrr_before$13))) << (13)));
+        dom_n$6 = (dom_n$6 & ~(1 << (13)) | (((policy_gto & ~greedy[13] & (|(en$6 & greedy) | |(en$6 & tri$13) | col_n$6[13])) | (~policy_gto & |(en$6 & lrr_before$13))) << (13)));
+        dom_p$6 = (dom_p$6 & ~(1 << (14)) | (((policy_gto & ~greedy[14] & (|(ep$6 & greedy) | |(ep$6 & tri$14) | col_p$6[14])) | (~policy_gto & |(ep$6 & lrr_before$14))) << (14)));
+        dom_n$6 = (dom_n$6 & ~(1 << (14)) | (((policy_gto & ~greedy[14] & (|(en$6 & greedy) | |(en$6 & tri$14) | col_n$6[14])) | (~policy_gto & |(en$6 & lrr_before$14))) << (14)));
+        dom_p$6 = (dom_p$6 & ~(1 << (15)) | (((policy_gto & ~greedy[15] & (|(ep$6 & greedy) | |(ep$6 & tri$15) | col_p$6[15])) | (~policy_gto & |(ep$6 & lrr_before$15))) << (15)));
+        dom_n$6 = (dom_n$6 & ~(1 << (15)) | (((policy_gto & ~greedy[15] & (|(en$6 & greedy) | |(en$6 & tri$15) | col_n$6[15])) | (~policy_gto & |(en$6 & lrr_before$15))) << (15)));
+        dom_p$6 = (dom_p$6 & ~(1 << (16)) | (((policy_gto & ~greedy[16] & (|(ep$6 & greedy) | |(ep$6 & tri$16) | col_p$6[16])) | (~policy_gto & |(ep$6 & lrr_before$16))) << (16)));
+        dom_n$6 = (dom_n$6 & ~(1 << (16)) | (((policy_gto & ~greedy[16] & (|(en$6 & greedy) | |(en$6 & tri$16) | col_n$6[16])) | (~policy_gto & |(en$6 & lrr_before$16))) << (16)));
+        dom_p$6 = (dom_p$6 & ~(1 << (17)) | (((policy_gto & ~greedy[17] & (|(ep$6 & greedy) | |(ep$6 & tri$17) | col_p$6[17])) | (~policy_gto & |(ep$6 & lrr_before$17))) << (17)));
+        dom_n$6 = (dom_n$6 & ~(1 << (17)) | (((policy_gto & ~greedy[17] & (|(en$6 & greedy) | |(en$6 & tri$17) | col_n$6[17])) | (~policy_gto & |(en$6 & lrr_before$17))) << (17)));
+        dom_p$6 = (dom_p$6 & ~(1 << (18)) | (((policy_gto & ~greedy[18] & (|(ep$6 & greedy) | |(ep$6 & tri$18) | col_p$6[18])) | (~policy_gto & |(ep$6 & lrr_before$18))) << (18)));
+        dom_n$6 = (dom_n$6 & ~(1 << (18)) | (((policy_gto & ~greedy[18] & (|(en$6 & greedy) | |(en$6 & tri$18) | col_n$6[18])) | (~policy_gto & |(en$6 & lrr_before$18))) << (18)));
+        dom_p$6 = (dom_p$6 & ~(1 << (19)) | (((policy_gto & ~greedy[19] & (|(ep$6 & greedy) | |(ep$6 & tri$19) | col_p$6[19])) | (~policy_gto & |(ep$6 & lrr_before$19))) << (19)));
+        dom_n$6 = (dom_n$6 & ~(1 << (19)) | (((policy_gto & ~greedy[19] & (|(en$6 & greedy) | |(en$6 & tri$19) | col_n$6[19])) | (~policy_gto & |(en$6 & lrr_before$19))) << (19)));
+        dom_p$6 = (dom_p$6 & ~(1 << (20)) | (((policy_gto & ~greedy[20] & (|(ep$6 & greedy) | |(ep$6 & tri$20) | col_p$6[20])) | (~policy_gto & |(ep$6 & lrr_before$20))) << (20)));
+        dom_n$6 = (dom_n$6 & ~(1 << (20)) | (((policy_gto & ~greedy[20] & (|(en$6 & greedy) | |(en$6 & tri$20) | col_n$6[20])) | (~policy_gto & |(en$6 & lrr_before$20))) << (20)));
+        dom_p$6 = (dom_p$6 & ~(1 << (21)) | (((policy_gto & ~greedy[21] & (|(ep$6 & greedy) | |(ep$6 & tri$21) | col_p$6[21])) | (~policy_gto & |(ep$6 & lrr_before$21))) << (21)));
+        dom_n$6 = (dom_n$6 & ~(1 << (21)) | (((policy_gto & ~greedy[21] & (|(en$6 & greedy) | |(en$6 & tri$21) | col_n$6[21])) | (~policy_gto & |(en$6 & lrr_before$21))) << (21)));
+        dom_p$6 = (dom_p$6 & ~(1 << (22)) | (((policy_gto & ~greedy[22] & (|(ep$6 & greedy) | |(ep$6 & tri$22) | col_p$6[22])) | (~policy_gto & |(ep$6 & lrr_before$22))) << (22)));
+        dom_n$6 = (dom_n$6 & ~(1 << (22)) | (((policy_gto & ~greedy[22] & (|(en$6 & greedy) | |(en$6 & tri$22) | col_n$6[22])) | (~policy_gto & |(en$6 & lrr_before$22))) << (22)));
+        dom_p$6 = (dom_p$6 & ~(1 << (23)) | (((policy_gto & ~greedy[23] & (|(ep$6 & greedy) | |(ep$6 & tri$23) | col_p$6[23])) | (~policy_gto & |(ep$6 & lrr_before$23))) << (23)));
+        dom_n$6 = (dom_n$6 & ~(1 << (23)) | (((policy_gto & ~greedy[23] & (|(en$6 & greedy) | |(en$6 & tri$23) | col_n$6[23])) | (~policy_gto & |(en$6 & lrr_before$23))) << (23)));
+        sel$6 = ep$6 & ~dom_p$6;
+        if (~|ep$6) begin
+            sel$6 = en$6 & ~dom_n$6;
+        end
+        lane$6 = 32'h0;
+        lane$6 = (lane$6 & ~(1 << (0)) | ((|(sel$6 & id_bit$0)) << (0)));
+        lane$6 = (lane$6 & ~(1 << (1)) | ((|(sel$6 & id_bit$1)) << (1)));
+        lane$6 = (lane$6 & ~(1 << (2)) | ((|(sel$6 & id_bit$2)) << (2)));
+        lane$6 = (lane$6 & ~(1 << (3)) | ((|(sel$6 & id_bit$3)) << (3)));
+        lane$6 = (lane$6 & ~(1 << (4)) | ((|(sel$6 & id_bit$4)) << (4)));
+        elig$7 = base;
+        if (var_sp$7) begin
+            elig$7 = elig$7 & ~alu;
+        end
+        if (var_sfu$7) begin
+            elig$7 = elig$7 & ~sfu;
+        end
+        if (var_lsu$7) begin
+            elig$7 = elig$7 & ~ldst;
+        end
+        ep$7 = elig$7 & preferred;
+        en$7 = elig$7 & ~preferred;
+        col_p$7 = 32'h0;
+        col_n$7 = 32'h0;
+        if (ep$7[0]) begin
+            col_p$7 = col_p$7 | (~tri$0 & above$0);
+        end
+        if (en$7[0]) begin
+            col_n$7 = col_n$7 | (~tri$0 & above$0);
+        end
+        if (ep$7[1]) begin
+            col_p$7 = col_p$7 | (~tri$1 & above$1);
+        end
+        if (en$7[1]) begin
+            col_n$7 = col_n$7 | (~tri$1 & above$1);
+        end
+        if (ep$7[2]) begin
+            col_p$7 = col_p$7 | (~tri$2 & above$2);
+        end
+        if (en$7[2]) begin
+            col_n$7 = col_n$7 | (~tri$2 & above$2);
+        end
+        if (ep$7[3]) begin
+            col_p$7 = col_p$7 | (~tri$3 & above$3);
+        end
+        if (en$7[3]) begin
+            col_n$7 = col_n$7 | (~tri$3 & above$3);
+        end
+        if (ep$7[4]) begin
+            col_p$7 = col_p$7 | (~tri$4 & above$4);
+        end
+        if (en$7[4]) begin
+            col_n$7 = col_n$7 | (~tri$4 & above$4);
+        end
+        if (ep$7[5]) begin
+            col_p$7 = col_p$7 | (~tri$5 & above$5);
+        end
+        if (en$7[5]) begin
+            col_n$7 = col_n$7 | (~tri$5 & above$5);
+        end
+        if (ep$7[6]) begin
+            col_p$7 = col_p$7 | (~tri$6 & above$6);
+        end
+        if (en$7[6]) begin
+            col_n$7 = col_n$7 | (~tri$6 & above$6);
+        end
+        if (ep$7[7]) begin
+            col_p$7 = col_p$7 | (~tri$7 & above$7);
+        end
+        if (en$7[7]) begin
+            col_n$7 = col_n$7 | (~tri$7 & above$7);
+        end
+        if (ep$7[8]) begin
+            col_p$7 = col_p$7 | (~tri$8 & above$8);
+        end
+        if (en$7[8]) begin
+            col_n$7 = col_n$7 | (~tri$8 & above$8);
+        end
+        if (ep$7[9]) begin
+            col_p$7 = col_p$7 | (~tri$9 & above$9);
+        end
+        if (en$7[9]) begin
+            col_n$7 = col_n$7 | (~tri$9 & above$9);
+        end
+        if (ep$7[10]) begin
+            col_p$7 = col_p$7 | (~tri$10 & above$10);
+        end
+        if (en$7[10]) begin
+            col_n$7 = col_n$7 | (~tri$10 & above$10);
+        end
+        if (ep$7[11]) begin
+            col_p$7 = col_p$7 | (~tri$11 & above$11);
+        end
+        if (en$7[11]) begin
+            col_n$7 = col_n$7 | (~tri$11 & above$11);
+        end
+        if (ep$7[12]) begin
+            col_p$7 = col_p$7 | (~tri$12 & above$12);
+        end
+        if (en$7[12]) begin
+            col_n$7 = col_n$7 | (~tri$12 & above$12);
+        end
+        if (ep$7[13]) begin
+            col_p$7 = col_p$7 | (~tri$13 & above$13);
+        end
+        if (en$7[13]) begin
+            col_n$7 = col_n$7 | (~tri$13 & above$13);
+        end
+        if (ep$7[14]) begin
+            col_p$7 = col_p$7 | (~tri$14 & above$14);
+        end
+        if (en$7[14]) begin
+            col_n$7 = col_n$7 | (~tri$14 & above$14);
+        end
+        if (ep$7[15]) begin
+            col_p$7 = col_p$7 | (~tri$15 & above$15);
+        end
+        if (en$7[15]) begin
+            col_n$7 = col_n$7 | (~tri$15 & above$15);
+        end
+        if (ep$7[16]) begin
+            col_p$7 = col_p$7 | (~tri$16 & above$16);
+        end
+        if (en$7[16]) begin
+            col_n$7 = col_n$7 | (~tri$16 & above$16);
+        end
+        if (ep$7[17]) begin
+            col_p$7 = col_p$7 | (~tri$17 & above$17);
+        end
+        if (en$7[17]) begin
+            col_n$7 = col_n$7 | (~tri$17 & above$17);
+        end
+        if (ep$7[18]) begin
+            col_p$7 = col_p$7 | (~tri$18 & above$18);
+        end
+        if (en$7[18]) begin
+            col_n$7 = col_n$7 | (~tri$18 & above$18);
+        end
+        if (ep$7[19]) begin
+            col_p$7 = col_p$7 | (~tri$19 & above$19);
+        end
+        if (en$7[19]) begin
+            col_n$7 = col_n$7 | (~tri$19 & above$19);
+        end
+        if (ep$7[20]) begin
+            col_p$7 = col_p$7 | (~tri$20 & above$20);
+        end
+        if (en$7[20]) begin
+            col_n$7 = col_n$7 | (~tri$20 & above$20);
+        end
+        if (ep$7[21]) begin
+            col_p$7 = col_p$7 | (~tri$21 & above$21);
+        end
+        if (en$7[21]) begin
+            col_n$7 = col_n$7 | (~tri$21 & above$21);
+        end
+        if (ep$7[22]) begin
+            col_p$7 = col_p$7 | (~tri$22 & above$22);
+        end
+        if (en$7[22]) begin
+            col_n$7 = col_n$7 | (~tri$22 & above$22);
+        end
+        if (ep$7[23]) begin
+            col_p$7 = col_p$7 | (~tri$23 & above$23);
+        end
+        if (en$7[23]) begin
+            col_n$7 = col_n$7 | (~tri$23 & above$23);
+        end
+        dom_p$7 = 32'h0;
+        dom_n$7 = 32'h0;
+        dom_p$7 = (dom_p$7 & ~(1 << (0)) | (((policy_gto & ~greedy[0] & (|(ep$7 & greedy) | |(ep$7 & tri$0) | col_p$7[0])) | (~policy_gto & |(ep$7 & lrr_before$0))) << (0)));
+        dom_n$7 = (dom_n$7 & ~(1 << (0)) | (((policy_gto & ~greedy[0] & (|(en$7 & greedy) | |(en$7 & tri$0) | col_n$7[0])) | (~policy_gto & |(en$7 & lrr_before$0))) << (0)));
+        dom_p$7 = (dom_p$7 & ~(1 << (1)) | (((policy_gto & ~greedy[1] & (|(ep$7 & greedy) | |(ep$7 & tri$1) | col_p$7[1])) | (~policy_gto & |(ep$7 & lrr_before$1))) << (1)));
+        dom_n$7 = (dom_n$7 & ~(1 << (1)) | (((policy_gto & ~greedy[1] & (|(en$7 & greedy) | |(en$7 & tri$1) | col_n$7[1])) | (~policy_gto & |(en$7 & lrr_before$1))) << (1)));
+        dom_p$7 = (dom_p$7 & ~(1 << (2)) | (((policy_gto & ~greedy[2] & (|(ep$7 & greedy) | |(ep$7 & tri$2) | col_p$7[2])) | (~policy_gto & |(ep$7 & lrr_before$2))) << (2)));
+        dom_n$7 = (dom_n$7 & ~(1 << (2)) | (((policy_gto & ~greedy[2] & (|(en$7 & greedy) | |(en$7 & tri$2) | col_n$7[2])) | (~policy_gto & |(en$7 & lrr_before$2))) << (2)));
+        dom_p$7 = (dom_p$7 & ~(1 << (3)) | (((policy_gto & ~greedy[3] & (|(ep$7 & greedy) | |(ep$7 & tri$3) | col_p$7[3])) | (~policy_gto & |(ep$7 & lrr_before$3))) << (3)));
+        dom_n$7 = (dom_n$7 & ~(1 << (3)) | (((policy_gto & ~greedy[3] & (|(en$7 & greedy) | |(en$7 & tri$3) | col_n$7[3])) | (~policy_gto & |(en$7 & lrr_before$3))) << (3)));
+        dom_p$7 = (dom_p$7 & ~(1 << (4)) | (((policy_gto & ~greedy[4] & (|(ep$7 & greedy) | |(ep$7 & tri$4) | col_p$7[4])) | (~policy_gto & |(ep$7 & lrr_before$4))) << (4)));
+        dom_n$7 = (dom_n$7 & ~(1 << (4)) | (((policy_gto & ~greedy[4] & (|(en$7 & greedy) | |(en$7 & tri$4) | col_n$7[4])) | (~policy_gto & |(en$7 & lrr_before$4))) << (4)));
+        dom_p$7 = (dom_p$7 & ~(1 << (5)) | (((policy_gto & ~greedy[5] & (|(ep$7 & greedy) | |(ep$7 & tri$5) | col_p$7[5])) | (~policy_gto & |(ep$7 & lrr_before$5))) << (5)));
+        dom_n$7 = (dom_n$7 & ~(1 << (5)) | (((policy_gto & ~greedy[5] & (|(en$7 & greedy) | |(en$7 & tri$5) | col_n$7[5])) | (~policy_gto & |(en$7 & lrr_before$5))) << (5)));
+        dom_p$7 = (dom_p$7 & ~(1 << (6)) | (((policy_gto & ~greedy[6] & (|(ep$7 & greedy) | |(ep$7 & tri$6) | col_p$7[6])) | (~policy_gto & |(ep$7 & lrr_before$6))) << (6)));
+        dom_n$7 = (dom_n$7 & ~(1 << (6)) | (((policy_gto & ~greedy[6] & (|(en$7 & greedy) | |(en$7 & tri$6) | col_n$7[6])) | (~policy_gto & |(en$7 & lrr_before$6))) << (6)));
+        dom_p$7 = (dom_p$7 & ~(1 << (7)) | (((policy_gto & ~greedy[7] & (|(ep$7 & greedy) | |(ep$7 & tri$7) | col_p$7[7])) | (~policy_gto & |(ep$7 & lrr_before$7))) << (7)));
+        dom_n$7 = (dom_n$7 & ~(1 << (7)) | (((policy_gto & ~greedy[7] & (|(en$7 & greedy) | |(en$7 & tri$7) | col_n$7[7])) | (~policy_gto & |(en$7 & lrr_before$7))) << (7)));
+        dom_p$7 = (dom_p$7 & ~(1 << (8)) | (((policy_gto & ~greedy[8] & (|(ep$7 & greedy) | |(ep$7 & tri$8) | col_p$7[8])) | (~policy_gto & |(ep$7 & lrr_before$8))) << (8)));
+        dom_n$7 = (dom_n$7 & ~(1 << (8)) | (((policy_gto & ~greedy[8] & (|(en$7 & greedy) | |(en$7 & tri$8) | col_n$7[8])) | (~policy_gto & |(en$7 & lrr_before$8))) << (8)));
+        dom_p$7 = (dom_p$7 & ~(1 << (9)) | (((policy_gto & ~greedy[9] & (|(ep$7 & greedy) | |(ep$7 & tri$9) | col_p$7[9])) | (~policy_gto & |(ep$7 & lrr_before$9))) << (9)));
+        dom_n$7 = (dom_n$7 & ~(1 << (9)) | (((policy_gto & ~greedy[9] & (|(en$7 & greedy) | |(en$7 & tri$9) | col_n$7[9])) | (~policy_gto & |(en$7 & lrr_before$9))) << (9)));
+        dom_p$7 = (dom_p$7 & ~(1 << (10)) | (((policy_gto & ~greedy[10] & (|(ep$7 & greedy) | |(ep$7 & tri$10) | col_p$7[10])) | (~policy_gto & |(ep$7 & lrr_before$10))) << (10)));
+        dom_n$7 = (dom_n$7 & ~(1 << (10)) | (((policy_gto & ~greedy[10] & (|(en$7 & greedy) | |(en$7 & tri$10) | col_n$7[10])) | (~policy_gto & |(en$7 & lrr_before$10))) << (10)));
+        dom_p$7 = (dom_p$7 & ~(1 << (11)) | (((policy_gto & ~greedy[11] & (|(ep$7 & greedy) | |(ep$7 & tri$11) | col_p$7[11])) | (~policy_gto & |(ep$7 & lrr_before$11))) << (11)));
+        dom_n$7 = (dom_n$7 & ~(1 << (11)) | (((policy_gto & ~greedy[11] & (|(en$7 & greedy) | |(en$7 & tri$11) | col_n$7[11])) | (~policy_gto & |(en$7 & lrr_before$11))) << (11)));
+        dom_p$7 = (dom_p$7 & ~(1 << (12)) | (((policy_gto & ~greedy[12] & (|(ep$7 & greedy) | |(ep$7 & tri$12) | col_p$7[12])) | (~policy_gto & |(ep$7 & lrr_before$12))) << (12)));
+        dom_n$7 = (dom_n$7 & ~(1 << (12)) | (((policy_gto & ~greedy[12] & (|(en$7 & greedy) | |(en$7 & tri$12) | col_n$7[12])) | (~policy_gto & |(en$7 & lrr_before$12))) << (12)));
+        dom_p$7 = (dom_p$7 & ~(1 << (13)) | (((policy_gto & ~greedy[13] & (|(ep$7 & greedy) | |(ep$7 & tri$13) | col_p$7[13])) | (~policy_gto & |(ep$7 & lrr_before$13))) << (13)));
+        dom_n$7 = (dom_n$7 & ~(1 << (13)) | (((policy_gto & ~greedy[13] & (|(en$7 & greedy) | |(en$7 & tri$13) | col_n$7[13])) | (~policy_gto & |(en$7 & lrr_before$13))) << (13)));
+        dom_p$7 = (dom_p$7 & ~(1 << (14)) | (((policy_gto & ~greedy[14] & (|(ep$7 & greedy) | |(ep$7 & tri$14) | col_p$7[14])) | (~policy_gto & |(ep$7 & lrr_before$14))) << (14)));
+        dom_n$7 = (dom_n$7 & ~(1 << (14)) | (((policy_gto & ~greedy[14] & (|(en$7 & greedy) | |(en$7 & tri$14) | col_n$7[14])) | (~policy_gto & |(en$7 & lrr_before$14))) << (14)));
+        dom_p$7 = (dom_p$7 & ~(1 << (15)) | (((policy_gto & ~greedy[15] & (|(ep$7 & greedy) | |(ep$7 & tri$15) | col_p$7[15])) | (~policy_gto & |(ep$7 & lrr_before$15))) << (15)));
+        dom_n$7 = (dom_n$7 & ~(1 << (15)) | (((policy_gto & ~greedy[15] & (|(en$7 & greedy) | |(en$7 & tri$15) | col_n$7[15])) | (~policy_gto & |(en$7 & lrr_before$15))) << (15)));
+        dom_p$7 = (dom_p$7 & ~(1 << (16)) | (((policy_gto & ~greedy[16] & (|(ep$7 & greedy) | |(ep$7 & tri$16) | col_p$7[16])) | (~policy_gto & |(ep$7 & lrr_before$16))) << (16)));
+        dom_n$7 = (dom_n$7 & ~(1 << (16)) | (((policy_gto & ~greedy[16] & (|(en$7 & greedy) | |(en$7 & tri$16) | col_n$7[16])) | (~policy_gto & |(en$7 & lrr_before$16))) << (16)));
+        dom_p$7 = (dom_p$7 & ~(1 << (17)) | (((policy_gto & ~greedy[17] & (|(ep$7 & greedy) | |(ep$7 & tri$17) | col_p$7[17])) | (~policy_gto & |(ep$7 & lrr_before$17))) << (17)));
+        dom_n$7 = (dom_n$7 & ~(1 << (17)) | (((policy_gto & ~greedy[17] & (|(en$7 & greedy) | |(en$7 & tri$17) | col_n$7[17])) | (~policy_gto & |(en$7 & lrr_before$17))) << (17)));
+        dom_p$7 = (dom_p$7 & ~(1 << (18)) | (((policy_gto & ~greedy[18] & (|(ep$7 & greedy) | |(ep$7 & tri$18) | col_p$7[18])) | (~policy_gto & |(ep$7 & lrr_before$18))) << (18)));
+        dom_n$7 = (dom_n$7 & ~(1 << (18)) | (((policy_gto & ~greedy[18] & (|(en$7 & greedy) | |(en$7 & tri$18) | col_n$7[18])) | (~policy_gto & |(en$7 & lrr_before$18))) << (18)));
+        dom_p$7 = (dom_p$7 & ~(1 << (19)) | (((policy_gto & ~greedy[19] & (|(ep$7 & greedy) | |(ep$7 & tri$19) | col_p$7[19])) | (~policy_gto & |(ep$7 & lrr_before$19))) << (19)));
+        dom_n$7 = (dom_n$7 & ~(1 << (19)) | (((policy_gto & ~greedy[19] & (|(en$7 & greedy) | |(en$7 & tri$19) | col_n$7[19])) | (~policy_gto & |(en$7 & lrr_before$19))) << (19)));
+        dom_p$7 = (dom_p$7 & ~(1 << (20)) | (((policy_gto & ~greedy[20] & (|(ep$7 & greedy) | |(ep$7 & tri$20) | col_p$7[20])) | (~policy_gto & |(ep$7 & lrr_before$20))) << (20)));
+        dom_n$7 = (dom_n$7 & ~(1 << (20)) | (((policy_gto & ~greedy[20] & (|(en$7 & greedy) | |(en$7 & tri$20) | col_n$7[20])) | (~policy_gto & |(en$7 & lrr_before$20))) << (20)));
+        dom_p$7 = (dom_p$7 & ~(1 << (21)) | (((policy_gto & ~greedy[21] & (|(ep$7 & greedy) | |(ep$7 & tri$21) | col_p$7[21])) | (~policy_gto & |(ep$7 & lrr_before$21))) << (21)));
+        dom_n$7 = (dom_n$7 & ~(1 << (21)) | (((policy_gto & ~greedy[21] & (|(en$7 & greedy) | |(en$7 & tri$21) | col_n$7[21])) | (~policy_gto & |(en$7 & lrr_before$21))) << (21)));
+        dom_p$7 = (dom_p$7 & ~(1 << (22)) | (((policy_gto & ~greedy[22] & (|(ep$7 & greedy) | |(ep$7 & tri$22) | col_p$7[22])) | (~policy_gto & |(ep$7 & lrr_before$22))) << (22)));
+        dom_n$7 = (dom_n$7 & ~(1 << (22)) | (((policy_gto & ~greedy[22] & (|(en$7 & greedy) | |(en$7 & tri$22) | col_n$7[22])) | (~policy_gto & |(en$7 & lrr_before$22))) << (22)));
+        dom_p$7 = (dom_p$7 & ~(1 << (23)) | (((policy_gto & ~greedy[23] & (|(ep$7 & greedy) | |(ep$7 & tri$23) | col_p$7[23])) | (~policy_gto & |(ep$7 & lrr_before$23))) << (23)));
+        dom_n$7 = (dom_n$7 & ~(1 << (23)) | (((policy_gto & ~greedy[23] & (|(en$7 & greedy) | |(en$7 & tri$23) | col_n$7[23])) | (~policy_gto & |(en$7 & lrr_before$23))) << (23)));
+        sel$7 = ep$7 & ~dom_p$7;
+        if (~|ep$7) begin
+            sel$7 = en$7 & ~dom_n$7;
+        end
+        lane$7 = 32'h0;
+        lane$7 = (lane$7 & ~(1 << (0)) | ((|(sel$7 & id_bit$0)) << (0)));
+        lane$7 = (lane$7 & ~(1 << (1)) | ((|(sel$7 & id_bit$1)) << (1)));
+        lane$7 = (lane$7 & ~(1 << (2)) | ((|(sel$7 & id_bit$2)) << (2)));
+        lane$7 = (lane$7 & ~(1 << (3)) | ((|(sel$7 & id_bit$3)) << (3)));
+        lane$7 = (lane$7 & ~(1 << (4)) | ((|(sel$7 & id_bit$4)) << (4)));
+        pick_valid = 1'b0;
         pick_lane = 32'h0;
         pick_one_hot = 32'h0;
-        if (target[0]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$0) begin
-                        pick_lane = lane_id$0;
-                        pick_one_hot = one_hot$0;
-                    end
-                end
-                else if (~|(target & older$0)) begin
-                    pick_lane = lane_id$0;
-                    pick_one_hot = one_hot$0;
-                end
-            end
-            else if (~|(target & below$0)) begin
-                pick_lane = lane_id$0;
-                pick_one_hot = one_hot$0;
-            end
+        if (kill == var_id$0) begin
+            pick_valid = pick_valid | |elig$0;
+            pick_lane = pick_lane | lane$0;
+            pick_one_hot = pick_one_hot | sel$0;
         end
-        if (target[1]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$1) begin
-                        pick_lane = lane_id$1;
-                        pick_one_hot = one_hot$1;
-                    end
-                end
-                else if (~|(target & older$1)) begin
-                    pick_lane = lane_id$1;
-                    pick_one_hot = one_hot$1;
-                end
-            end
-            else if (~|(target & below$1)) begin
-                pick_lane = lane_id$1;
-                pick_one_hot = one_hot$1;
-            end
+        if (kill == var_id$1) begin
+            pick_valid = pick_valid | |elig$1;
+            pick_lane = pick_lane | lane$1;
+            pick_one_hot = pick_one_hot | sel$1;
         end
-        if (target[2]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$2) begin
-                        pick_lane = lane_id$2;
-                        pick_one_hot = one_hot$2;
-                    end
-                end
-                else if (~|(target & older$2)) begin
-                    pick_lane = lane_id$2;
-                    pick_one_hot = one_hot$2;
-                end
-            end
-            else if (~|(target & below$2)) begin
-                pick_lane = lane_id$2;
-                pick_one_hot = one_hot$2;
-            end
+        if (kill == var_id$2) begin
+            pick_valid = pick_valid | |elig$2;
+            pick_lane = pick_lane | lane$2;
+            pick_one_hot = pick_one_hot | sel$2;
         end
-        if (target[3]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$3) begin
-                        pick_lane = lane_id$3;
-                        pick_one_hot = one_hot$3;
-                    end
-                end
-                else if (~|(target & older$3)) begin
-                    pick_lane = lane_id$3;
-                    pick_one_hot = one_hot$3;
-                end
-            end
-            else if (~|(target & below$3)) begin
-                pick_lane = lane_id$3;
-                pick_one_hot = one_hot$3;
-            end
+        if (kill == var_id$3) begin
+            pick_valid = pick_valid | |elig$3;
+            pick_lane = pick_lane | lane$3;
+            pick_one_hot = pick_one_hot | sel$3;
         end
-        if (target[4]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$4) begin
-                        pick_lane = lane_id$4;
-                        pick_one_hot = one_hot$4;
-                    end
-                end
-                else if (~|(target & older$4)) begin
-                    pick_lane = lane_id$4;
-                    pick_one_hot = one_hot$4;
-                end
-            end
-            else if (~|(target & below$4)) begin
-                pick_lane = lane_id$4;
-                pick_one_hot = one_hot$4;
-            end
+        if (kill == var_id$4) begin
+            pick_valid = pick_valid | |elig$4;
+            pick_lane = pick_lane | lane$4;
+            pick_one_hot = pick_one_hot | sel$4;
         end
-        if (target[5]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$5) begin
-                        pick_lane = lane_id$5;
-                        pick_one_hot = one_hot$5;
-                    end
-                end
-                else if (~|(target & older$5)) begin
-                    pick_lane = lane_id$5;
-                    pick_one_hot = one_hot$5;
-                end
-            end
-            else if (~|(target & below$5)) begin
-                pick_lane = lane_id$5;
-                pick_one_hot = one_hot$5;
-            end
+        if (kill == var_id$5) begin
+            pick_valid = pick_valid | |elig$5;
+            pick_lane = pick_lane | lane$5;
+            pick_one_hot = pick_one_hot | sel$5;
         end
-        if (target[6]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$6) begin
-                        pick_lane = lane_id$6;
-                        pick_one_hot = one_hot$6;
-                    end
-                end
-                else if (~|(target & older$6)) begin
-                    pick_lane = lane_id$6;
-                    pick_one_hot = one_hot$6;
-                end
-            end
-            else if (~|(target & below$6)) begin
-                pick_lane = lane_id$6;
-                pick_one_hot = one_hot$6;
-            end
+        if (kill == var_id$6) begin
+            pick_valid = pick_valid | |elig$6;
+            pick_lane = pick_lane | lane$6;
+            pick_one_hot = pick_one_hot | sel$6;
         end
-        if (target[7]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$7) begin
-                        pick_lane = lane_id$7;
-                        pick_one_hot = one_hot$7;
-                    end
-                end
-                else if (~|(target & older$7)) begin
-                    pick_lane = lane_id$7;
-                    pick_one_hot = one_hot$7;
-                end
-            end
-            else if (~|(target & below$7)) begin
-                pick_lane = lane_id$7;
-                pick_one_hot = one_hot$7;
-            end
-        end
-        if (target[8]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$8) begin
-                        pick_lane = lane_id$8;
-                        pick_one_hot = one_hot$8;
-                    end
-                end
-                else if (~|(target & older$8)) begin
-                    pick_lane = lane_id$8;
-                    pick_one_hot = one_hot$8;
-                end
-            end
-            else if (~|(target & below$8)) begin
-                pick_lane = lane_id$8;
-                pick_one_hot = one_hot$8;
-            end
-        end
-        if (target[9]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$9) begin
-                        pick_lane = lane_id$9;
-                        pick_one_hot = one_hot$9;
-                    end
-                end
-                else if (~|(target & older$9)) begin
-                    pick_lane = lane_id$9;
-                    pick_one_hot = one_hot$9;
-                end
-            end
-            else if (~|(target & below$9)) begin
-                pick_lane = lane_id$9;
-                pick_one_hot = one_hot$9;
-            end
-        end
-        if (target[10]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$10) begin
-                        pick_lane = lane_id$10;
-                        pick_one_hot = one_hot$10;
-                    end
-                end
-                else if (~|(target & older$10)) begin
-                    pick_lane = lane_id$10;
-                    pick_one_hot = one_hot$10;
-                end
-            end
-            else if (~|(target & below$10)) begin
-                pick_lane = lane_id$10;
-                pick_one_hot = one_hot$10;
-            end
-        end
-        if (target[11]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$11) begin
-                        pick_lane = lane_id$11;
-                        pick_one_hot = one_hot$11;
-                    end
-                end
-                else if (~|(target & older$11)) begin
-                    pick_lane = lane_id$11;
-                    pick_one_hot = one_hot$11;
-                end
-            end
-            else if (~|(target & below$11)) begin
-                pick_lane = lane_id$11;
-                pick_one_hot = one_hot$11;
-            end
-        end
-        if (target[12]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$12) begin
-                        pick_lane = lane_id$12;
-                        pick_one_hot = one_hot$12;
-                    end
-                end
-                else if (~|(target & older$12)) begin
-                    pick_lane = lane_id$12;
-                    pick_one_hot = one_hot$12;
-                end
-            end
-            else if (~|(target & below$12)) begin
-                pick_lane = lane_id$12;
-                pick_one_hot = one_hot$12;
-            end
-        end
-        if (target[13]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$13) begin
-                        pick_lane = lane_id$13;
-                        pick_one_hot = one_hot$13;
-                    end
-                end
-                else if (~|(target & older$13)) begin
-                    pick_lane = lane_id$13;
-                    pick_one_hot = one_hot$13;
-                end
-            end
-            else if (~|(target & below$13)) begin
-                pick_lane = lane_id$13;
-                pick_one_hot = one_hot$13;
-            end
-        end
-        if (target[14]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$14) begin
-                        pick_lane = lane_id$14;
-                        pick_one_hot = one_hot$14;
-                    end
-                end
-                else if (~|(target & older$14)) begin
-                    pick_lane = lane_id$14;
-                    pick_one_hot = one_hot$14;
-                end
-            end
-            else if (~|(target & below$14)) begin
-                pick_lane = lane_id$14;
-                pick_one_hot = one_hot$14;
-            end
-        end
-        if (target[15]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$15) begin
-                        pick_lane = lane_id$15;
-                        pick_one_hot = one_hot$15;
-                    end
-                end
-                else if (~|(target & older$15)) begin
-                    pick_lane = lane_id$15;
-                    pick_one_hot = one_hot$15;
-                end
-            end
-            else if (~|(target & below$15)) begin
-                pick_lane = lane_id$15;
-                pick_one_hot = one_hot$15;
-            end
-        end
-        if (target[16]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$16) begin
-                        pick_lane = lane_id$16;
-                        pick_one_hot = one_hot$16;
-                    end
-                end
-                else if (~|(target & older$16)) begin
-                    pick_lane = lane_id$16;
-                    pick_one_hot = one_hot$16;
-                end
-            end
-            else if (~|(target & below$16)) begin
-                pick_lane = lane_id$16;
-                pick_one_hot = one_hot$16;
-            end
-        end
-        if (target[17]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$17) begin
-                        pick_lane = lane_id$17;
-                        pick_one_hot = one_hot$17;
-                    end
-                end
-                else if (~|(target & older$17)) begin
-                    pick_lane = lane_id$17;
-                    pick_one_hot = one_hot$17;
-                end
-            end
-            else if (~|(target & below$17)) begin
-                pick_lane = lane_id$17;
-                pick_one_hot = one_hot$17;
-            end
-        end
-        if (target[18]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$18) begin
-                        pick_lane = lane_id$18;
-                        pick_one_hot = one_hot$18;
-                    end
-                end
-                else if (~|(target & older$18)) begin
-                    pick_lane = lane_id$18;
-                    pick_one_hot = one_hot$18;
-                end
-            end
-            else if (~|(target & below$18)) begin
-                pick_lane = lane_id$18;
-                pick_one_hot = one_hot$18;
-            end
-        end
-        if (target[19]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$19) begin
-                        pick_lane = lane_id$19;
-                        pick_one_hot = one_hot$19;
-                    end
-                end
-                else if (~|(target & older$19)) begin
-                    pick_lane = lane_id$19;
-                    pick_one_hot = one_hot$19;
-                end
-            end
-            else if (~|(target & below$19)) begin
-                pick_lane = lane_id$19;
-                pick_one_hot = one_hot$19;
-            end
-        end
-        if (target[20]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$20) begin
-                        pick_lane = lane_id$20;
-                        pick_one_hot = one_hot$20;
-                    end
-                end
-                else if (~|(target & older$20)) begin
-                    pick_lane = lane_id$20;
-                    pick_one_hot = one_hot$20;
-                end
-            end
-            else if (~|(target & below$20)) begin
-                pick_lane = lane_id$20;
-                pick_one_hot = one_hot$20;
-            end
-        end
-        if (target[21]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$21) begin
-                        pick_lane = lane_id$21;
-                        pick_one_hot = one_hot$21;
-                    end
-                end
-                else if (~|(target & older$21)) begin
-                    pick_lane = lane_id$21;
-                    pick_one_hot = one_hot$21;
-                end
-            end
-            else if (~|(target & below$21)) begin
-                pick_lane = lane_id$21;
-                pick_one_hot = one_hot$21;
-            end
-        end
-        if (target[22]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$22) begin
-                        pick_lane = lane_id$22;
-                        pick_one_hot = one_hot$22;
-                    end
-                end
-                else if (~|(target & older$22)) begin
-                    pick_lane = lane_id$22;
-                    pick_one_hot = one_hot$22;
-                end
-            end
-            else if (~|(target & below$22)) begin
-                pick_lane = lane_id$22;
-                pick_one_hot = one_hot$22;
-            end
-        end
-        if (target[23]) begin
-            if (policy_gto) begin
-                if (greedy_hit) begin
-                    if (greedy_lane == lane_id$23) begin
-                        pick_lane = lane_id$23;
-                        pick_one_hot = one_hot$23;
-                    end
-                end
-                else if (~|(target & older$23)) begin
-                    pick_lane = lane_id$23;
-                    pick_one_hot = one_hot$23;
-                end
-            end
-            else if (~|(target & below$23)) begin
-                pick_lane = lane_id$23;
-                pick_one_hot = one_hot$23;
-            end
+        if (kill == var_id$7) begin
+            pick_valid = pick_valid | |elig$7;
+            pick_lane = pick_lane | lane$7;
+            pick_one_hot = pick_one_hot | sel$7;
         end
     end
     
 endmodule // mascar_scheduler$picker1
+
+
+module mascar_scheduler$tri00$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$0
+
+
+module mascar_scheduler$tri00$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$1
+
+
+module mascar_scheduler$tri00$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$10
+
+
+module mascar_scheduler$tri00$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$11
+
+
+module mascar_scheduler$tri00$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$12
+
+
+module mascar_scheduler$tri00$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$13
+
+
+module mascar_scheduler$tri00$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$14
+
+
+module mascar_scheduler$tri00$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$15
+
+
+module mascar_scheduler$tri00$16(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$16
+
+
+module mascar_scheduler$tri00$17(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$17
+
+
+module mascar_scheduler$tri00$18(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$18
+
+
+module mascar_scheduler$tri00$19(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$19
+
+
+module mascar_scheduler$tri00$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$2
+
+
+module mascar_scheduler$tri00$20(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$20
+
+
+module mascar_scheduler$tri00$21(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$21
+
+
+module mascar_scheduler$tri00$22(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$22
+
+
+module mascar_scheduler$tri00$23(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$23
+
+
+module mascar_scheduler$tri00$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$3
+
+
+module mascar_scheduler$tri00$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$4
+
+
+module mascar_scheduler$tri00$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$5
+
+
+module mascar_scheduler$tri00$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$6
+
+
+module mascar_scheduler$tri00$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$7
+
+
+module mascar_scheduler$tri00$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$8
+
+
+module mascar_scheduler$tri00$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri00$9
+
+
+module mascar_scheduler$tri01$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$0
+
+
+module mascar_scheduler$tri01$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$1
+
+
+module mascar_scheduler$tri01$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$10
+
+
+module mascar_scheduler$tri01$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$11
+
+
+module mascar_scheduler$tri01$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$12
+
+
+module mascar_scheduler$tri01$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$13
+
+
+module mascar_scheduler$tri01$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$14
+
+
+module mascar_scheduler$tri01$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$15
+
+
+module mascar_scheduler$tri01$16(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$16
+
+
+module mascar_scheduler$tri01$17(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$17
+
+
+module mascar_scheduler$tri01$18(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$18
+
+
+module mascar_scheduler$tri01$19(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$19
+
+
+module mascar_scheduler$tri01$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$2
+
+
+module mascar_scheduler$tri01$20(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$20
+
+
+module mascar_scheduler$tri01$21(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$21
+
+
+module mascar_scheduler$tri01$22(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$22
+
+
+module mascar_scheduler$tri01$23(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$23
+
+
+module mascar_scheduler$tri01$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$3
+
+
+module mascar_scheduler$tri01$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$4
+
+
+module mascar_scheduler$tri01$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$5
+
+
+module mascar_scheduler$tri01$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$6
+
+
+module mascar_scheduler$tri01$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$7
+
+
+module mascar_scheduler$tri01$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$8
+
+
+module mascar_scheduler$tri01$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri01$9
+
+
+module mascar_scheduler$tri10$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$0
+
+
+module mascar_scheduler$tri10$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$1
+
+
+module mascar_scheduler$tri10$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$10
+
+
+module mascar_scheduler$tri10$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$11
+
+
+module mascar_scheduler$tri10$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$12
+
+
+module mascar_scheduler$tri10$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$13
+
+
+module mascar_scheduler$tri10$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$14
+
+
+module mascar_scheduler$tri10$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$15
+
+
+module mascar_scheduler$tri10$16(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$16
+
+
+module mascar_scheduler$tri10$17(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$17
+
+
+module mascar_scheduler$tri10$18(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$18
+
+
+module mascar_scheduler$tri10$19(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$19
+
+
+module mascar_scheduler$tri10$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$2
+
+
+module mascar_scheduler$tri10$20(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$20
+
+
+module mascar_scheduler$tri10$21(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$21
+
+
+module mascar_scheduler$tri10$22(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$22
+
+
+module mascar_scheduler$tri10$23(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$23
+
+
+module mascar_scheduler$tri10$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$3
+
+
+module mascar_scheduler$tri10$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$4
+
+
+module mascar_scheduler$tri10$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$5
+
+
+module mascar_scheduler$tri10$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$6
+
+
+module mascar_scheduler$tri10$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$7
+
+
+module mascar_scheduler$tri10$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$8
+
+
+module mascar_scheduler$tri10$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri10$9
+
+
+module mascar_scheduler$tri11$0(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$0
+
+
+module mascar_scheduler$tri11$1(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$1
+
+
+module mascar_scheduler$tri11$10(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$10
+
+
+module mascar_scheduler$tri11$11(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$11
+
+
+module mascar_scheduler$tri11$12(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$12
+
+
+module mascar_scheduler$tri11$13(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$13
+
+
+module mascar_scheduler$tri11$14(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$14
+
+
+module mascar_scheduler$tri11$15(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$15
+
+
+module mascar_scheduler$tri11$16(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$16
+
+
+module mascar_scheduler$tri11$17(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$17
+
+
+module mascar_scheduler$tri11$18(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$18
+
+
+module mascar_scheduler$tri11$19(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$19
+
+
+module mascar_scheduler$tri11$2(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$2
+
+
+module mascar_scheduler$tri11$20(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$20
+
+
+module mascar_scheduler$tri11$21(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$21
+
+
+module mascar_scheduler$tri11$22(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$22
+
+
+module mascar_scheduler$tri11$23(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$23
+
+
+module mascar_scheduler$tri11$3(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$3
+
+
+module mascar_scheduler$tri11$4(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$4
+
+
+module mascar_scheduler$tri11$5(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$5
+
+
+module mascar_scheduler$tri11$6(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$6
+
+
+module mascar_scheduler$tri11$7(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$7
+
+
+module mascar_scheduler$tri11$8(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$8
+
+
+module mascar_scheduler$tri11$9(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_scheduler$tri11$9

@@ -5,7 +5,8 @@
 use rayon::prelude::*;
 
 use crate::config::Config;
-use crate::gpu::{simulate, SimError};
+use crate::engine::simulate;
+use crate::gpu::SimError;
 use crate::results::{Input, RunResult, Workload, WorkloadKind};
 use crate::runner::run_result;
 use crate::sched::SchedulerKind;

@@ -8,6 +8,9 @@ use std::path::Path;
 
 /// Largest `.kern` kernel file read (real kernels are a few KiB).
 pub const MAX_KERNEL_BYTES: u64 = 16 << 20;
+/// Longest trace line accepted. Real lines are under 1 KiB (32 addresses); the cap keeps a
+/// corrupt or binary file from being read into memory as one "line".
+pub const MAX_TRACE_LINE_BYTES: usize = 1 << 20;
 /// Largest configuration file read, TOML or `gpgpusim.config` (real ones are under 100 KiB).
 pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
 /// Largest Accel-Sim `kernelslist.g` read (one line per launch; Rodinia's are a few KiB).

@@ -3,17 +3,17 @@
 
 pub mod config;
 pub mod dram_replay;
-pub mod events;
+pub mod engine;
 pub mod experiment;
 pub mod gpgpusim_config;
 pub mod gpu;
 pub mod input;
 pub mod mascar;
+pub mod output;
 pub mod report;
 pub mod results;
 pub mod rtl;
 pub mod runner;
 pub mod sched;
 pub mod stats;
-pub mod waves;
 pub mod workload;

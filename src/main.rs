@@ -10,13 +10,13 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use mascar::config::Config;
-use mascar::gpu::{simulate, Gpu};
+use mascar::engine::simulate;
+use mascar::gpu::waves::WaveOptions;
 use mascar::report;
 use mascar::results::Results;
 use mascar::runner::LoadedWorkload;
 use mascar::sched::SchedulerKind;
 use mascar::stats::RunStats;
-use mascar::waves::WaveOptions;
 use mascar::workload::builtin;
 
 /// `println!` and `print!` that end the program quietly when stdout is a closed pipe
@@ -182,7 +182,7 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         vcd: Option<PathBuf>,
         /// Cycles the VCD covers, START..END (end exclusive; either side may be left out).
-        #[arg(long, value_name = "START..END", requires = "vcd", value_parser = mascar::waves::parse_window)]
+        #[arg(long, value_name = "START..END", requires = "vcd", value_parser = mascar::gpu::waves::parse_window)]
         vcd_window: Option<(u64, u64)>,
         /// SMs the VCD covers (default: all), e.g. 0,3.
         #[arg(long, value_name = "LIST", requires = "vcd", value_delimiter = ',')]
@@ -192,7 +192,7 @@ enum Command {
         #[arg(long, value_name = "PATH", alias = "trace-events")]
         events: Option<PathBuf>,
         /// Cycles --events covers, START..END.
-        #[arg(long, value_name = "START..END", alias = "window", requires = "events", value_parser = mascar::waves::parse_window)]
+        #[arg(long, value_name = "START..END", alias = "window", requires = "events", value_parser = mascar::gpu::waves::parse_window)]
         events_window: Option<(u64, u64)>,
         /// Record the RTL blocks' ports (one SM, from cycle 0) into DIR, for `mascar rtl
         /// replay` against the Verilog. Needs --engine rtl or lockstep.
@@ -274,9 +274,16 @@ enum Command {
             default_value = "kmeans-1,srad-1,sgemm"
         )]
         kernel: Vec<String>,
-        /// Scheduler [default: the configuration's `scheduler`, lrr].
-        #[arg(long, short)]
-        scheduler: Option<String>,
+        /// Schedulers, comma-separated [default: the configuration's `scheduler`, lrr].
+        #[arg(long, short, value_delimiter = ',', value_name = "LIST")]
+        scheduler: Vec<String>,
+        /// Every built-in kernel under every scheduler (overrides --kernel and --scheduler;
+        /// about 25 minutes with the default 5 repeats on 2 cores).
+        #[arg(long)]
+        all: bool,
+        /// Runs per kernel and scheduler; the median wall time is reported.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+        repeat: u32,
         #[command(flatten)]
         machine: MachineArgs,
     },
@@ -332,8 +339,14 @@ enum RtlAction {
         #[arg(long, default_value = "rtl")]
         out: PathBuf,
     },
-    /// Synthesise each block with yosys (`synth; stat`) and print its cell count.
-    Area,
+    /// Synthesise each block with yosys at 48 and 16 warps: cells, flip-flops, storage bits,
+    /// longest path in AIG levels (`abc -g AND; ltp -noff`), LUTs and flip-flops after
+    /// `synth_xilinx`.
+    Area {
+        /// Skip `synth_xilinx` (the slow part): generic cells and depth only.
+        #[arg(long)]
+        no_xilinx: bool,
+    },
     /// Replay ports recorded with `mascar run --record DIR` into the Verilog under iverilog
     /// and compare every output every cycle.
     Replay {
@@ -342,6 +355,26 @@ enum RtlAction {
         /// Where the Verilog is.
         #[arg(long, default_value = "rtl")]
         rtl: PathBuf,
+    },
+    /// Prove the blocks' properties with yosys (`sat -tempinduct`) at 8 warps / 8 entries
+    /// and at 48 warps / 32 entries; print property, size, result and time (docs/verification.md).
+    Prove {
+        /// Read the default-size Verilog (and `formal/` wrappers) from DIR instead of
+        /// generating it from src/rtl.
+        #[arg(long, value_name = "DIR")]
+        rtl: Option<PathBuf>,
+        /// Only this size: small or default.
+        #[arg(long)]
+        size: Option<String>,
+        /// Only these proofs (by name, comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        /// Keep each proof's Verilog, yosys script, log and counterexample VCD under DIR.
+        #[arg(long, value_name = "DIR")]
+        keep: Option<PathBuf>,
+        /// Time limit per proof, seconds.
+        #[arg(long, default_value_t = 900)]
+        timeout: u64,
     },
 }
 
@@ -492,38 +525,12 @@ fn dispatch(cmd: Command) -> Result<()> {
         Command::Merge { dirs, out } => merge(&dirs, &out),
         Command::Rerun { results, quiet } => rerun(&results, quiet),
         Command::Bench {
-            kernel: kernels,
+            kernel,
             scheduler,
+            all,
+            repeat,
             machine,
-        } => {
-            let mut cfg = machine.config()?;
-            if let Some(name) = scheduler {
-                cfg.scheduler = name.parse().map_err(anyhow::Error::msg)?;
-            }
-            if cfg!(debug_assertions) {
-                eprintln!("warning: debug build; measure with `cargo run --release -- bench`");
-            }
-            println!(
-                "{:<12} {:>10} {:>12} {:>9} {:>16} {:>16}",
-                "kernel", "cycles", "warp-insts", "wall s", "SM-cycles/s", "warp-insts/s"
-            );
-            for name in &kernels {
-                let k = LoadedWorkload::kernel(name)?.first_kernel()?;
-                let start = Instant::now();
-                let s = simulate(&cfg, &k, None)?;
-                let wall = start.elapsed().as_secs_f64();
-                println!(
-                    "{:<12} {:>10} {:>12} {:>9.3} {:>16.0} {:>16.0}",
-                    k.name,
-                    s.cycles,
-                    s.warp_instructions,
-                    wall,
-                    s.cycles as f64 * cfg.sms as f64 / wall,
-                    s.warp_instructions as f64 / wall
-                );
-            }
-            Ok(())
-        }
+        } => bench(kernel, scheduler, all, repeat, &machine),
         Command::Rtl { action } => rtl(action),
         Command::Dram { trace, json, machine } => dram_trace(&trace, json.as_deref(), &machine),
         Command::Completions { shell } => {
@@ -837,7 +844,7 @@ fn run_workload(
             b.set_prefix(cycle.to_string());
         }
     };
-    let mut gpu = Gpu::new(cfg)?;
+    let mut gpu = mascar::engine::gpu(cfg)?;
     if let Some(w) = &hooks.waves {
         gpu.record_waves(w)?;
     }
@@ -855,7 +862,7 @@ fn run_workload(
         let sms: Vec<usize> = w.sms.clone().unwrap_or_else(|| (0..cfg.sms as usize).collect());
         let (start, end) = w.window.unwrap_or((0, u64::MAX));
         let gtkw = w.path.with_extension("gtkw");
-        mascar::waves::write_gtkw(
+        mascar::gpu::waves::write_gtkw(
             &gtkw,
             &w.path,
             &sms,
@@ -1004,14 +1011,35 @@ fn rtl(action: RtlAction) -> Result<()> {
             }
             Ok(())
         }
-        RtlAction::Area => {
-            println!("{:<22} {:>8} {:>8}", "block", "cells", "flops");
-            for f in emit::blocks() {
-                let (cells, flops) = emit::synth_area(&f).map_err(anyhow::Error::msg)?;
-                println!("{:<22} {:>8} {:>8}", f.module, cells, flops);
+        RtlAction::Area { no_xilinx } => {
+            let blocks = mascar::rtl::area::measure(!no_xilinx).map_err(anyhow::Error::msg)?;
+            println!(
+                "{:<22} {:>5} {:>8} {:>8} {:>8} {:>7} {:>7} {:>8}",
+                "block", "warps", "cells", "flops", "storage", "levels", "luts", "xc-flops"
+            );
+            let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+            for b in &blocks {
+                println!(
+                    "{:<22} {:>5} {:>8} {:>8} {:>8} {:>7} {:>7} {:>8}",
+                    b.module,
+                    b.warps,
+                    b.cells,
+                    b.flops,
+                    b.storage_bits,
+                    b.levels,
+                    opt(b.luts),
+                    opt(b.xilinx_flops)
+                );
             }
             Ok(())
         }
+        RtlAction::Prove {
+            rtl,
+            size,
+            only,
+            keep,
+            timeout,
+        } => mascar::rtl::prove::cli(rtl, size.as_deref(), &only, keep, timeout).map_err(anyhow::Error::msg),
         RtlAction::Replay { dir, rtl } => {
             let results = mascar::rtl::record::replay(&dir, &rtl).map_err(anyhow::Error::msg)?;
             println!("{:<22} {:>8} {:>11}", "block", "cycles", "mismatches");
@@ -1045,6 +1073,119 @@ fn dram_trace(trace: &Path, json: Option<&Path>, machine: &MachineArgs) -> Resul
         text.push('\n');
         files.write(path, text.as_bytes())?;
         files.commit()?;
+    }
+    Ok(())
+}
+
+/// The speed targets of `mascar bench` (issue 15 §8), per kernel × scheduler.
+const BENCH_SM_CYCLES_TARGET: f64 = 5e6;
+const BENCH_COMPUTE_INSTS_TARGET: f64 = 1.5e6;
+
+/// `mascar bench`: median wall time of `repeat` runs per kernel × scheduler, one core
+/// (runs are sequential and each is single-threaded), and the slowest pair against the
+/// targets.
+fn bench(
+    kernels: Vec<String>,
+    schedulers: Vec<String>,
+    all: bool,
+    repeat: u32,
+    machine: &MachineArgs,
+) -> Result<()> {
+    let base = machine.config()?;
+    if cfg!(debug_assertions) {
+        eprintln!("warning: debug build; measure with `cargo run --release -- bench`");
+    }
+    let kernels: Vec<String> = if all {
+        mascar::workload::builtin::builtins()
+            .iter()
+            .map(|b| b.name.to_string())
+            .collect()
+    } else {
+        kernels
+    };
+    let schedulers: Vec<SchedulerKind> = if all {
+        SchedulerKind::ALL.to_vec()
+    } else if schedulers.is_empty() {
+        vec![base.scheduler]
+    } else {
+        schedulers
+            .iter()
+            .map(|n| n.parse().map_err(anyhow::Error::msg))
+            .collect::<Result<_>>()?
+    };
+    println!(
+        "{:<12} {:<7} {:>10} {:>12} {:>9} {:>14} {:>14}",
+        "kernel", "sched", "cycles", "warp-insts", "wall s", "SM-cycles/s", "warp-insts/s"
+    );
+    // (SM-cycles/s, kernel, scheduler) of the slowest pair, and of the slowest compute one.
+    let mut slowest: Option<(f64, String, SchedulerKind)> = None;
+    let mut slowest_compute: Option<(f64, String, SchedulerKind)> = None;
+    for name in &kernels {
+        let k = LoadedWorkload::kernel(name)?.first_kernel()?;
+        let compute =
+            mascar::workload::builtin::find(&k.name).is_some_and(|b| !b.class.is_memory_intensive());
+        for &sched in &schedulers {
+            let mut cfg = base.clone();
+            cfg.scheduler = sched;
+            if let Err(e) = mascar::engine::validate(&cfg) {
+                println!("{:<12} {:<7} skipped: {e}", k.name, sched.name());
+                continue;
+            }
+            let mut walls = Vec::with_capacity(repeat as usize);
+            let mut stats = None;
+            for _ in 0..repeat {
+                let start = Instant::now();
+                let s = simulate(&cfg, &k, None)?;
+                walls.push(start.elapsed().as_secs_f64());
+                stats = Some(s);
+            }
+            let s = stats.expect("repeat ≥ 1");
+            walls.sort_by(f64::total_cmp);
+            let wall = walls[walls.len() / 2].max(1e-9);
+            let sm_rate = s.cycles as f64 * cfg.sms as f64 / wall;
+            let inst_rate = s.warp_instructions as f64 / wall;
+            println!(
+                "{:<12} {:<7} {:>10} {:>12} {:>9.3} {:>14.0} {:>14.0}",
+                k.name,
+                sched.name(),
+                s.cycles,
+                s.warp_instructions,
+                wall,
+                sm_rate,
+                inst_rate
+            );
+            if slowest.as_ref().is_none_or(|w| sm_rate < w.0) {
+                slowest = Some((sm_rate, k.name.clone(), sched));
+            }
+            if compute && slowest_compute.as_ref().is_none_or(|w| inst_rate < w.0) {
+                slowest_compute = Some((inst_rate, k.name.clone(), sched));
+            }
+        }
+    }
+    let verdict = |rate: f64, target: f64| {
+        if rate >= target {
+            "met".to_string()
+        } else {
+            format!("not met, {:.0} % of it", 100.0 * rate / target)
+        }
+    };
+    if let Some((rate, k, sched)) = slowest {
+        println!(
+            "slowest: {k} × {} at {:.2} M SM-cycles/s (target ≥ {:.1} M: {})",
+            sched.name(),
+            rate / 1e6,
+            BENCH_SM_CYCLES_TARGET / 1e6,
+            verdict(rate, BENCH_SM_CYCLES_TARGET)
+        );
+    }
+    if let Some((rate, k, sched)) = slowest_compute {
+        println!(
+            "slowest compute kernel: {k} × {} at {:.2} M warp-insts/s (target ≥ {:.1} M: {})",
+            sched.name(),
+            rate / 1e6,
+            BENCH_COMPUTE_INSTS_TARGET / 1e6,
+            verdict(rate, BENCH_COMPUTE_INSTS_TARGET)
+        );
     }
     Ok(())
 }

@@ -195,7 +195,7 @@ impl LoadedWorkload {
 
     /// Runs the workload on a fresh GPU built from `cfg` and returns its result.
     pub fn run(&self, cfg: &Config, label: &str, config_file: Option<Input>) -> Result<RunResult> {
-        let mut gpu = Gpu::new(cfg)?;
+        let mut gpu = crate::engine::gpu(cfg)?;
         let kernels = self.run_on(&mut gpu, &mut |_, _, _, _| {})?;
         let kernels = kernels.into_iter().map(|(s, _)| s).collect();
         Ok(self.result(cfg, label, config_file, kernels))

@@ -214,15 +214,15 @@ pub struct DramStats {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DramChannel {
     #[serde(flatten)]
-    pub counters: crate::gpu::mem::dram::DramChannelStats,
+    pub counters: DramChannelStats,
     pub bus_utilization: f64,
     pub row_hit_rate: f64,
 }
 
 impl DramStats {
     /// Totals and rates of the channels' counters.
-    pub fn from_channels(channels: &[crate::gpu::mem::dram::DramChannelStats]) -> DramStats {
-        let mut t = crate::gpu::mem::dram::DramChannelStats::default();
+    pub fn from_channels(channels: &[DramChannelStats]) -> DramStats {
+        let mut t = DramChannelStats::default();
         for c in channels {
             t.add(c);
         }
@@ -442,5 +442,57 @@ impl RunStats {
         t.mas = t.sm.mas.clone();
         t.car = t.sm.car.clone();
         t
+    }
+}
+
+/// Counters of one channel.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DramChannelStats {
+    /// Read and write requests accepted.
+    pub reads: u64,
+    pub writes: u64,
+    /// Cycles of the channel's clock (DRAM command cycles for GDDR5, core cycles for `fixed`).
+    pub cycles: u64,
+    /// Of those, data-bus busy cycles (GPGPU-Sim's `bwutil`).
+    pub busy_cycles: f64,
+    pub activations: u64,
+    pub precharges: u64,
+    /// Column commands (one moves an atom: 64 B on GTX480).
+    pub column_reads: u64,
+    pub column_writes: u64,
+    /// Bus turnarounds: a write column command after reads, and a read after writes.
+    pub read_to_write: u64,
+    pub write_to_read: u64,
+}
+
+impl DramChannelStats {
+    pub fn add(&mut self, o: &DramChannelStats) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.cycles += o.cycles;
+        self.busy_cycles += o.busy_cycles;
+        self.activations += o.activations;
+        self.precharges += o.precharges;
+        self.column_reads += o.column_reads;
+        self.column_writes += o.column_writes;
+        self.read_to_write += o.read_to_write;
+        self.write_to_read += o.write_to_read;
+    }
+    /// Data-bus busy cycles ÷ cycles.
+    pub fn bus_utilization(&self) -> f64 {
+        if self.cycles == 0 {
+            0.0
+        } else {
+            self.busy_cycles / self.cycles as f64
+        }
+    }
+    /// 1 − activations ÷ column commands (0 with no column commands).
+    pub fn row_hit_rate(&self) -> f64 {
+        let cols = self.column_reads + self.column_writes;
+        if cols == 0 {
+            0.0
+        } else {
+            1.0 - self.activations as f64 / cols as f64
+        }
     }
 }

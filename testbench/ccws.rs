@@ -3,7 +3,7 @@
 //! 31 loads, and 48 warps' lines do not fit the L1 together.
 
 use mascar::config::Config;
-use mascar::gpu::simulate;
+use mascar::engine::simulate;
 use mascar::sched::SchedulerKind;
 use mascar::workload::kernel_format::parse_kernel;
 

@@ -48,6 +48,8 @@ fn documents() -> Vec<PathBuf> {
 /// Doc command (as written, without its trailing comment) → the smaller form run instead.
 /// Every left-hand side must appear in the docs.
 const REDUCED: &[(&str, &str)] = &[
+    // Three kernels, median of 5 runs each: once is enough to check the command.
+    ("mascar bench", "mascar bench --repeat 1 --sms 4"),
     // 15 SMs, 29 kernels × 7 schedulers: about 1.5 min on 2 cores.
     ("mascar compare", "mascar compare --kernel srad-1,leuko-2 --sms 1"),
     (
@@ -64,13 +66,13 @@ const REDUCED: &[(&str, &str)] = &[
     ),
     (
         "mascar bench --kernel bfs -s mascar",
-        "mascar bench --kernel bfs -s mascar --sms 4",
+        "mascar bench --kernel bfs -s mascar --sms 4 --repeat 1",
     ),
     // The RTL engine runs about 30 k SM-cycles/s: a built-in takes minutes, a small kernel
     // or a small trace a second.
     (
         "mascar bench --kernel srad-1 --sms 1 --engine rtl",
-        "mascar bench --kernel my.kern --sms 1 --engine rtl",
+        "mascar bench --kernel my.kern --sms 1 --engine rtl --repeat 1",
     ),
     (
         "mascar run -k bfs -s mascar --engine rtl",

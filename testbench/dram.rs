@@ -7,7 +7,7 @@ use std::process::Command;
 
 use mascar::config::{Config, DramModel};
 use mascar::dram_replay::{parse_trace, replay, ReplayReport};
-use mascar::gpu::simulate;
+use mascar::engine::simulate;
 use mascar::workload::kernel_format::parse_kernel;
 
 fn data(name: &str) -> PathBuf {

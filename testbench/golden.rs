@@ -12,12 +12,13 @@
 use std::fmt::Write as _;
 
 use mascar::config::Config;
-use mascar::gpu::sm::reference_blocks;
-use mascar::gpu::{simulate, Gpu, SimError};
+use mascar::engine::reference_blocks;
+use mascar::engine::simulate;
+use mascar::gpu::waves::WaveOptions;
+use mascar::gpu::SimError;
 use mascar::mascar::blocks::{IssueIn, IssueView, MascarBlocks, RefBlocks};
 use mascar::mascar::{QueueIn, QueueOut};
 use mascar::sched::SchedulerKind;
-use mascar::waves::WaveOptions;
 use mascar::workload::builtin::{self, builtins};
 use sha2::{Digest, Sha256};
 use std::sync::{Arc, Mutex};
@@ -142,7 +143,7 @@ fn mascar_block_ports_cycle_by_cycle_and_the_vcd_digest() {
         ..Config::default()
     };
     let rows = Arc::new(Mutex::new(vec![]));
-    let mut gpu = Gpu::new(&cfg).unwrap();
+    let mut gpu = mascar::engine::gpu(&cfg).unwrap();
     gpu.sms[0].blocks = Box::new(Tabulated {
         inner: reference_blocks(&cfg, 0),
         rows: rows.clone(),

@@ -2,7 +2,8 @@
 //! MSHR merging and reservation failures, CTA dispatch limits.
 
 use mascar::config::Config;
-use mascar::gpu::{simulate, Gpu, SimError};
+use mascar::engine::simulate;
+use mascar::gpu::SimError;
 use mascar::sched::SchedulerKind;
 use mascar::workload::kernel_format::parse_kernel;
 use mascar::workload::Kernel;
@@ -41,7 +42,7 @@ fn unloaded_dram_round_trip_is_440_cycles() {
 }
 
 fn issues(cfg: &Config, k: &Kernel) -> Vec<u8> {
-    let mut gpu = Gpu::new(cfg).unwrap();
+    let mut gpu = mascar::engine::gpu(cfg).unwrap();
     gpu.sms[0].issue_log = Some(vec![]);
     gpu.run(k, None).unwrap();
     gpu.sms[0]
@@ -98,7 +99,7 @@ fn warps_alternate_between_the_two_schedulers() {
         sms: 1,
         ..Config::default()
     };
-    let mut gpu = Gpu::new(&cfg).unwrap();
+    let mut gpu = mascar::engine::gpu(&cfg).unwrap();
     gpu.sms[0].issue_log = Some(vec![]);
     gpu.run(&kernel(FOUR_WARPS), None).unwrap();
     let log = gpu.sms[0].issue_log.take().unwrap();

@@ -5,7 +5,6 @@
 
 use mascar::config::Config;
 use mascar::gpu::sm::{IssueRecord, MasRecord};
-use mascar::gpu::Gpu;
 use mascar::sched::SchedulerKind;
 use mascar::stats::RunStats;
 use mascar::workload::kernel_format::parse_kernel;
@@ -24,7 +23,7 @@ struct Traced {
 }
 
 fn traced(cfg: &Config, k: &Kernel) -> Traced {
-    let mut gpu = Gpu::new(cfg).unwrap();
+    let mut gpu = mascar::engine::gpu(cfg).unwrap();
     let sm = &mut gpu.sms[0];
     sm.issue_log = Some(vec![]);
     sm.mas_log = Some(vec![]);
@@ -197,7 +196,7 @@ fn every_scheduler_finishes_every_builtin_with_every_request_answered() {
         let mut k = b.kernel();
         k.grid = k.grid.min(12);
         for &s in SchedulerKind::ALL {
-            let stats = mascar::gpu::simulate(
+            let stats = mascar::engine::simulate(
                 &Config {
                     scheduler: s,
                     ..cfg.clone()
@@ -236,14 +235,14 @@ fn runs_are_deterministic() {
         scheduler: SchedulerKind::Mascar,
         ..Config::default()
     };
-    let a = mascar::gpu::simulate(&cfg, &k, None).unwrap();
-    let b = mascar::gpu::simulate(&cfg, &k, None).unwrap();
+    let a = mascar::engine::simulate(&cfg, &k, None).unwrap();
+    let b = mascar::engine::simulate(&cfg, &k, None).unwrap();
     assert_eq!(a, b);
 }
 
 /// Runs `k` to the end under `cfg`; every instruction executed and every request answered.
 fn finishes(cfg: &Config, k: &Kernel, what: &str) -> RunStats {
-    let stats = mascar::gpu::simulate(cfg, k, None).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let stats = mascar::engine::simulate(cfg, k, None).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(stats.warp_instructions, k.total_warp_instructions(), "{what}");
     assert_eq!(stats.sm.requests_sent, stats.sm.replies_received, "{what}");
     stats
@@ -379,7 +378,7 @@ fn owner_changes_split_by_cause_and_nacks_are_counted() {
             mascar_non_owner_mem: non_owner,
             ..Config::default()
         };
-        let s = mascar::gpu::simulate(&cfg, &k, None).unwrap();
+        let s = mascar::engine::simulate(&cfg, &k, None).unwrap();
         let m = &s.mas;
         assert!(m.owner_changes > 0, "{non_owner:?}");
         assert_eq!(
@@ -425,7 +424,7 @@ fn the_l1_port_takes_at_most_one_access_per_sm_cycle_and_every_retry_is_one() {
             mascar_non_owner_mem: mascar::config::NonOwnerMem::HitOnly,
             ..Config::default()
         };
-        let mut gpu = Gpu::new(&cfg).unwrap();
+        let mut gpu = mascar::engine::gpu(&cfg).unwrap();
         let mut last = [0u64; 2];
         let mut worst = 0u64;
         let mut per_cycle = |_: u64, sms: &[mascar::gpu::sm::Sm]| {

@@ -48,6 +48,10 @@ mutant() {
     rtl-wrc-always-stalls-non-owners)
       plant src/rtl/top.rs 'self\.wrc\.stall_non_owners\.next = self\.stall_non_owners\.val\(\);' \
         'self.wrc.stall_non_owners.next = true;' ;;
+    rtl-queue-count-ignores-valid)
+      # Issue 17 §2: the count moves on every free, valid entry or not (needs the fix committed).
+      plant src/rtl/reexec_queue.rs 'if self\.freed_valid\.val\(\) & !self\.pushed\.val\(\)' 'if self.free_valid.val() & !self.pushed.val()'
+      plant src/rtl/reexec_queue.rs 'if !self\.freed_valid\.val\(\) & self\.pushed\.val\(\)' 'if !self.free_valid.val() & self.pushed.val()' ;;
     mas-mode-rechecked-every-cycle)
       plant src/mascar/scheduler.rs 'let check = self\.p\.mode_check == MasModeCheck::EveryCycle' 'let check = true'
       plant src/rtl/harness.rs 'issue\.check_at_handover\.next = base\.mode_check == MasModeCheck::Handover;' \
@@ -66,13 +70,15 @@ describe() {
     rtl-wrc-always-stalls-non-owners) echo "RTL WRC ignores its parameter and stalls non-owners under hit_only" ;;
     wrc-no-quiet-handover) echo "WRC never hands ownership to a warp waiting behind a quiet L1 (the MP-hold deadlock)" ;;
     l1-flushed-between-kernels) echo "L1 contents are dropped between the kernels of a trace although no flush was asked for" ;;
+    rtl-queue-count-ignores-valid) echo "RTL queue count changes on a free of an empty entry (a free with a push leaves it at 0 with one valid entry)" ;;
     mas-mode-rechecked-every-cycle) echo "MAS re-checks saturation every cycle in MP (both twins), not only at owner hand-over" ;;
   esac
 }
 
 mutants=(owner-kept-on-dependent-load queue-two-entries-per-warp lrr-pointer-moves-without-issue
   mshr-merge-off-by-one rtl-queue-owner-ignores-valid rtl-wrc-always-stalls-non-owners
-  wrc-no-quiet-handover l1-flushed-between-kernels mas-mode-rechecked-every-cycle)
+  wrc-no-quiet-handover l1-flushed-between-kernels mas-mode-rechecked-every-cycle
+  rtl-queue-count-ignores-valid)
 # MUTANTS_ONLY="a b" runs just those.
 if [ -n "${MUTANTS_ONLY:-}" ]; then
   read -r -a mutants <<< "$MUTANTS_ONLY"

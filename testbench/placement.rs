@@ -90,7 +90,7 @@ fn kernel_file_runs_under_the_configured_placement() {
 fn builtins_run_under_the_configured_placement() {
     let b = mascar::workload::builtin::find("srad-2").unwrap();
     let k = b.kernel();
-    let sim = |c: Config| mascar::gpu::simulate(&c, &k, None).unwrap();
+    let sim = |c: Config| mascar::engine::simulate(&c, &k, None).unwrap();
     let c = |p| Config {
         sms: 2,
         max_cycles: 5_000_000,

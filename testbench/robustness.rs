@@ -4,8 +4,8 @@
 //! the thread count. `PROPTEST_CASES=N` runs more mutated inputs.
 
 use mascar::config::Config;
+use mascar::engine::simulate;
 use mascar::experiment::{run_jobs, scheduler_matrix};
-use mascar::gpu::simulate;
 use mascar::sched::SchedulerKind;
 use mascar::workload::builtin::{self, builtins};
 use mascar::workload::kernel_format::parse_kernel;

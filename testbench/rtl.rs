@@ -4,7 +4,8 @@
 //! disagreement that lockstep must report.
 
 use mascar::config::{Config, Engine};
-use mascar::gpu::{simulate, Gpu, SimError};
+use mascar::engine::simulate;
+use mascar::gpu::SimError;
 use mascar::rtl::emit;
 use mascar::sched::SchedulerKind;
 use mascar::workload::builtin;
@@ -165,11 +166,13 @@ fn lockstep_reports_a_planted_disagreement_with_cycle_sm_block_signal_and_a_wave
     let k = builtin::find("srad-1").unwrap().kernel();
     let lrr = cfg(SchedulerKind::Lrr, Engine::Ref);
     let gto = cfg(SchedulerKind::Gto, Engine::Ref);
-    let mut gpu = Gpu::new(&lrr).unwrap();
-    gpu.sms[0].blocks = Box::new(mascar::rtl::lockstep::Lockstep::new(
+    let mut gpu = mascar::engine::gpu(&lrr).unwrap();
+    gpu.sms[0].blocks = Box::new(mascar::mascar::lockstep::Lockstep::new(
         0,
-        mascar::gpu::sm::reference_blocks(&lrr, 0),
-        mascar::rtl::harness::RtlBlocks::new(&gto),
+        mascar::engine::reference_blocks(&lrr, 0),
+        Box::new(mascar::rtl::harness::RtlBlocks::like(
+            &mascar::engine::reference_blocks(&gto, 0),
+        )),
     ));
     match gpu.run(&k, None) {
         Err(SimError::Lockstep(m)) => {
@@ -195,7 +198,7 @@ fn record(kernel: &str, s: SchedulerKind, cycles: u64, dir: &Path) {
         max_cycles: cycles,
         ..cfg(s, Engine::Rtl)
     };
-    let mut gpu = Gpu::new(&c).unwrap();
+    let mut gpu = mascar::engine::gpu(&c).unwrap();
     gpu.record_ports(dir, 0, cycles).unwrap();
     match gpu.run(&k, None) {
         Ok(_) | Err(SimError::MaxCycles(_)) => {}

@@ -4,7 +4,6 @@
 //! agrees. Cycles are reported beside the peer's figure (a different machine: not compared).
 
 use mascar::config::Config;
-use mascar::gpu::Gpu;
 use mascar::sched::SchedulerKind;
 use mascar::workload::trace::{kernelslist, ListEntry};
 use mascar::workload::trace_kernel::{self, TraceKernel};
@@ -48,7 +47,7 @@ fn every_shared_trace_runs_to_completion_with_the_traces_instruction_count() {
                 scheduler: s,
                 ..Config::default()
             };
-            let mut gpu = Gpu::new(&cfg).unwrap();
+            let mut gpu = mascar::engine::gpu(&cfg).unwrap();
             for t in &ks {
                 let r = gpu
                     .run(&t.fresh_kernel().unwrap(), None)
@@ -108,4 +107,42 @@ fn a_trace_with_a_wrong_instruction_count_is_refused_with_file_and_line() {
         "no line in {err}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// SMs left with no work once every CTA is handed out are not stepped (issue 15 §8): that
+/// must change no statistic. The shared traces have fewer CTAs than SMs, so most SMs rest
+/// from the start; srad-1 on 4 SMs has a tail in which SMs finish one after another.
+#[test]
+fn skipping_sms_at_rest_changes_no_statistic() {
+    // A trace kernel streams its CTAs from the file: each run takes a fresh one.
+    let mut runs: Vec<(String, Box<dyn Fn() -> mascar::workload::Kernel>)> = Vec::new();
+    for dir in traces() {
+        for t in kernels(&dir) {
+            runs.push((
+                dir.display().to_string(),
+                Box::new(move || t.fresh_kernel().unwrap()),
+            ));
+        }
+    }
+    runs.push((
+        "srad-1".into(),
+        Box::new(|| mascar::workload::builtin::find("srad-1").unwrap().kernel()),
+    ));
+    for (what, kernel) in &runs {
+        for &s in SchedulerKind::ALL {
+            let cfg = Config {
+                scheduler: s,
+                sms: if what == "srad-1" { 4 } else { 15 },
+                ..Config::default()
+            };
+            let run = |step: bool| {
+                let mut gpu = mascar::engine::gpu(&cfg).unwrap();
+                gpu.step_idle_sms = step;
+                let r = gpu.run(&kernel(), None).unwrap();
+                assert!(r.warp_instructions > 0, "{what} under {s}");
+                serde_json::to_value(r).unwrap()
+            };
+            assert_eq!(run(false), run(true), "{what} under {s}");
+        }
+    }
 }

@@ -3,9 +3,8 @@
 //! signals under the model's, and values that agree with the run's own statistics.
 
 use mascar::config::{Config, Engine};
-use mascar::gpu::Gpu;
+use mascar::gpu::waves::WaveOptions;
 use mascar::sched::SchedulerKind;
-use mascar::waves::WaveOptions;
 use mascar::workload::builtin;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -24,14 +23,18 @@ struct Parsed {
     times: Vec<u64>,
     /// path → (cycle, value) changes.
     changes: HashMap<String, Vec<(u64, u64)>>,
+    /// path → width, for every declared variable.
+    widths: HashMap<String, u32>,
+    /// path → (cycle, text) changes of string variables.
+    strings: HashMap<String, Vec<(u64, String)>>,
 }
 
-fn paths(items: &[ScopeItem], prefix: &str, out: &mut HashMap<vcd::IdCode, String>) {
+fn paths(items: &[ScopeItem], prefix: &str, out: &mut HashMap<vcd::IdCode, (String, u32)>) {
     for it in items {
         match it {
             ScopeItem::Scope(s) => paths(&s.items, &format!("{prefix}{}.", s.identifier), out),
             ScopeItem::Var(v) => {
-                out.insert(v.code, format!("{prefix}{}", v.reference));
+                out.insert(v.code, (format!("{prefix}{}", v.reference), v.size));
             }
             _ => {}
         }
@@ -42,21 +45,26 @@ fn parse(path: &Path) -> Parsed {
     let f = std::io::BufReader::new(std::fs::File::open(path).unwrap());
     let mut p = vcd::Parser::new(f);
     let header = p.parse_header().unwrap();
-    let mut names = HashMap::new();
-    paths(&header.items, "", &mut names);
+    let mut vars = HashMap::new();
+    paths(&header.items, "", &mut vars);
+    let names: HashMap<_, _> = vars.iter().map(|(k, v)| (*k, v.0.clone())).collect();
+    let widths = vars.into_values().collect();
+    let mut strings = HashMap::<String, Vec<(u64, String)>>::new();
     let (mut t, mut times, mut changes) = (0, vec![], HashMap::<String, Vec<(u64, u64)>>::new());
     for cmd in p {
         let bit = |v: vcd::Value| (v == vcd::Value::V1) as u64;
         match cmd.unwrap() {
+            // Half cycles (the clock falls mid-cycle): read in cycles.
             Vcd::Timestamp(x) => {
-                t = x;
-                times.push(x);
+                t = x / 2;
+                times.push(t);
             }
             Vcd::ChangeScalar(id, v) => changes.entry(names[&id].clone()).or_default().push((t, bit(v))),
             Vcd::ChangeVector(id, v) => {
                 let x = v.iter().fold(0, |a, b| a << 1 | bit(b));
                 changes.entry(names[&id].clone()).or_default().push((t, x));
             }
+            Vcd::ChangeString(id, s) => strings.entry(names[&id].clone()).or_default().push((t, s)),
             _ => {}
         }
     }
@@ -64,10 +72,32 @@ fn parse(path: &Path) -> Parsed {
         header,
         times,
         changes,
+        widths,
+        strings,
     }
 }
 
 impl Parsed {
+    /// The value of `var` at `cycle` (the last change at or before it).
+    fn at(&self, var: &str, cycle: u64) -> u64 {
+        self.changes[var]
+            .iter()
+            .take_while(|c| c.0 <= cycle)
+            .last()
+            .expect("a first value")
+            .1
+    }
+
+    /// The text of string variable `var` at `cycle`.
+    fn text_at(&self, var: &str, cycle: u64) -> &str {
+        &self.strings[var]
+            .iter()
+            .take_while(|c| c.0 <= cycle)
+            .last()
+            .expect("a first value")
+            .1
+    }
+
     /// Cycles in `start..end` at which `var` was 1 (a 1-bit signal).
     fn cycles_high(&self, var: &str, end: u64) -> u64 {
         let ch = &self.changes[var];
@@ -94,7 +124,7 @@ fn a_whole_run_waveform_agrees_with_the_run_statistics() {
     let k = builtin::find("kmeans-1").unwrap().kernel();
     let cfg = config(SchedulerKind::Mascar, Engine::Ref, 1);
     let path = temp("whole.vcd");
-    let mut gpu = Gpu::new(&cfg).unwrap();
+    let mut gpu = mascar::engine::gpu(&cfg).unwrap();
     gpu.record_waves(&WaveOptions {
         path: path.clone(),
         window: None,
@@ -103,7 +133,8 @@ fn a_whole_run_waveform_agrees_with_the_run_statistics() {
     .unwrap();
     let stats = gpu.run(&k, None).unwrap();
     let w = parse(&path);
-    assert_eq!(w.header.timescale, Some((1, TimescaleUnit::NS)));
+    // Two time units per cycle, one cycle per ns.
+    assert_eq!(w.header.timescale, Some((500, TimescaleUnit::PS)));
     let end = stats.cycles;
     assert_eq!(
         w.times.last().copied(),
@@ -127,7 +158,7 @@ fn a_window_of_chosen_sms_with_rtl_signals_converts_with_vcd2fst_and_has_a_gtkw(
         ..config(SchedulerKind::Mascar, Engine::Rtl, 2)
     };
     let path = temp("window.vcd");
-    let mut gpu = Gpu::new(&cfg).unwrap();
+    let mut gpu = mascar::engine::gpu(&cfg).unwrap();
     gpu.record_waves(&WaveOptions {
         path: path.clone(),
         window: Some((100, 300)),
@@ -169,13 +200,20 @@ fn a_window_of_chosen_sms_with_rtl_signals_converts_with_vcd2fst_and_has_a_gtkw(
     assert!(std::fs::metadata(&fst).unwrap().len() > 0);
 
     let gtkw = path.with_extension("gtkw");
-    mascar::waves::write_gtkw(&gtkw, &path, &[1], 2, 48, (100, 300)).unwrap();
+    mascar::gpu::waves::write_gtkw(&gtkw, &path, &[1], 2, 48, (100, 300)).unwrap();
     let text = std::fs::read_to_string(&gtkw).unwrap();
     for needle in [
         "[dumpfile] \"window.vcd\"",
         "[timestart] 100",
-        "gpu.sm1.mode[15:0]",
-        "@820",
+        "gpu.clk\n",
+        // Text views, and the warps one scope each.
+        "gpu.sm1.mode\n",
+        "gpu.sm1.owner_name\n",
+        "gpu.sm1.warp07.state\n",
+        "gpu.sm1.warp47.stall\n",
+        // Each model signal beside the RTL signal that computes it.
+        "gpu.sm1.mp\n@28\ngpu.sm1.rtl.issue_top.sched.mp\n",
+        "gpu.sm1.wst_mem[47:0]\n@22\ngpu.sm1.rtl.issue_top.wst.mem[47:0]\n",
     ] {
         assert!(
             text.contains(needle),
@@ -184,11 +222,216 @@ fn a_window_of_chosen_sms_with_rtl_signals_converts_with_vcd2fst_and_has_a_gtkw(
     }
 }
 
+/// A few CTAs of srad-1 on one SM under the RTL engine: long enough to time, short enough
+/// to run to the end.
+fn short_rtl_run(window: Option<(u64, u64)>, path: &Path) -> (mascar::stats::RunStats, f64) {
+    let mut k = builtin::find("srad-1").unwrap().kernel();
+    k.grid = k.grid.min(6);
+    // No max_cycles: the kernel runs to its end.
+    let cfg = config(SchedulerKind::Mascar, Engine::Rtl, 1);
+    assert_eq!(cfg.max_cycles, 0);
+    let mut gpu = mascar::engine::gpu(&cfg).unwrap();
+    if window.is_some() {
+        gpu.record_waves(&WaveOptions {
+            path: path.to_path_buf(),
+            window,
+            sms: None,
+        })
+        .unwrap();
+    }
+    let t = std::time::Instant::now();
+    let stats = gpu.run(&k, None).expect("a windowed run ends without an error");
+    (stats, t.elapsed().as_secs_f64())
+}
+
+#[test]
+fn a_window_needs_no_max_cycles_and_costs_little_outside_it() {
+    let path = temp("late-window.vcd");
+    // Best of two each, interleaved, against the noise of a shared machine.
+    let (mut plain, mut waved) = (f64::MAX, f64::MAX);
+    let (mut plain_stats, mut waved_stats) = (None, None);
+    for _ in 0..2 {
+        let (s, t) = short_rtl_run(None, &path);
+        plain = plain.min(t);
+        plain_stats = Some(s);
+        let (s, t) = short_rtl_run(Some((100, 300)), &path);
+        waved = waved.min(t);
+        waved_stats = Some(s);
+    }
+    let (plain_stats, waved_stats) = (plain_stats.unwrap(), waved_stats.unwrap());
+    assert_eq!(
+        waved_stats.cycles, plain_stats.cycles,
+        "recording changes nothing"
+    );
+    assert!(
+        plain_stats.cycles > 5_000,
+        "{} cycles: too short to time",
+        plain_stats.cycles
+    );
+    let w = parse(&path);
+    assert!(
+        w.times.iter().all(|t| (100..=300).contains(t)),
+        "times outside the window"
+    );
+    assert_eq!(
+        w.times.last().copied(),
+        Some(300),
+        "the file ends at the window's end"
+    );
+    assert!(w.changes.contains_key("gpu.sm0.rtl.issue_top.sched.mp"));
+    // Probing every RTL signal every cycle made the run several times slower (issue 17
+    // measured 37 k -> 5.5 k cycles/s); outside the window nothing is probed.
+    assert!(
+        waved < 1.6 * plain + 0.05,
+        "a 200-cycle window took {waved:.3} s against {plain:.3} s without waves ({} cycles)",
+        plain_stats.cycles
+    );
+}
+
+/// srad-1 on one SM under the RTL engine, cycles 100..300, parsed.
+fn rtl_window(name: &str) -> Parsed {
+    let k = builtin::find("srad-1").unwrap().kernel();
+    let cfg = Config {
+        max_cycles: 300,
+        ..config(SchedulerKind::Mascar, Engine::Rtl, 1)
+    };
+    let path = temp(name);
+    let mut gpu = mascar::engine::gpu(&cfg).unwrap();
+    gpu.record_waves(&WaveOptions {
+        path: path.clone(),
+        window: Some((100, 300)),
+        sms: None,
+    })
+    .unwrap();
+    let _ = gpu.run(&k, None);
+    parse(&path)
+}
+
+#[test]
+fn rtl_signals_are_registers_in_warp_order_and_never_constants() {
+    let w = rtl_window("readable.vcd");
+    let rtl: Vec<&String> = w
+        .widths
+        .keys()
+        .filter(|p| p.starts_with("gpu.sm0.rtl."))
+        .collect();
+    assert!(rtl.len() > 50, "{} RTL signals", rtl.len());
+    for p in &rtl {
+        let ch = w.changes.get(*p).map_or(&[][..], |c| &c[..]);
+        assert!(
+            ch.iter().any(|c| c.1 != ch[0].1),
+            "{p} never changes over the dump: {ch:?}"
+        );
+        let leaf = p.rsplit('.').next().unwrap();
+        assert!(leaf != "d" && leaf != "q", "{p}: a flop shows as its d/q pins");
+    }
+    // Configuration inputs are constant by construction.
+    assert!(!w.widths.contains_key("gpu.sm0.rtl.issue_top.mas_enable"));
+    // One signal per register, named after it.
+    assert_eq!(w.widths.get("gpu.sm0.rtl.issue_top.wst.mem_r"), Some(&48));
+    // Per-warp vectors are one vector, warp w = bit w: the WST's output is the model's
+    // view of it, cycle for cycle.
+    assert_eq!(w.widths.get("gpu.sm0.rtl.issue_top.wst.mem"), Some(&48));
+    assert_eq!(
+        w.changes["gpu.sm0.rtl.issue_top.wst.mem"],
+        w.changes["gpu.sm0.wst_mem"]
+    );
+    assert!(!w.widths.contains_key("gpu.sm0.rtl.issue_top.wst.mem_0"));
+    // A clock: high from the start of each cycle, low from its middle.
+    let clk = &w.changes["gpu.clk"];
+    assert_eq!(clk.len(), 2 * 200, "two edges per cycle of the window");
+    assert!(clk
+        .iter()
+        .enumerate()
+        .all(|(i, c)| c.0 == 100 + i as u64 / 2 && c.1 == (i % 2 == 0) as u64));
+}
+
+#[test]
+fn mode_owner_and_each_warps_state_and_stall_read_as_text() {
+    let w = rtl_window("decoded.vcd");
+    let warps = 48;
+    for t in 100..300 {
+        let mp = w.at("gpu.sm0.mp", t);
+        assert_eq!(
+            w.text_at("gpu.sm0.mode", t),
+            if mp == 1 { "MP" } else { "EP" },
+            "cycle {t}"
+        );
+        let owner = match w.at("gpu.sm0.owner_valid", t) {
+            1 => format!("w{}", w.at("gpu.sm0.owner", t)),
+            _ => "none".to_string(),
+        };
+        assert_eq!(w.text_at("gpu.sm0.owner_name", t), owner, "cycle {t}");
+        let (active, stall, mem) = (
+            w.at("gpu.sm0.active", t),
+            w.at("gpu.sm0.wst_stall", t),
+            w.at("gpu.sm0.wst_mem", t),
+        );
+        let issued: Vec<u64> = (0..2)
+            .filter(|s| w.at(&format!("gpu.sm0.issue{s}_valid"), t) == 1)
+            .map(|s| w.at(&format!("gpu.sm0.issue{s}_warp"), t))
+            .collect();
+        for warp in 0..warps {
+            let state = w.text_at(&format!("gpu.sm0.warp{warp:02}.state"), t);
+            let want = if active >> warp & 1 == 0 {
+                "off"
+            } else if issued.contains(&warp) {
+                "issue"
+            } else if mem >> warp & 1 == 1 {
+                "mem"
+            } else {
+                "alu"
+            };
+            assert_eq!(state, want, "warp {warp} at cycle {t}");
+            let reason = w.text_at(&format!("gpu.sm0.warp{warp:02}.stall"), t);
+            assert_eq!(
+                reason.contains("mas:not-owner"),
+                stall >> warp & 1 == 1,
+                "warp {warp} at {t}: {reason}"
+            );
+        }
+    }
+    // Every warp is its own scope, in warp order.
+    assert!(w.header.find_scope(&["gpu", "sm0", "warp07"]).is_some());
+}
+
+#[test]
+fn the_save_file_lists_only_what_the_dump_declares() {
+    // A reference-engine dump has no RTL signals: its save file names none.
+    let k = builtin::find("srad-1").unwrap().kernel();
+    let cfg = Config {
+        max_cycles: 200,
+        ..config(SchedulerKind::Mascar, Engine::Ref, 1)
+    };
+    let path = temp("ref.vcd");
+    let mut gpu = mascar::engine::gpu(&cfg).unwrap();
+    gpu.record_waves(&WaveOptions {
+        path: path.clone(),
+        window: None,
+        sms: None,
+    })
+    .unwrap();
+    let _ = gpu.run(&k, None);
+    let gtkw = path.with_extension("gtkw");
+    mascar::gpu::waves::write_gtkw(&gtkw, &path, &[0], 2, 48, (0, 200)).unwrap();
+    let text = std::fs::read_to_string(&gtkw).unwrap();
+    assert!(
+        text.contains("gpu.sm0.mp\n") && text.contains("gpu.sm0.warp00.state\n"),
+        "{text}"
+    );
+    assert!(!text.contains(".rtl."), "{text}");
+    // Groups open and close in pairs.
+    assert_eq!(
+        text.matches("@800200").count() + text.matches("@c00200").count(),
+        text.matches("@1000200").count() + text.matches("@1400200").count()
+    );
+}
+
 #[test]
 fn a_bad_sm_list_is_refused_and_leaves_no_file() {
     let cfg = config(SchedulerKind::Lrr, Engine::Ref, 2);
     let path = temp("refused.vcd");
-    let mut gpu = Gpu::new(&cfg).unwrap();
+    let mut gpu = mascar::engine::gpu(&cfg).unwrap();
     let err = gpu
         .record_waves(&WaveOptions {
             path: path.clone(),
@@ -208,7 +451,7 @@ fn a_bad_sm_list_is_refused_and_leaves_no_file() {
 
 #[test]
 fn window_syntax_errors_name_the_problem() {
-    use mascar::waves::parse_window;
+    use mascar::gpu::waves::parse_window;
     assert_eq!(parse_window("10..20"), Ok((10, 20)));
     assert_eq!(parse_window("..20"), Ok((0, 20)));
     assert_eq!(parse_window("5.."), Ok((5, u64::MAX)));

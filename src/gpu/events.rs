@@ -13,7 +13,7 @@
 //! 1502 sm=0 reexec warp=3 entry=0
 //! ```
 
-use crate::report::PendingFile;
+use crate::output::PendingFile;
 use std::fmt;
 use std::fs::File;
 use std::io::{BufWriter, Write};

@@ -10,6 +10,8 @@ use super::reexec_queue::ReexecQueue;
 use super::scheduler::Scheduler;
 use super::wrc::Wrc;
 use super::wst::Wst;
+use std::fmt;
+use std::path::PathBuf;
 
 /// What the issue stage's three blocks give in one cycle.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -27,6 +29,39 @@ pub struct IssueIn {
     pub sched: SchedIn,
 }
 
+/// The first disagreement between the twins.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    pub cycle: u64,
+    pub sm: usize,
+    pub block: &'static str,
+    pub signal: &'static str,
+    pub expected: String,
+    pub actual: String,
+    /// The VCD written around the cycle, if it could be written.
+    pub vcd: Option<PathBuf>,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "lockstep mismatch at cycle {}, SM {}, block {}, signal {}: reference {}, RTL {}",
+            self.cycle, self.sm, self.block, self.signal, self.expected, self.actual
+        )?;
+        if let Some(p) = &self.vcd {
+            write!(f, " (waveform of the cycles before it: {})", p.display())?;
+        }
+        Ok(())
+    }
+}
+
+/// Makes each SM's blocks: the engine, chosen once where the run is assembled
+/// (`crate::engine`) and handed to the GPU.
+pub trait BlockEngine: Send + Sync {
+    fn blocks(&self, sm: usize) -> Box<dyn MascarBlocks + Send>;
+}
+
 pub trait MascarBlocks {
     /// Mode and owner registers (in force this cycle).
     fn registers(&self) -> (bool, Option<u8>);
@@ -37,7 +72,7 @@ pub trait MascarBlocks {
     fn issue_eval(&mut self, i: &IssueIn) -> IssueView;
     fn issue_clock(&mut self, cycle: u64, i: &IssueIn);
     /// The first disagreement between twins, when running in lockstep.
-    fn mismatch(&self) -> Option<&crate::rtl::lockstep::Mismatch> {
+    fn mismatch(&self) -> Option<&Mismatch> {
         None
     }
     /// The behavioural scheduler, for what the ports do not carry (OWL's CTA groups).
@@ -50,8 +85,11 @@ pub trait MascarBlocks {
     /// Appends the values of the signals `visit_rtl` walked, as they were during the last
     /// cycle (captured before the clock edge that ended it), in the same order.
     fn rtl_values(&self, _out: &mut Vec<u64>) {}
+    /// Turns the per-cycle capture that `visit_rtl` started on or off (a windowed waveform
+    /// switches it off outside its window, where probing every signal would cost the speed).
+    fn set_rtl_capture(&mut self, _on: bool) {}
     /// Starts writing the RTL blocks' ports for the first `cycles` cycles into `dir`
-    /// (see [`crate::rtl::record`]).
+    /// (see `crate::rtl::record`).
     fn start_recording(&mut self, _dir: &std::path::Path, _cycles: u64) -> std::io::Result<()> {
         Err(std::io::Error::other(
             "only the RTL blocks can be recorded: use --engine rtl or --engine lockstep",

@@ -1,40 +1,12 @@
-//! Lockstep: the behavioural and RTL twins side by side, every output compared every cycle.
-//! The first disagreement is kept (the run stops on it) with a VCD of both twins' outputs
-//! over the cycles before it.
+//! Lockstep: the behavioural twins and another implementation of the same blocks (the RTL)
+//! side by side, every output compared every cycle. The first disagreement is kept (the run
+//! stops on it) with a VCD of both twins' outputs over the cycles before it. Only the ports
+//! are compared, so any engine behind [`MascarBlocks`] can be checked.
 
-use super::harness::RtlBlocks;
-use crate::mascar::blocks::{IssueIn, IssueView, MascarBlocks, RefBlocks};
-use crate::mascar::ports::{QueueIn, QueueOut};
+pub use super::blocks::Mismatch;
+use super::blocks::{IssueIn, IssueView, MascarBlocks, RefBlocks};
+use super::ports::{QueueIn, QueueOut};
 use std::collections::VecDeque;
-use std::fmt;
-use std::path::PathBuf;
-
-/// The first disagreement between the twins.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Mismatch {
-    pub cycle: u64,
-    pub sm: usize,
-    pub block: &'static str,
-    pub signal: &'static str,
-    pub expected: String,
-    pub actual: String,
-    /// The VCD written around the cycle, if it could be written.
-    pub vcd: Option<PathBuf>,
-}
-
-impl fmt::Display for Mismatch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "lockstep mismatch at cycle {}, SM {}, block {}, signal {}: reference {}, RTL {}",
-            self.cycle, self.sm, self.block, self.signal, self.expected, self.actual
-        )?;
-        if let Some(p) = &self.vcd {
-            write!(f, " (waveform of the cycles before it: {})", p.display())?;
-        }
-        Ok(())
-    }
-}
 
 /// A port as (block, signal, width in bits, value); `Option<u8>` ports are 7 bits with the
 /// valid bit on top.
@@ -88,14 +60,15 @@ struct Sample {
 pub struct Lockstep {
     sm: usize,
     reference: RefBlocks,
-    rtl: RtlBlocks,
+    /// The implementation under test (its outputs are the "actual" side).
+    rtl: Box<dyn MascarBlocks + Send>,
     mismatch: Option<Mismatch>,
     history: VecDeque<Sample>,
     current: Sample,
 }
 
 impl Lockstep {
-    pub fn new(sm: usize, reference: RefBlocks, rtl: RtlBlocks) -> Self {
+    pub fn new(sm: usize, reference: RefBlocks, rtl: Box<dyn MascarBlocks + Send>) -> Self {
         Lockstep {
             sm,
             reference,
@@ -135,7 +108,7 @@ impl Lockstep {
     /// Both twins' outputs over the kept cycles, `ref` and `rtl` scopes per block.
     fn write_vcd(&self, path: &std::path::Path) -> std::io::Result<()> {
         let samples: Vec<Sample> = self.history.iter().copied().collect();
-        crate::waves::write_atomic_vcd(path, |w| {
+        crate::output::vcd::write_atomic_vcd(path, |w| {
             let mut ids = Vec::new();
             w.timescale(1, vcd::TimescaleUnit::NS)?;
             w.add_module(&format!("sm{}", self.sm))?;
@@ -157,7 +130,7 @@ impl Lockstep {
                     let ports = issue_ports(&s.issue[t]);
                     let qports = queue_ports(&s.queue[t]);
                     for p in ports.iter().chain(qports.iter()) {
-                        crate::waves::change(w, ids[k], p.2, p.3)?;
+                        crate::output::vcd::change(w, ids[k], p.2, p.3)?;
                         k += 1;
                     }
                 }
@@ -173,6 +146,9 @@ impl MascarBlocks for Lockstep {
     }
     fn rtl_values(&self, out: &mut Vec<u64>) {
         self.rtl.rtl_values(out)
+    }
+    fn set_rtl_capture(&mut self, on: bool) {
+        self.rtl.set_rtl_capture(on)
     }
     fn start_recording(&mut self, dir: &std::path::Path, cycles: u64) -> std::io::Result<()> {
         self.rtl.start_recording(dir, cycles)
@@ -217,7 +193,7 @@ impl MascarBlocks for Lockstep {
     fn mismatch(&self) -> Option<&Mismatch> {
         self.mismatch.as_ref()
     }
-    fn reference_scheduler(&mut self) -> Option<&mut crate::mascar::scheduler::Scheduler> {
+    fn reference_scheduler(&mut self) -> Option<&mut super::scheduler::Scheduler> {
         Some(&mut self.reference.sched)
     }
 }

@@ -7,6 +7,8 @@
 //! the same contract can stand in for any of them.
 
 pub mod blocks;
+pub mod coverage;
+pub mod lockstep;
 pub mod ports;
 pub mod reexec_queue;
 pub mod saturation;

@@ -8,6 +8,14 @@
 //!
 //! Masks have bit `w` for warp slot `w` of the SM; entry masks bit `e` for queue entry `e`.
 
+/// The warp ↔ lane layout of the two schedulers, part of the contract.
+pub use crate::sched::lanes::{join, split};
+
+/// Lanes per scheduler of the RTL blocks (48 warps) and entries of their re-execution queue:
+/// the sizes the RTL engine is built at, which waveforms need to lay out its signals.
+pub const RTL_LANES: usize = 24;
+pub const RTL_ENTRIES: usize = 32;
+
 /// What the SM's issue stage knows about each warp this cycle (input of the WRC).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WarpSignals {

@@ -18,11 +18,10 @@
 //! outstanding, so a pulse always follows.
 //!
 //! The control holds valid and retry bits, each entry's warp and arrival stamp; the entries'
-//! line requests live beside it in [`Parked`], indexed by entry, where the LD/ST unit reads
+//! line requests live beside it in the LD/ST unit's `Parked` records, indexed by entry, where it reads
 //! them.
 
 use super::ports::{QueueIn, QueueOut};
-use crate::gpu::sm::coalescer::{Coalesced, LineRequest};
 
 #[derive(Clone, Debug)]
 pub struct ReexecQueue {
@@ -190,24 +189,6 @@ fn low_mask(n: usize) -> u64 {
         u64::MAX
     } else {
         (1u64 << n) - 1
-    }
-}
-
-/// A parked memory instruction's data, beside the queue's control.
-#[derive(Clone, Debug, Default)]
-pub struct Parked {
-    pub warp: u8,
-    pub store: bool,
-    /// In-flight load id (loads).
-    pub load: u16,
-    /// Its line requests and the next one to send.
-    pub lines: Coalesced,
-    pub next: usize,
-}
-
-impl Parked {
-    pub fn next_line(&self) -> LineRequest {
-        self.lines.lines[self.next]
     }
 }
 

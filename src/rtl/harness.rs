@@ -6,92 +6,16 @@
 use super::record::PortRecorder;
 use super::reexec_queue::ReexecQueueRtl;
 use super::top::IssueTopRtl;
-use crate::config::{CarEntry, Config};
-use crate::mascar::blocks::{IssueIn, IssueView, MascarBlocks};
+use crate::mascar::blocks::{IssueIn, IssueView, MascarBlocks, RefBlocks};
 use crate::mascar::ports::*;
 use rust_hdl::prelude::*;
 
 /// Lanes per scheduler of the RTL engine's blocks (48 warps).
-pub const LANES: usize = 24;
+pub const LANES: usize = crate::mascar::ports::RTL_LANES;
 /// Entries of the RTL engine's re-execution queue.
-pub const ENTRIES: usize = 32;
+pub const ENTRIES: usize = crate::mascar::ports::RTL_ENTRIES;
 
-/// Whether the RTL blocks can stand in for `cfg`'s behavioural ones; the reason if not.
-pub fn supports(cfg: &Config) -> Result<(), String> {
-    use crate::sched::SchedulerKind as K;
-    let base = if cfg.scheduler.uses_mas() {
-        cfg.mas_base_order
-    } else {
-        cfg.scheduler
-    };
-    if cfg.schedulers_per_sm != 2 {
-        return Err(format!(
-            "the RTL scheduler block has 2 schedulers (schedulers_per_sm = {})",
-            cfg.schedulers_per_sm
-        ));
-    }
-    if cfg.warps_per_sm as usize > 2 * LANES {
-        return Err(format!(
-            "the RTL blocks hold {} warps (warps_per_sm = {})",
-            2 * LANES,
-            cfg.warps_per_sm
-        ));
-    }
-    if cfg.scheduler.uses_car() && cfg.car_queue_depth as usize > ENTRIES {
-        return Err(format!(
-            "the RTL re-execution queue has {ENTRIES} entries (car_queue_depth = {})",
-            cfg.car_queue_depth
-        ));
-    }
-    if cfg.scheduler.uses_car() && cfg.car_entry != CarEntry::Instruction {
-        return Err(
-            "the RTL re-execution queue keeps one holder bit per warp, so one entry per warp \
-             (car_entry = access)"
-                .to_string(),
-        );
-    }
-    if cfg.scheduler.uses_mas() && cfg.mas_mp_exit_hold > u16::MAX as u32 {
-        // Refused rather than cut down to what the 16-bit hold counter can count.
-        return Err(format!(
-            "the RTL scheduler block counts the MP hold in 16 bits (mas_mp_exit_hold = {} > {})",
-            cfg.mas_mp_exit_hold,
-            u16::MAX
-        ));
-    }
-    if !matches!(base, K::Lrr | K::Gto | K::Ccws | K::Car) {
-        return Err(format!(
-            "the RTL scheduler block orders warps by LRR or GTO, not {base} (scheduler {})",
-            cfg.scheduler
-        ));
-    }
-    Ok(())
-}
-
-/// Bits of `m` at even / odd positions: scheduler 0's and 1's lanes.
-pub fn split(m: u64) -> [u64; 2] {
-    let mut halves = [0u64; 2];
-    let mut x = m;
-    while x != 0 {
-        let w = x.trailing_zeros();
-        x &= x - 1;
-        halves[(w & 1) as usize] |= 1 << (w >> 1);
-    }
-    halves
-}
-
-/// Inverse of [`split`].
-pub fn join(h: [u64; 2]) -> u64 {
-    let mut m = 0u64;
-    for (s, &half) in h.iter().enumerate() {
-        let mut x = half;
-        while x != 0 {
-            let j = x.trailing_zeros();
-            x &= x - 1;
-            m |= 1 << (2 * j + s as u32);
-        }
-    }
-    m
-}
+pub use crate::mascar::ports::{join, split};
 
 fn settle<B: Block>(uut: &mut B) {
     // The blocks are loop-free; a failure to converge is a design bug, not bad input.
@@ -138,10 +62,10 @@ enum Recorded {
 }
 
 impl RtlBlocks {
-    pub fn new(cfg: &Config) -> Self {
+    /// RTL blocks configured as `reference` is (policy, MAS, hit-only mode, queue depth).
+    pub fn like(reference: &RefBlocks) -> Self {
         let mut issue = Box::<IssueTopRtl<LANES>>::default();
         issue.connect_all();
-        let reference = crate::gpu::sm::reference_blocks(cfg, 0);
         let base = reference.sched.params();
         issue.stall_non_owners.next = reference.wrc.stall_non_owners;
         issue.policy_gto.next = base.base == BaseOrder::Gto;
@@ -149,10 +73,10 @@ impl RtlBlocks {
         issue.check_at_handover.next = base.mode_check == MasModeCheck::Handover;
         issue.mp_exit_hold.next = (base.mp_exit_hold.min(u16::MAX as u32) as u64).into();
         settle(issue.as_mut());
-        let queue = cfg.scheduler.uses_car().then(|| {
+        let queue = reference.queue.as_ref().map(|reference| {
             let mut q = Box::<ReexecQueueRtl<ENTRIES, LANES>>::default();
             q.connect_all();
-            let depth = cfg.car_queue_depth as u64;
+            let depth = reference.depth() as u64;
             q.depth.next = depth.into();
             q.entries.next = ((1u64 << depth) - 1).into();
             settle(q.as_mut());
@@ -284,7 +208,7 @@ impl MascarBlocks for RtlBlocks {
         if self.capture {
             self.queue_values.clear();
             let values = &mut self.queue_values;
-            q.accept("reexec_queue", &mut crate::waves::Read { values });
+            q.accept("reexec_queue", &mut crate::output::vcd::Read { values });
         }
         if let Err(e) = self.record(true) {
             self.record_error.get_or_insert(e);
@@ -338,6 +262,10 @@ impl MascarBlocks for RtlBlocks {
         self.capture = true;
     }
 
+    fn set_rtl_capture(&mut self, on: bool) {
+        self.capture = on;
+    }
+
     fn start_recording(&mut self, dir: &std::path::Path, cycles: u64) -> std::io::Result<()> {
         let mut blocks = vec![
             (Recorded::Wst, "mascar_wst"),
@@ -377,7 +305,8 @@ impl MascarBlocks for RtlBlocks {
         if self.capture {
             self.issue_values.clear();
             let values = &mut self.issue_values;
-            self.issue.accept("issue_top", &mut crate::waves::Read { values });
+            self.issue
+                .accept("issue_top", &mut crate::output::vcd::Read { values });
         }
         if let Err(e) = self.record(false) {
             self.record_error.get_or_insert(e);

@@ -1,9 +1,10 @@
 //! The RTL twins of the Mascar blocks (rust-hdl), the single-threaded harness that runs them
 //! inside the SM, lockstep against the behavioural twins, and Verilog generation.
 
+pub mod area;
 pub mod emit;
 pub mod harness;
-pub mod lockstep;
+pub mod prove;
 pub mod record;
 pub mod reexec_queue;
 pub mod scheduler;

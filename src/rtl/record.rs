@@ -7,7 +7,7 @@
 //! that ended the cycle). [`replay`] turns each pair into a Verilog testbench that drives the
 //! inputs into `rtl/MODULE.v`, checks every output each cycle, and clocks it.
 
-use crate::report::PendingFile;
+use crate::output::PendingFile;
 use rust_hdl::core::atom::{Atom, AtomKind};
 use rust_hdl::core::block::Block;
 use rust_hdl::core::probe::Probe;
@@ -32,7 +32,7 @@ struct Ports<'a> {
 }
 
 fn bits_of(a: &dyn Atom) -> u64 {
-    crate::waves::atom_value(a).unwrap_or(0)
+    crate::output::vcd::atom_value(a).unwrap_or(0)
 }
 
 impl Probe for Ports<'_> {
@@ -100,7 +100,7 @@ impl PortRecorder {
             let dir = if p.input { "in" } else { "out" };
             desc.push_str(&format!("{dir} {} {}\n", p.name, p.width));
         }
-        crate::report::write_atomic(&dir.join(format!("{module}.ports")), desc.as_bytes())?;
+        crate::output::write_atomic(&dir.join(format!("{module}.ports")), desc.as_bytes())?;
         let (file, out) = PendingFile::create(&dir.join(format!("{module}.vec")))?;
         Ok(PortRecorder {
             file,

@@ -4,16 +4,27 @@
 //! gives up the memory path (slide 11's flowchart); without it, every cycle.
 //!
 //! Per-warp signals are split by scheduler: lane `j` of scheduler `s` is warp `2j + s`, so
-//! every vector is `H` bits (`H = warps / 2`, at most 32). Age is an age matrix: for each
-//! warp, the lanes of each scheduler that are older (launched earlier, or in the same CTA
-//! at a lower slot); a warp is the oldest of a set when no lane of the set is older.
+//! every vector is `H` bits (`H = warps / 2`, at most 32). Age is an age matrix over the
+//! `2H` warps that keeps only its strict upper triangle (`H (2H - 1)` flip-flops): for warps
+//! `a < b`, one bit says `b` is older than `a`; the lower half is its complement.
+//!
+//! Depth: a pick is a parallel one-hot, not a chain over the lanes. Each picker's order is a
+//! total order on lanes (preferred queue first, then GTO's greedy warp and age or LRR's
+//! lanes after the last issuer and the lower lane); a lane is picked when it is eligible and
+//! no eligible lane comes before it. "Comes before" by age is the OR of the lane's stored
+//! row (older lanes above it) and of the other rows' complemented bits (below it), both
+//! OR-reductions. The second picker sees the first only through the units it took (SP,
+//! SFU, LD/ST): it is evaluated for each of the eight combinations of taken units and the
+//! right one is selected once the first pick is known.
 
 use rust_hdl::prelude::*;
 
 /// One scheduler's pick: the first eligible lane of its order (LRR: lowest lane after the
 /// last issuer; GTO: the greedy lane, else the oldest), Mem_Q or Comp_Q first under MAS.
+/// `V` variants: variant `v` drops the lanes whose unit the other picker took, as named by
+/// the bits of `v` (bit 0 SP, bit 1 SFU, bit 2 LD/ST); `kill` selects the variant in force.
 #[derive(LogicBlock)]
-pub struct PickerRtl<const H: usize> {
+pub struct PickerRtl<const H: usize, const V: usize> {
     pub ready: Signal<In, Bits<H>>,
     pub alu: Signal<In, Bits<H>>,
     pub sfu: Signal<In, Bits<H>>,
@@ -21,11 +32,13 @@ pub struct PickerRtl<const H: usize> {
     pub gload: Signal<In, Bits<H>>,
     pub wst_mem: Signal<In, Bits<H>>,
     pub wst_stall: Signal<In, Bits<H>>,
-    /// Units left for this scheduler.
+    /// Units free for this scheduler before the other picker's pick.
     pub sp_avail: Signal<In, Bit>,
     pub sfu_avail: Signal<In, Bit>,
     pub lsu_avail: Signal<In, Bit>,
     pub load_avail: Signal<In, Bit>,
+    /// Units the other picker took (bit 0 SP, 1 SFU, 2 LD/ST); below `V` variants, 0.
+    pub kill: Signal<In, Bits<3>>,
     pub policy_gto: Signal<In, Bit>,
     pub mas_enable: Signal<In, Bit>,
     pub mp: Signal<In, Bit>,
@@ -33,25 +46,42 @@ pub struct PickerRtl<const H: usize> {
     pub last_lane: Signal<In, Bits<6>>,
     pub greedy_valid: Signal<In, Bit>,
     pub greedy_lane: Signal<In, Bits<6>>,
-    /// Age rows: the lanes older than lane j.
-    pub older: [Signal<In, Bits<H>>; H],
+    /// Age rows (strict upper triangle): bit `i > j` of row `j` set when lane `i` is older
+    /// than lane `j`.
+    pub tri: [Signal<In, Bits<H>>; H],
     pub pick_valid: Signal<Out, Bit>,
     pub pick_lane: Signal<Out, Bits<6>>,
     pub pick_one_hot: Signal<Out, Bits<H>>,
     ones: Constant<Bits<H>>,
-    one_hot: [Constant<Bits<H>>; H],
     below: [Constant<Bits<H>>; H],
+    above: [Constant<Bits<H>>; H],
     lane_id: [Constant<Bits<6>>; H],
-    sp_block: Signal<Local, Bits<H>>,
-    sfu_block: Signal<Local, Bits<H>>,
-    lsu_block: Signal<Local, Bits<H>>,
-    load_block: Signal<Local, Bits<H>>,
-    eligible: Signal<Local, Bits<H>>,
+    /// Lanes whose index has bit `b` set.
+    id_bit: [Constant<Bits<H>>; 5],
+    var_id: [Constant<Bits<3>>; V],
+    var_sp: [Constant<Bit>; V],
+    var_sfu: [Constant<Bit>; V],
+    var_lsu: [Constant<Bit>; V],
+    /// Eligible before the other picker: ready, not stalled, its unit free.
+    base: Signal<Local, Bits<H>>,
     preferred: Signal<Local, Bits<H>>,
-    set: Signal<Local, Bits<H>>,
-    rr_after: Signal<Local, Bits<H>>,
-    target: Signal<Local, Bits<H>>,
-    greedy_hit: Signal<Local, Bit>,
+    /// LRR: lanes after the last issuer. GTO: the greedy lane, one-hot.
+    after: Signal<Local, Bits<H>>,
+    greedy: Signal<Local, Bits<H>>,
+    /// LRR: per lane, the lanes that come before it (after the last issuer first, then the
+    /// lower lane). A mask from registers, so the eligible lanes meet it in one AND-reduce.
+    lrr_before: [Signal<Local, Bits<H>>; H],
+    /// Per variant: eligible lanes, its preferred / other part, the lanes an older member of
+    /// each part below them makes lose (column half of the age test), the pick.
+    elig: [Signal<Local, Bits<H>>; V],
+    ep: [Signal<Local, Bits<H>>; V],
+    en: [Signal<Local, Bits<H>>; V],
+    col_p: [Signal<Local, Bits<H>>; V],
+    col_n: [Signal<Local, Bits<H>>; V],
+    dom_p: [Signal<Local, Bits<H>>; V],
+    dom_n: [Signal<Local, Bits<H>>; V],
+    sel: [Signal<Local, Bits<H>>; V],
+    lane: [Signal<Local, Bits<6>>; V],
 }
 
 fn low_mask(n: usize) -> u64 {
@@ -62,8 +92,16 @@ fn low_mask(n: usize) -> u64 {
     }
 }
 
-impl<const H: usize> Default for PickerRtl<H> {
+fn bits_with(n: usize, f: impl Fn(usize) -> bool) -> u64 {
+    (0..n).filter(|&i| f(i)).fold(0, |m, i| m | 1 << i)
+}
+
+impl<const H: usize, const V: usize> Default for PickerRtl<H, V> {
     fn default() -> Self {
+        assert!(
+            V == 1 || V == 8,
+            "one variant, or one per combination of taken units"
+        );
         Self {
             ready: Default::default(),
             alu: Default::default(),
@@ -76,6 +114,7 @@ impl<const H: usize> Default for PickerRtl<H> {
             sfu_avail: Default::default(),
             lsu_avail: Default::default(),
             load_avail: Default::default(),
+            kill: Default::default(),
             policy_gto: Default::default(),
             mas_enable: Default::default(),
             mp: Default::default(),
@@ -83,55 +122,54 @@ impl<const H: usize> Default for PickerRtl<H> {
             last_lane: Default::default(),
             greedy_valid: Default::default(),
             greedy_lane: Default::default(),
-            older: std::array::from_fn(|_| Default::default()),
+            tri: std::array::from_fn(|_| Default::default()),
             pick_valid: Default::default(),
             pick_lane: Default::default(),
             pick_one_hot: Default::default(),
             ones: Constant::new(low_mask(H).into()),
-            one_hot: std::array::from_fn(|j| Constant::new((1u64 << j).into())),
             below: std::array::from_fn(|j| Constant::new(low_mask(j).into())),
+            above: std::array::from_fn(|j| Constant::new((low_mask(H) & !low_mask(j + 1)).into())),
             lane_id: std::array::from_fn(|j| Constant::new((j as u64).into())),
-            sp_block: Default::default(),
-            sfu_block: Default::default(),
-            lsu_block: Default::default(),
-            load_block: Default::default(),
-            eligible: Default::default(),
+            id_bit: std::array::from_fn(|b| Constant::new(bits_with(H, |j| j >> b & 1 == 1).into())),
+            var_id: std::array::from_fn(|v| Constant::new((v as u64).into())),
+            var_sp: std::array::from_fn(|v| Constant::new(v & 1 != 0)),
+            var_sfu: std::array::from_fn(|v| Constant::new(v & 2 != 0)),
+            var_lsu: std::array::from_fn(|v| Constant::new(v & 4 != 0)),
+            base: Default::default(),
             preferred: Default::default(),
-            set: Default::default(),
-            rr_after: Default::default(),
-            target: Default::default(),
-            greedy_hit: Default::default(),
+            after: Default::default(),
+            greedy: Default::default(),
+            lrr_before: std::array::from_fn(|_| Default::default()),
+            elig: std::array::from_fn(|_| Default::default()),
+            ep: std::array::from_fn(|_| Default::default()),
+            en: std::array::from_fn(|_| Default::default()),
+            col_p: std::array::from_fn(|_| Default::default()),
+            col_n: std::array::from_fn(|_| Default::default()),
+            dom_p: std::array::from_fn(|_| Default::default()),
+            dom_n: std::array::from_fn(|_| Default::default()),
+            sel: std::array::from_fn(|_| Default::default()),
+            lane: std::array::from_fn(|_| Default::default()),
         }
     }
 }
 
-impl<const H: usize> Logic for PickerRtl<H> {
+impl<const H: usize, const V: usize> Logic for PickerRtl<H, V> {
     #[hdl_gen]
     fn update(&mut self) {
-        // Lanes whose unit is taken.
-        self.sp_block.next = 0.into();
-        if !self.sp_avail.val() {
-            self.sp_block.next = self.alu.val();
-        }
-        self.sfu_block.next = 0.into();
-        if !self.sfu_avail.val() {
-            self.sfu_block.next = self.sfu.val();
-        }
-        self.lsu_block.next = 0.into();
-        if !self.lsu_avail.val() {
-            self.lsu_block.next = self.ldst.val();
-        }
-        self.load_block.next = 0.into();
-        if !self.load_avail.val() {
-            self.load_block.next = self.gload.val();
-        }
         // Eligible: ready, not stalled by the WST, its unit free.
-        self.eligible.next = self.ready.val()
-            & !self.wst_stall.val()
-            & !self.sp_block.val()
-            & !self.sfu_block.val()
-            & !self.lsu_block.val()
-            & !self.load_block.val();
+        self.base.next = self.ready.val() & !self.wst_stall.val();
+        if !self.sp_avail.val() {
+            self.base.next = self.base.val() & !self.alu.val();
+        }
+        if !self.sfu_avail.val() {
+            self.base.next = self.base.val() & !self.sfu.val();
+        }
+        if !self.lsu_avail.val() {
+            self.base.next = self.base.val() & !self.ldst.val();
+        }
+        if !self.load_avail.val() {
+            self.base.next = self.base.val() & !self.gload.val();
+        }
         // Mem_Q first in EP (requests leave early), Comp_Q first in MP; one queue without MAS.
         self.preferred.next = self.ones.val();
         if self.mas_enable.val() {
@@ -141,42 +179,99 @@ impl<const H: usize> Logic for PickerRtl<H> {
                 self.preferred.next = self.wst_mem.val();
             }
         }
-        self.set.next = self.eligible.val() & !self.preferred.val();
-        if (self.eligible.val() & self.preferred.val()).any() {
-            self.set.next = self.eligible.val() & self.preferred.val();
+        self.after.next = 0.into();
+        self.greedy.next = 0.into();
+        // Lane 0 is never after the last lane: its bit stays 0, so the Verilog holds no
+        // always-false comparison (Verilator's UNSIGNED warning).
+        for j in 1..H {
+            self.after.next = self.after.val().replace_bit(
+                j,
+                self.last_valid.val() & (self.lane_id[j].val() > self.last_lane.val()),
+            );
         }
-        // LRR: the lanes after the last issuer, when the set has any.
-        self.rr_after.next = 0.into();
-        if self.last_valid.val() {
-            self.rr_after.next = self.set.val() & !((bits::<H>(2) << self.last_lane.val()) - 1);
+        for j in 0..H {
+            self.greedy.next = self.greedy.val().replace_bit(
+                j,
+                self.greedy_valid.val() & (self.greedy_lane.val() == self.lane_id[j].val()),
+            );
         }
-        self.target.next = self.set.val();
-        if !self.policy_gto.val() & self.rr_after.val().any() {
-            self.target.next = self.rr_after.val();
+        for j in 0..H {
+            self.lrr_before[j].next = self.after.val() | self.below[j].val();
+            if self.after.val().get_bit(j) {
+                self.lrr_before[j].next = self.after.val() & self.below[j].val();
+            }
         }
-        self.greedy_hit.next = self.policy_gto.val()
-            & self.greedy_valid.val()
-            & self.set.val().get_bit(self.greedy_lane.val().index());
-        // The first lane of the target: exactly one lane passes the test below.
-        self.pick_valid.next = self.target.val().any();
+        for v in 0..V {
+            self.elig[v].next = self.base.val();
+            if self.var_sp[v].val() {
+                self.elig[v].next = self.elig[v].val() & !self.alu.val();
+            }
+            if self.var_sfu[v].val() {
+                self.elig[v].next = self.elig[v].val() & !self.sfu.val();
+            }
+            if self.var_lsu[v].val() {
+                self.elig[v].next = self.elig[v].val() & !self.ldst.val();
+            }
+            self.ep[v].next = self.elig[v].val() & self.preferred.val();
+            self.en[v].next = self.elig[v].val() & !self.preferred.val();
+            // Column half of "an older member": member i below lane j is older unless row
+            // i says j is older.
+            self.col_p[v].next = 0.into();
+            self.col_n[v].next = 0.into();
+            for i in 0..H {
+                if self.ep[v].val().get_bit(i) {
+                    self.col_p[v].next = self.col_p[v].val() | (!self.tri[i].val() & self.above[i].val());
+                }
+                if self.en[v].val().get_bit(i) {
+                    self.col_n[v].next = self.col_n[v].val() | (!self.tri[i].val() & self.above[i].val());
+                }
+            }
+            // Lanes of each queue that an eligible lane of the same queue comes before: GTO,
+            // the greedy lane or an older one (row above, columns below); LRR, its mask.
+            self.dom_p[v].next = 0.into();
+            self.dom_n[v].next = 0.into();
+            for j in 0..H {
+                self.dom_p[v].next = self.dom_p[v].val().replace_bit(
+                    j,
+                    (self.policy_gto.val()
+                        & !self.greedy.val().get_bit(j)
+                        & ((self.ep[v].val() & self.greedy.val()).any()
+                            | (self.ep[v].val() & self.tri[j].val()).any()
+                            | self.col_p[v].val().get_bit(j)))
+                        | (!self.policy_gto.val() & (self.ep[v].val() & self.lrr_before[j].val()).any()),
+                );
+                self.dom_n[v].next = self.dom_n[v].val().replace_bit(
+                    j,
+                    (self.policy_gto.val()
+                        & !self.greedy.val().get_bit(j)
+                        & ((self.en[v].val() & self.greedy.val()).any()
+                            | (self.en[v].val() & self.tri[j].val()).any()
+                            | self.col_n[v].val().get_bit(j)))
+                        | (!self.policy_gto.val() & (self.en[v].val() & self.lrr_before[j].val()).any()),
+                );
+            }
+            // Picked: eligible, nothing before it in its queue; the other queue only when no
+            // preferred lane is eligible.
+            self.sel[v].next = self.ep[v].val() & !self.dom_p[v].val();
+            if !self.ep[v].val().any() {
+                self.sel[v].next = self.en[v].val() & !self.dom_n[v].val();
+            }
+            self.lane[v].next = 0.into();
+            for b in 0..5 {
+                self.lane[v].next = self.lane[v]
+                    .val()
+                    .replace_bit(b, (self.sel[v].val() & self.id_bit[b].val()).any());
+            }
+        }
+        // The variant in force, as an AND-OR over the (exclusive) variants.
+        self.pick_valid.next = false;
         self.pick_lane.next = 0.into();
         self.pick_one_hot.next = 0.into();
-        for j in 0..H {
-            if self.target.val().get_bit(j) {
-                if self.policy_gto.val() {
-                    if self.greedy_hit.val() {
-                        if self.greedy_lane.val() == self.lane_id[j].val() {
-                            self.pick_lane.next = self.lane_id[j].val();
-                            self.pick_one_hot.next = self.one_hot[j].val();
-                        }
-                    } else if !(self.target.val() & self.older[j].val()).any() {
-                        self.pick_lane.next = self.lane_id[j].val();
-                        self.pick_one_hot.next = self.one_hot[j].val();
-                    }
-                } else if !(self.target.val() & self.below[j].val()).any() {
-                    self.pick_lane.next = self.lane_id[j].val();
-                    self.pick_one_hot.next = self.one_hot[j].val();
-                }
+        for v in 0..V {
+            if self.kill.val() == self.var_id[v].val() {
+                self.pick_valid.next = self.pick_valid.val() | self.elig[v].val().any();
+                self.pick_lane.next = self.pick_lane.val() | self.lane[v].val();
+                self.pick_one_hot.next = self.pick_one_hot.val() | self.sel[v].val();
             }
         }
     }
@@ -222,8 +317,8 @@ pub struct SchedulerRtl<const H: usize> {
     pub mp: Signal<Out, Bit>,
     pub owner_valid: Signal<Out, Bit>,
     pub owner: Signal<Out, Bits<6>>,
-    pub picker0: PickerRtl<H>,
-    pub picker1: PickerRtl<H>,
+    pub picker0: PickerRtl<H, 1>,
+    pub picker1: PickerRtl<H, 8>,
     mp_r: DFF<Bit>,
     hold_r: DFF<Bits<16>>,
     owner_valid_r: DFF<Bit>,
@@ -232,16 +327,30 @@ pub struct SchedulerRtl<const H: usize> {
     last_lane_r: [DFF<Bits<6>>; 2],
     greedy_valid_r: [DFF<Bit>; 2],
     greedy_lane_r: [DFF<Bits<6>>; 2],
-    /// Age matrix: lanes of scheduler 0 / 1 older than lane j of scheduler 0 / 1.
-    older00: [DFF<Bits<H>>; H],
-    older01: [DFF<Bits<H>>; H],
-    older11: [DFF<Bits<H>>; H],
-    older10: [DFF<Bits<H>>; H],
-    below: [Constant<Bits<H>>; H],
-    at_or_below: [Constant<Bits<H>>; H],
-    warp_id0: [Constant<Bits<6>>; H],
-    warp_id1: [Constant<Bits<6>>; H],
+    /// Age matrix, strict upper triangle over warps `a < b` (bit set: `b` older than `a`;
+    /// reset: the lower warp is older). Row `j` of `tri00` / `tri11`: lanes `i > j` of the
+    /// same scheduler; of `tri01`: lanes `k >= j` of scheduler 1 against lane `j` of 0; of
+    /// `tri10`: lanes `k > j` of scheduler 0 against lane `j` of 1. Other bits stay 0 and
+    /// synthesise away.
+    tri00: [DFF<Bits<H>>; H],
+    tri01: [DFF<Bits<H>>; H],
+    tri11: [DFF<Bits<H>>; H],
+    tri10: [DFF<Bits<H>>; H],
+    above: [Constant<Bits<H>>; H],
+    at_or_above: [Constant<Bits<H>>; H],
+    id_bit: [Constant<Bits<H>>; 5],
+    /// Units scheduler 0's pick takes from scheduler 1 (bit 0 SP, 1 SFU, 2 LD/ST).
+    kill: Signal<Local, Bits<3>>,
+    /// Owner pick: per scheduler, the column half of "an older candidate" from each
+    /// scheduler's candidates, and the one-hot oldest candidate.
+    col_00: Signal<Local, Bits<H>>,
+    col_10: Signal<Local, Bits<H>>,
+    col_11: Signal<Local, Bits<H>>,
+    col_01: Signal<Local, Bits<H>>,
+    owner_sel0: Signal<Local, Bits<H>>,
+    owner_sel1: Signal<Local, Bits<H>>,
     owner_pick_valid: Signal<Local, Bit>,
+    owner_lane: Signal<Local, Bits<6>>,
     owner_pick: Signal<Local, Bits<6>>,
     /// Saturated, or within the hold after it.
     sat_held: Signal<Local, Bit>,
@@ -289,15 +398,22 @@ impl<const H: usize> Default for SchedulerRtl<H> {
             last_lane_r: Default::default(),
             greedy_valid_r: Default::default(),
             greedy_lane_r: Default::default(),
-            older00: std::array::from_fn(|_| Default::default()),
-            older01: std::array::from_fn(|_| Default::default()),
-            older11: std::array::from_fn(|_| Default::default()),
-            older10: std::array::from_fn(|_| Default::default()),
-            below: std::array::from_fn(|j| Constant::new(low_mask(j).into())),
-            at_or_below: std::array::from_fn(|j| Constant::new(low_mask(j + 1).into())),
-            warp_id0: std::array::from_fn(|j| Constant::new((2 * j as u64).into())),
-            warp_id1: std::array::from_fn(|j| Constant::new((2 * j as u64 + 1).into())),
+            tri00: std::array::from_fn(|_| Default::default()),
+            tri01: std::array::from_fn(|_| Default::default()),
+            tri11: std::array::from_fn(|_| Default::default()),
+            tri10: std::array::from_fn(|_| Default::default()),
+            above: std::array::from_fn(|j| Constant::new((low_mask(H) & !low_mask(j + 1)).into())),
+            at_or_above: std::array::from_fn(|j| Constant::new((low_mask(H) & !low_mask(j)).into())),
+            id_bit: std::array::from_fn(|b| Constant::new(bits_with(H, |j| j >> b & 1 == 1).into())),
+            kill: Default::default(),
+            col_00: Default::default(),
+            col_10: Default::default(),
+            col_11: Default::default(),
+            col_01: Default::default(),
+            owner_sel0: Default::default(),
+            owner_sel1: Default::default(),
             owner_pick_valid: Default::default(),
+            owner_lane: Default::default(),
             owner_pick: Default::default(),
             sat_held: Default::default(),
             mp_next: Default::default(),
@@ -335,6 +451,7 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
         self.picker0.sfu_avail.next = self.sfu_free.val() != 0;
         self.picker0.lsu_avail.next = self.lsu_free.val();
         self.picker0.load_avail.next = self.load_slot_free.val();
+        self.picker0.kill.next = 0.into();
         self.picker0.policy_gto.next = self.policy_gto.val();
         self.picker0.mas_enable.next = self.mas_enable.val();
         self.picker0.mp.next = self.mp_r.q.val();
@@ -342,7 +459,8 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
         self.picker0.last_lane.next = self.last_lane_r[0].q.val();
         self.picker0.greedy_valid.next = self.greedy_valid_r[0].q.val();
         self.picker0.greedy_lane.next = self.greedy_lane_r[0].q.val();
-        // Scheduler 1 gets the units scheduler 0's pick left.
+        // Scheduler 1 gets the units scheduler 0's pick left: it is evaluated for every
+        // combination of taken units, and the pick selects one.
         self.picker1.ready.next = self.ready[1].val();
         self.picker1.alu.next = self.alu[1].val();
         self.picker1.sfu.next = self.sfu[1].val();
@@ -350,13 +468,24 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
         self.picker1.gload.next = self.gload[1].val();
         self.picker1.wst_mem.next = self.wst_mem[1].val();
         self.picker1.wst_stall.next = self.wst_stall[1].val();
-        self.picker1.sp_avail.next = (self.sp_free.val() > 1)
-            | ((self.sp_free.val() == 1) & !(self.alu[0].val() & self.picker0.pick_one_hot.val()).any());
-        self.picker1.sfu_avail.next = (self.sfu_free.val() > 1)
-            | ((self.sfu_free.val() == 1) & !(self.sfu[0].val() & self.picker0.pick_one_hot.val()).any());
-        self.picker1.lsu_avail.next =
-            self.lsu_free.val() & !(self.ldst_take[0].val() & self.picker0.pick_one_hot.val()).any();
+        self.picker1.sp_avail.next = self.sp_free.val() != 0;
+        self.picker1.sfu_avail.next = self.sfu_free.val() != 0;
+        self.picker1.lsu_avail.next = self.lsu_free.val();
         self.picker1.load_avail.next = self.load_slot_free.val();
+        self.kill.next = 0.into();
+        self.kill.next = self.kill.val().replace_bit(
+            0,
+            (self.sp_free.val() == 1) & (self.alu[0].val() & self.picker0.pick_one_hot.val()).any(),
+        );
+        self.kill.next = self.kill.val().replace_bit(
+            1,
+            (self.sfu_free.val() == 1) & (self.sfu[0].val() & self.picker0.pick_one_hot.val()).any(),
+        );
+        self.kill.next = self.kill.val().replace_bit(
+            2,
+            (self.ldst_take[0].val() & self.picker0.pick_one_hot.val()).any(),
+        );
+        self.picker1.kill.next = self.kill.val();
         self.picker1.policy_gto.next = self.policy_gto.val();
         self.picker1.mas_enable.next = self.mas_enable.val();
         self.picker1.mp.next = self.mp_r.q.val();
@@ -365,8 +494,8 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
         self.picker1.greedy_valid.next = self.greedy_valid_r[1].q.val();
         self.picker1.greedy_lane.next = self.greedy_lane_r[1].q.val();
         for j in 0..H {
-            self.picker0.older[j].next = self.older00[j].q.val();
-            self.picker1.older[j].next = self.older11[j].q.val();
+            self.picker0.tri[j].next = self.tri00[j].q.val();
+            self.picker1.tri[j].next = self.tri11[j].q.val();
         }
         self.issue_valid[0].next = self.picker0.pick_valid.val();
         self.issue_valid[1].next = self.picker1.pick_valid.val();
@@ -397,49 +526,80 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
         {
             self.greedy_valid_r[1].d.next = false;
         }
-        // Age matrix: a launched warp is younger than every other warp and older than the
-        // warps of its CTA at higher slots; the others forget the launched lanes.
+        // Age matrix: a launched warp is younger than every warp not launched with it and
+        // older than the warps of its CTA at higher slots. For a < b: b launched, a is older;
+        // only a launched, b is; else unchanged.
         for j in 0..H {
-            self.older00[j].clock.next = self.clock.val();
-            self.older01[j].clock.next = self.clock.val();
-            self.older11[j].clock.next = self.clock.val();
-            self.older10[j].clock.next = self.clock.val();
-            self.older00[j].d.next = self.older00[j].q.val() & !self.launched[0].val();
-            self.older01[j].d.next = self.older01[j].q.val() & !self.launched[1].val();
-            self.older11[j].d.next = self.older11[j].q.val() & !self.launched[1].val();
-            self.older10[j].d.next = self.older10[j].q.val() & !self.launched[0].val();
+            self.tri00[j].clock.next = self.clock.val();
+            self.tri01[j].clock.next = self.clock.val();
+            self.tri11[j].clock.next = self.clock.val();
+            self.tri10[j].clock.next = self.clock.val();
+            self.tri00[j].d.next = self.tri00[j].q.val() & !self.launched[0].val() & self.above[j].val();
+            self.tri01[j].d.next =
+                self.tri01[j].q.val() & !self.launched[1].val() & self.at_or_above[j].val();
+            self.tri11[j].d.next = self.tri11[j].q.val() & !self.launched[1].val() & self.above[j].val();
+            self.tri10[j].d.next = self.tri10[j].q.val() & !self.launched[0].val() & self.above[j].val();
             if self.launched[0].val().get_bit(j) {
-                self.older00[j].d.next =
-                    !self.launched[0].val() | (self.launched[0].val() & self.below[j].val());
-                self.older01[j].d.next =
-                    !self.launched[1].val() | (self.launched[1].val() & self.below[j].val());
+                self.tri00[j].d.next = !self.launched[0].val() & self.above[j].val();
+                self.tri01[j].d.next = !self.launched[1].val() & self.at_or_above[j].val();
             }
             if self.launched[1].val().get_bit(j) {
-                self.older11[j].d.next =
-                    !self.launched[1].val() | (self.launched[1].val() & self.below[j].val());
-                self.older10[j].d.next =
-                    !self.launched[0].val() | (self.launched[0].val() & self.at_or_below[j].val());
+                self.tri11[j].d.next = !self.launched[1].val() & self.above[j].val();
+                self.tri10[j].d.next = !self.launched[0].val() & self.above[j].val();
             }
         }
 
-        // MAS: the oldest owner candidate (no candidate of either scheduler is older).
-        self.owner_pick_valid.next =
-            self.owner_candidates[0].val().any() | self.owner_candidates[1].val().any();
-        self.owner_pick.next = 0.into();
-        for j in 0..H {
-            if self.owner_candidates[0].val().get_bit(j)
-                & !(self.owner_candidates[0].val() & self.older00[j].q.val()).any()
-                & !(self.owner_candidates[1].val() & self.older01[j].q.val()).any()
-            {
-                self.owner_pick.next = self.warp_id0[j].val();
+        // MAS: the oldest owner candidate (no candidate of either scheduler is older), as a
+        // one-hot per scheduler. Column halves: candidate lane i of scheduler s is older
+        // than a later warp unless that warp's bit in row i says otherwise.
+        self.col_00.next = 0.into();
+        self.col_10.next = 0.into();
+        self.col_11.next = 0.into();
+        self.col_01.next = 0.into();
+        for i in 0..H {
+            if self.owner_candidates[0].val().get_bit(i) {
+                // Lane i of 0 (warp 2i) against lanes j > i of 0 and lanes j >= i of 1.
+                self.col_00.next = self.col_00.val() | (!self.tri00[i].q.val() & self.above[i].val());
+                self.col_01.next = self.col_01.val() | (!self.tri01[i].q.val() & self.at_or_above[i].val());
             }
-            if self.owner_candidates[1].val().get_bit(j)
-                & !(self.owner_candidates[1].val() & self.older11[j].q.val()).any()
-                & !(self.owner_candidates[0].val() & self.older10[j].q.val()).any()
-            {
-                self.owner_pick.next = self.warp_id1[j].val();
+            if self.owner_candidates[1].val().get_bit(i) {
+                // Lane i of 1 (warp 2i+1) against lanes j > i of 1 and lanes j > i of 0.
+                self.col_11.next = self.col_11.val() | (!self.tri11[i].q.val() & self.above[i].val());
+                self.col_10.next = self.col_10.val() | (!self.tri10[i].q.val() & self.above[i].val());
             }
         }
+        self.owner_sel0.next = 0.into();
+        self.owner_sel1.next = 0.into();
+        for j in 0..H {
+            self.owner_sel0.next = self.owner_sel0.val().replace_bit(
+                j,
+                self.owner_candidates[0].val().get_bit(j)
+                    & !(self.owner_candidates[0].val() & self.tri00[j].q.val()).any()
+                    & !self.col_00.val().get_bit(j)
+                    & !(self.owner_candidates[1].val() & self.tri01[j].q.val()).any()
+                    & !self.col_10.val().get_bit(j),
+            );
+            self.owner_sel1.next = self.owner_sel1.val().replace_bit(
+                j,
+                self.owner_candidates[1].val().get_bit(j)
+                    & !(self.owner_candidates[1].val() & self.tri11[j].q.val()).any()
+                    & !self.col_11.val().get_bit(j)
+                    & !(self.owner_candidates[0].val() & self.tri10[j].q.val()).any()
+                    & !self.col_01.val().get_bit(j),
+            );
+        }
+        self.owner_pick_valid.next =
+            self.owner_candidates[0].val().any() | self.owner_candidates[1].val().any();
+        // Warp 2j+s: the lane of the one-hot (in either half), then the scheduler.
+        self.owner_lane.next = 0.into();
+        for b in 0..5 {
+            self.owner_lane.next = self.owner_lane.val().replace_bit(
+                b,
+                ((self.owner_sel0.val() | self.owner_sel1.val()) & self.id_bit[b].val()).any(),
+            );
+        }
+        self.owner_pick.next = self.owner_lane.val() << 1;
+        self.owner_pick.next = self.owner_pick.val().replace_bit(0, self.owner_sel1.val().any());
         // Saturation as the mode machine reads it: the flag, or within the hold after it
         // (counted down in MP).
         self.sat_held.next = false;

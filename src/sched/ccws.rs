@@ -14,8 +14,6 @@
 //!   makes the sum reach it is still in the list. Only global loads are held back.
 //! - A store removes its line from every warp's VTA.
 
-use crate::config::Config;
-
 const FREE: u64 = u64::MAX;
 
 #[derive(Clone, Debug)]
@@ -46,20 +44,30 @@ pub struct Ccws {
     pub throttled_warp_cycles: u64,
 }
 
+/// CCWS's sizes and constants (the `ccws_*` settings).
+#[derive(Clone, Copy, Debug)]
+pub struct CcwsParams {
+    pub warps: u32,
+    pub vta_entries: u32,
+    pub vta_ways: u32,
+    pub base_score: u32,
+    pub k_throttle: u32,
+}
+
 impl Ccws {
-    pub fn new(cfg: &Config) -> Self {
-        let warps = cfg.warps_per_sm as usize;
-        let entries = cfg.ccws_vta_entries as usize;
-        let ways = cfg.ccws_vta_ways as usize;
+    pub fn new(p: &CcwsParams) -> Self {
+        let warps = p.warps as usize;
+        let entries = p.vta_entries as usize;
+        let ways = p.vta_ways as usize;
         Ccws {
             vta: vec![FREE; warps * entries],
             vta_stamp: vec![0; warps * entries],
             next_stamp: 0,
             entries,
             ways,
-            score: vec![cfg.ccws_base_score as u64; warps],
-            base: cfg.ccws_base_score as u64,
-            k: cfg.ccws_k_throttle as u64,
+            score: vec![p.base_score as u64; warps],
+            base: p.base_score as u64,
+            k: p.k_throttle as u64,
             warp_hits: vec![0; warps],
             warp_instructions: vec![0; warps],
             vta_hits: 0,
@@ -216,13 +224,24 @@ impl Ccws {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
+
+    fn ccws_params(cfg: &Config) -> CcwsParams {
+        CcwsParams {
+            warps: cfg.warps_per_sm,
+            vta_entries: cfg.ccws_vta_entries,
+            vta_ways: cfg.ccws_vta_ways,
+            base_score: cfg.ccws_base_score,
+            k_throttle: cfg.ccws_k_throttle,
+        }
+    }
 
     fn ccws(warps: u32) -> Ccws {
         let cfg = Config {
             warps_per_sm: warps,
             ..Config::default()
         };
-        let mut c = Ccws::new(&cfg);
+        let mut c = Ccws::new(&ccws_params(&cfg));
         for w in 0..warps as u8 {
             c.warp_launched(w);
         }

@@ -4,6 +4,7 @@
 //! loads in front of it.
 
 pub mod ccws;
+pub mod lanes;
 pub mod owl;
 
 use serde::{Deserialize, Serialize};

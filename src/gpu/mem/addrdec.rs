@@ -62,9 +62,31 @@ fn pdep(val: u64, mask: u64) -> u64 {
     out
 }
 
-/// GTX480's mapping in GPGPU-Sim 3.2.2's `configs/GTX480/gpgpusim.config`.
-pub const GTX480_MAPPING: &str =
-    "dramid@8;00000000.00000000.00000000.00000000.0000RRRR.RRRRRRRR.BBBCCCCB.CCSSSSSS";
+pub use crate::config::GTX480_ADDRESS_MAP as GTX480_MAPPING;
+use crate::config::{Config, ConfigError};
+
+/// Checks `cfg`'s address map: that it parses for its channels and sub-partitions, and that
+/// a line lies in one channel.
+pub fn check_map(cfg: &Config) -> Result<(), ConfigError> {
+    let sub = cfg.l2_sub_partitions;
+    let map = AddrDec::parse(&cfg.dram_address_map, cfg.l2_partitions, sub).map_err(|reason| {
+        ConfigError::new(
+            "dram_address_map",
+            format!("`{}`: {reason}", cfg.dram_address_map),
+        )
+    })?;
+    if (1u64 << map.chip_low_bit()) < cfg.line_bytes as u64 {
+        return Err(ConfigError::new(
+            "dram_address_map",
+            format!(
+                "the channel bits start at bit {}, inside a {}-byte line: a line must lie in one channel",
+                map.chip_low_bit(),
+                cfg.line_bytes
+            ),
+        ));
+    }
+    Ok(())
+}
 
 impl AddrDec {
     /// Parses `mapping` for `channels` channels of `sub_partitions` L2 sub-partitions each

@@ -269,57 +269,7 @@ impl Gddr5Params {
     }
 }
 
-/// Counters of one channel.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct DramChannelStats {
-    /// Read and write requests accepted.
-    pub reads: u64,
-    pub writes: u64,
-    /// Cycles of the channel's clock (DRAM command cycles for GDDR5, core cycles for `fixed`).
-    pub cycles: u64,
-    /// Of those, data-bus busy cycles (GPGPU-Sim's `bwutil`).
-    pub busy_cycles: f64,
-    pub activations: u64,
-    pub precharges: u64,
-    /// Column commands (one moves an atom: 64 B on GTX480).
-    pub column_reads: u64,
-    pub column_writes: u64,
-    /// Bus turnarounds: a write column command after reads, and a read after writes.
-    pub read_to_write: u64,
-    pub write_to_read: u64,
-}
-
-impl DramChannelStats {
-    pub fn add(&mut self, o: &DramChannelStats) {
-        self.reads += o.reads;
-        self.writes += o.writes;
-        self.cycles += o.cycles;
-        self.busy_cycles += o.busy_cycles;
-        self.activations += o.activations;
-        self.precharges += o.precharges;
-        self.column_reads += o.column_reads;
-        self.column_writes += o.column_writes;
-        self.read_to_write += o.read_to_write;
-        self.write_to_read += o.write_to_read;
-    }
-    /// Data-bus busy cycles ÷ cycles.
-    pub fn bus_utilization(&self) -> f64 {
-        if self.cycles == 0 {
-            0.0
-        } else {
-            self.busy_cycles / self.cycles as f64
-        }
-    }
-    /// 1 − activations ÷ column commands (0 with no column commands).
-    pub fn row_hit_rate(&self) -> f64 {
-        let cols = self.column_reads + self.column_writes;
-        if cols == 0 {
-            0.0
-        } else {
-            1.0 - self.activations as f64 / cols as f64
-        }
-    }
-}
+pub use crate::stats::DramChannelStats;
 
 /// GPGPU-Sim's `fifo_pipeline` as `dram_t` uses it for `rwq`: a FIFO kept at least
 /// `min` long with empty slots, so an entry pushed into it pops `min` pops later; a push
@@ -430,6 +380,10 @@ pub struct Gddr5 {
     bk_tag_length: u32,
     slab: Vec<Req>,
     free: Vec<u32>,
+    /// Bit b: bank b holds a request (`mrq` is set), and bank b's scheduler queue is not
+    /// empty. They let a cycle visit only the banks that can act (banks ≤ 64).
+    busy: u64,
+    queued: u64,
     /// Accepted, not yet in the scheduler (`mrqq`).
     incoming: VecDeque<u32>,
     /// FR-FCFS: per bank, requests oldest first, and the row being drained.
@@ -477,6 +431,8 @@ impl Gddr5 {
             bk_tag_length,
             slab: Vec::with_capacity(slots),
             free: Vec::with_capacity(slots),
+            busy: 0,
+            queued: 0,
             incoming: VecDeque::with_capacity(slots),
             per_bank: (0..nbk).map(|_| VecDeque::with_capacity(queue)).collect(),
             last_row: vec![None; nbk],
@@ -543,7 +499,7 @@ impl Gddr5 {
     pub fn is_idle(&self) -> bool {
         self.incoming.is_empty()
             && self.pending == 0
-            && self.banks.iter().all(|b| b.mrq.is_none())
+            && self.busy == 0
             && self.rwq.is_empty_of_commands()
             && self.returnq.is_empty()
     }
@@ -590,6 +546,9 @@ impl Gddr5 {
             .iter()
             .any(|&j| self.slab[j as usize].row == want);
         self.last_row[bank] = more.then_some(want);
+        if self.per_bank[bank].is_empty() {
+            self.queued &= !(1 << bank);
+        }
         self.pending -= 1;
         Some(i)
     }
@@ -602,18 +561,18 @@ impl Gddr5 {
             let Some(i) = self.incoming.pop_front() else { break };
             let b = self.slab[i as usize].bank as usize;
             self.per_bank[b].push_back(i);
+            self.queued |= 1 << b;
             self.pending += 1;
         }
         let nbk = self.banks.len();
-        for k in 0..nbk {
-            let b = (k + self.prio) % nbk;
-            if self.banks[b].mrq.is_none() {
-                let row = self.banks[b].row;
-                if let Some(i) = self.schedule(b, row) {
-                    self.prio = (self.prio + 1) % nbk;
-                    self.banks[b].mrq = Some(i);
-                    break;
-                }
+        // Only an idle bank with queued requests can take one.
+        for b in rotated(self.queued & !self.busy, self.prio) {
+            let row = self.banks[b].row;
+            if let Some(i) = self.schedule(b, row) {
+                self.prio = (self.prio + 1) % nbk;
+                self.banks[b].mrq = Some(i);
+                self.busy |= 1 << b;
+                break;
             }
         }
     }
@@ -640,8 +599,12 @@ impl Gddr5 {
         let now = self.now;
         let ok = |until: u64| now >= until;
         let mut issued = false;
-        for k in 0..nbk {
-            let j = (k + self.prio) % nbk;
+        // Banks holding a request, round robin from `prio`; the first command issued ends
+        // the search (every branch below needs `!issued`).
+        for j in rotated(self.busy, self.prio) {
+            if issued {
+                break;
+            }
             let Some(i) = self.banks[j].mrq else { continue };
             let grp = j >> self.bk_tag_length;
             let (row, write) = {
@@ -729,8 +692,30 @@ impl Gddr5 {
         s.tx += atom;
         if s.tx >= bytes {
             self.banks[j].mrq = None;
+            self.busy &= !(1 << j);
         }
         self.stats.busy_cycles += self.burst_cycles as f64;
+    }
+}
+
+/// The set bits of `mask` in round-robin order from `start` (< 64): `start`, `start + 1`, …,
+/// then from 0 — the order 3.2.2 visits banks in, without visiting the empty ones.
+fn rotated(mask: u64, start: usize) -> impl Iterator<Item = usize> {
+    let low = (1u64 << start) - 1;
+    Bits(mask & !low).chain(Bits(mask & low))
+}
+
+struct Bits(u64);
+
+impl Iterator for Bits {
+    type Item = usize;
+    fn next(&mut self) -> Option<usize> {
+        if self.0 == 0 {
+            return None;
+        }
+        let b = self.0.trailing_zeros() as usize;
+        self.0 &= self.0 - 1;
+        Some(b)
     }
 }
 
@@ -862,6 +847,14 @@ impl Dram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rotated_visits_set_bits_round_robin_from_start() {
+        let order: Vec<usize> = rotated(0b1011_0101, 3).collect();
+        assert_eq!(order, [4, 5, 7, 0, 2]);
+        assert_eq!(rotated(1 << 63 | 1, 63).collect::<Vec<_>>(), [63, 0]);
+        assert_eq!(rotated(0, 5).count(), 0);
+    }
     use crate::gpu::mem::addrdec::GTX480_MAPPING;
 
     fn gtx480(queue: u32) -> Gddr5 {

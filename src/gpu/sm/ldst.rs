@@ -128,7 +128,7 @@ impl Sm {
             }
             self.stats.car.reexecutions += 1;
             if let Some(ev) = &mut self.events {
-                ev.push(crate::events::SmEvent::Reexec { warp, entry: e as u8 });
+                ev.push(crate::gpu::events::SmEvent::Reexec { warp, entry: e as u8 });
             }
             let p = &mut self.car.as_mut().expect("CAR")[e];
             p.next += 1;
@@ -156,7 +156,7 @@ impl Sm {
                 qin.push = Some(warp);
                 self.stats.car.enqueued += 1;
                 if let Some(ev) = &mut self.events {
-                    ev.push(crate::events::SmEvent::Park { warp, entry: e });
+                    ev.push(crate::gpu::events::SmEvent::Park { warp, entry: e });
                 }
                 self.stats.car.peak_occupancy = self.stats.car.peak_occupancy.max(q.occupancy as u64 + 1);
                 let p = &mut self.car.as_mut().expect("CAR")[e as usize];
@@ -271,7 +271,7 @@ impl Sm {
             })
         };
         if let Some(ev) = &mut self.events {
-            ev.push(crate::events::SmEvent::L1 {
+            ev.push(crate::gpu::events::SmEvent::L1 {
                 warp,
                 line: req.line,
                 store,
@@ -279,7 +279,7 @@ impl Sm {
                 from_queue,
             });
             if outcome == Outcome::Miss && !store {
-                ev.push(crate::events::SmEvent::MshrAlloc { line: req.line });
+                ev.push(crate::gpu::events::SmEvent::MshrAlloc { line: req.line });
             }
         }
         // Every store access drops its line from all warps' VTAs, whatever its outcome.
@@ -341,5 +341,23 @@ impl Sm {
             let req = self.l1.pop_request().expect("front exists");
             requests.send(self.id, dst, req.flits(flit_bytes), now, req);
         }
+    }
+}
+
+/// A parked memory instruction's data, beside the queue's control.
+#[derive(Clone, Debug, Default)]
+pub struct Parked {
+    pub warp: u8,
+    pub store: bool,
+    /// In-flight load id (loads).
+    pub load: u16,
+    /// Its line requests and the next one to send.
+    pub lines: Coalesced,
+    pub next: usize,
+}
+
+impl Parked {
+    pub fn next_line(&self) -> LineRequest {
+        self.lines.lines[self.next]
     }
 }

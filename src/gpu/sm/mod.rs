@@ -9,21 +9,19 @@ pub mod l1;
 mod ldst;
 pub mod warp;
 
-use crate::config::{Config, NonOwnerMem};
+use crate::config::Config;
 use crate::gpu::mem::icnt::Network;
 use crate::gpu::mem::MemReply;
-use crate::mascar::blocks::{IssueIn, IssueView, MascarBlocks, RefBlocks};
-use crate::mascar::reexec_queue::{Parked, ReexecQueue};
+use crate::mascar::blocks::{IssueIn, IssueView, MascarBlocks};
 use crate::mascar::saturation::Saturation;
-use crate::mascar::scheduler::Scheduler;
-use crate::mascar::wrc::Wrc;
-use crate::mascar::{BaseOrder, SaturationIn, SchedIn, SchedParams, WarpSignals};
-use crate::sched::ccws::Ccws;
+use crate::mascar::{SaturationIn, SchedIn, WarpSignals};
+use crate::sched::ccws::{Ccws, CcwsParams};
 use crate::stats::{CacheStats, SmStats};
 use crate::workload::program::{AluKind, OpKind, Reg, NO_REG};
 use crate::workload::Kernel;
 use l1::L1;
 use ldst::LsuOp;
+use ldst::Parked;
 use warp::Warp;
 
 /// A timed event inside the SM.
@@ -165,7 +163,7 @@ pub struct Sm {
     /// When set, every request sent below L1 is appended as (cycle, warp, from the CAR queue).
     pub request_log: Option<Vec<(u64, u8, bool)>>,
     /// When set, this cycle's events for `--trace-events` (the GPU drains it every cycle).
-    pub events: Option<Vec<crate::events::SmEvent>>,
+    pub events: Option<Vec<crate::gpu::events::SmEvent>>,
 }
 
 /// One cycle of MAS state, as recorded in [`Sm::mas_log`].
@@ -188,7 +186,7 @@ pub struct IssueRecord {
 }
 
 impl Sm {
-    pub fn new(id: usize, cfg: &Config) -> Self {
+    pub fn new(id: usize, cfg: &Config, blocks: Box<dyn MascarBlocks + Send>) -> Self {
         let warps = cfg.warps_per_sm as usize;
         let nsched = cfg.schedulers_per_sm as usize;
         let max_latency = [
@@ -217,7 +215,7 @@ impl Sm {
             barrier: 0,
             alu_head: 0,
             sfu_head: 0,
-            blocks: engine_blocks(cfg, id),
+            blocks,
             mas: cfg.scheduler.uses_mas(),
             saturation: Saturation::new(cfg.l1_mshrs, cfg.l1_miss_queue, cfg.mas_sat_margin),
             mas_last: (false, None),
@@ -231,7 +229,15 @@ impl Sm {
             store_parked: 0,
             launched: 0,
             exited: 0,
-            ccws: (cfg.scheduler == crate::sched::SchedulerKind::Ccws).then(|| Ccws::new(cfg)),
+            ccws: (cfg.scheduler == crate::sched::SchedulerKind::Ccws).then(|| {
+                Ccws::new(&CcwsParams {
+                    warps: cfg.warps_per_sm,
+                    vta_entries: cfg.ccws_vta_entries,
+                    vta_ways: cfg.ccws_vta_ways,
+                    base_score: cfg.ccws_base_score,
+                    k_throttle: cfg.ccws_k_throttle,
+                })
+            }),
             cta_seq: 0,
             sched_mask: (0..nsched)
                 .map(|s| {
@@ -331,15 +337,26 @@ impl Sm {
             && self.blocks.queue_state().2 == 0
     }
 
+    /// Idle, with the Mascar blocks at rest (EP, no owner): with no CTA left to launch, a
+    /// cycle of this SM changes nothing but its idle counts.
+    pub fn is_at_rest(&self) -> bool {
+        self.is_idle() && self.blocks.registers() == (false, None)
+    }
+
+    /// What [`Sm::cycle`] does to an SM at rest: every scheduler counts an idle cycle.
+    pub fn rest_cycle(&mut self) {
+        self.stats.sched.idle_cycles += self.sched_mask.len() as u64;
+    }
+
     // ---------------------------------------------------------------- the cycle
 
     /// One SM cycle. `replies` is the reply network (this SM is destination `self.id`).
     /// What a waveform shows of this SM after its last cycle.
-    pub fn wave_sample(&self) -> crate::waves::SmSample {
+    pub fn wave_sample(&self) -> SmSample {
         let v = &self.last_view;
         let (reexec_warps, _, queue) = self.blocks.queue_state();
         let l1 = &self.l1.stats;
-        crate::waves::SmSample {
+        SmSample {
             mp: v.sched.mp,
             owner: v.sched.owner,
             saturated: self.last_saturated,
@@ -389,7 +406,7 @@ impl Sm {
         });
         self.stats.l1_miss_latency.record(latency);
         if let Some(ev) = &mut self.events {
-            ev.push(crate::events::SmEvent::MshrFree {
+            ev.push(crate::gpu::events::SmEvent::MshrFree {
                 line: r.line,
                 latency,
             });
@@ -511,7 +528,7 @@ impl Sm {
                     .get(w.last_pc as usize)
                     .copied()
                     .unwrap_or(w.last_pc as u64);
-                ev.push(crate::events::SmEvent::Issue {
+                ev.push(crate::gpu::events::SmEvent::Issue {
                     sched: s as u8,
                     warp: slot,
                     pc,
@@ -570,7 +587,7 @@ impl Sm {
         st.stalled_warp_cycles += (view.wst.stall & self.issuable & self.sb_ready).count_ones() as u64;
         if (mp, owner) != self.mas_last {
             if let Some(ev) = &mut self.events {
-                ev.push(crate::events::SmEvent::Owner { warp: owner, mp });
+                ev.push(crate::gpu::events::SmEvent::Owner { warp: owner, mp });
             }
         }
         self.mas_last = (mp, owner);
@@ -847,56 +864,39 @@ fn mask(n: u32) -> u64 {
     }
 }
 
+/// One SM's model signals after a cycle.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SmSample {
+    /// Memory Priority mode (else Equal Priority).
+    pub mp: bool,
+    pub owner: Option<u8>,
+    /// L1 saturation flag (MSHRs or miss queue almost full).
+    pub saturated: bool,
+    pub mshrs: u32,
+    pub miss_queue: u32,
+    pub reexec_queue: u32,
+    /// Warps holding a re-execution queue entry (CAR keeps at most one per warp).
+    pub reexec_warps: u64,
+    /// Warp issued by each scheduler.
+    pub issue: [Option<u8>; crate::mascar::MAX_SCHEDULERS],
+    /// Warp status table: op type is memory / stall bit, per warp.
+    pub wst_mem: u64,
+    pub wst_stall: u64,
+    /// Warp slots holding an unfinished warp.
+    pub active: u64,
+    /// Running L1 outcome counters (the waveform shows a strobe when one moves).
+    pub l1_hits: u64,
+    pub l1_misses: u64,
+    pub l1_reservation_fails: u64,
+    /// Running count of CAR hits served while an older miss waits in the re-execution queue.
+    pub hits_under_miss: u64,
+    /// Running counts of the re-execution queue's L1 accesses (retries) and of the refused
+    /// ones.
+    pub reexec_retries: u64,
+    pub reexec_refused: u64,
+}
+
 /// Registers a CTA occupies.
 fn cta_regs(k: &Kernel) -> u32 {
     k.regs.saturating_mul(k.warps_per_cta() * 32)
-}
-
-/// The behavioural twins of SM `sm`'s blocks for `cfg`.
-pub fn reference_blocks(cfg: &Config, sm: usize) -> RefBlocks {
-    use crate::sched::SchedulerKind as K;
-    let base_kind = if cfg.scheduler.uses_mas() {
-        cfg.mas_base_order
-    } else {
-        cfg.scheduler
-    };
-    let base = match base_kind {
-        K::Lrr => BaseOrder::Lrr,
-        K::Owl => BaseOrder::Owl,
-        // CCWS and CAR issue in GTO order (CCWS adds throttling, CAR changes the LSU).
-        _ => BaseOrder::Gto,
-    };
-    let params = SchedParams {
-        base,
-        mas: cfg.scheduler.uses_mas(),
-        mode_check: cfg.mas_mode_check,
-        mp_exit_hold: cfg.mas_mp_exit_hold,
-    };
-    let sched = Scheduler::new(
-        params,
-        cfg.warps_per_sm as usize,
-        cfg.schedulers_per_sm as usize,
-        cfg.owl_blp_parity.then_some(sm as u32 % 2),
-    );
-    let hit_only = cfg.scheduler.uses_car() && cfg.mascar_non_owner_mem == NonOwnerMem::HitOnly;
-    RefBlocks::new(
-        Wrc {
-            stall_non_owners: !hit_only,
-        },
-        sched,
-        cfg.scheduler
-            .uses_car()
-            .then(|| ReexecQueue::new(cfg.car_queue_depth)),
-    )
-}
-
-/// The blocks of SM `sm` for the engine `cfg` asks for.
-pub fn engine_blocks(cfg: &Config, sm: usize) -> Box<dyn MascarBlocks + Send> {
-    use crate::config::Engine;
-    use crate::rtl::{harness::RtlBlocks, lockstep::Lockstep};
-    match cfg.engine {
-        Engine::Ref => Box::new(reference_blocks(cfg, sm)),
-        Engine::Rtl => Box::new(RtlBlocks::new(cfg)),
-        Engine::Lockstep => Box::new(Lockstep::new(sm, reference_blocks(cfg, sm), RtlBlocks::new(cfg))),
-    }
 }

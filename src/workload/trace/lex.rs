@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use super::error::TraceError;
-use super::reader::MAX_LINE_BYTES;
+use crate::input::MAX_TRACE_LINE_BYTES as MAX_LINE_BYTES;
 
 /// Longest token text quoted in an error message (fuzzed input can have huge tokens).
 const MAX_QUOTE: usize = 40;

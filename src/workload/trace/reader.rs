@@ -11,9 +11,7 @@ use super::inst::{parse_inst, LineFormat, TraceInst};
 use super::lex::{parse_dec_u64, parse_triple, quote, split_key_value, LineCtx};
 use super::opcode::OpcodeTable;
 
-/// Longest line accepted. Real lines are under 1 KiB (32 addresses); the cap keeps a
-/// corrupt or binary file from being read into memory as one "line".
-pub const MAX_LINE_BYTES: usize = 1 << 20;
+pub use crate::input::MAX_TRACE_LINE_BYTES as MAX_LINE_BYTES;
 
 /// At most this many instructions are reserved up front from an `insts = n` line, so that a
 /// corrupt count cannot allocate much before it is found wrong.
