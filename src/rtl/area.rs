@@ -305,21 +305,21 @@ Longest topological path in mascar_wst (length=4):
     }
 
     /// Levels reached by the restructuring (issue 17 §1) at 48 warps / 32 entries: a
-    /// regression guard, the figures `mascar rtl area` printed when it was written.
+    /// regression guard, the figures `mascar rtl area` printed when it was written (the
+    /// issue top went 49 → 51 when lane 0's always-false comparison was removed for
+    /// Verilator: abc maps the changed logic differently).
     const LEVELS: [(&str, u64); 5] = [
         ("mascar_wst", 4),
         ("mascar_wrc", 20),
         ("mascar_scheduler", 47),
         ("mascar_reexec_queue", 36),
-        ("mascar_issue_top", 49),
+        ("mascar_issue_top", 51),
     ];
 
     #[test]
     fn every_block_stays_within_the_depth_it_reached() {
-        if !yosys_available() {
-            eprintln!("yosys missing: depth not checked");
-            return;
-        }
+        // CI installs yosys: without it this test fails rather than passing unchecked.
+        assert!(yosys_available(), "yosys is needed to check the blocks' depth");
         let dir = std::env::temp_dir().join(format!("mascar-area-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let files = emit::blocks();
