@@ -9,7 +9,7 @@ use rust_hdl::core::synth::VCDValue;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
-use vcd::{IdCode, Value, VarType};
+use vcd::{IdCode, Value};
 
 pub type VcdWriter = vcd::Writer<BufWriter<File>>;
 
@@ -192,54 +192,6 @@ pub fn readable(signals: &[RtlSignal], lanes: u32) -> Vec<Shown> {
         });
     }
     out
-}
-
-/// Declares the RTL blocks' signals as nested scopes, in visiting order.
-pub struct Declare<'a> {
-    pub w: &'a mut VcdWriter,
-    pub vars: Vec<(IdCode, u32)>,
-    pub error: Option<std::io::Error>,
-}
-
-impl Declare<'_> {
-    fn io(&mut self, r: std::io::Result<()>) {
-        if let (Err(e), None) = (r, &self.error) {
-            self.error = Some(e);
-        }
-    }
-}
-
-impl Probe for Declare<'_> {
-    fn visit_start_scope(&mut self, name: &str, _node: &dyn Block) {
-        let r = self.w.add_module(name);
-        self.io(r);
-    }
-    fn visit_start_namespace(&mut self, name: &str, _node: &dyn Block) {
-        let r = self.w.add_module(name);
-        self.io(r);
-    }
-    fn visit_atom(&mut self, name: &str, a: &dyn Atom) {
-        if !recordable(name, a) {
-            return;
-        }
-        let width = a.bits() as u32;
-        // rust-hdl names array elements `name$i`; `name_i` reads better in a viewer.
-        match self
-            .w
-            .add_var(VarType::Wire, width, &name.replace('$', "_"), None)
-        {
-            Ok(id) => self.vars.push((id, width)),
-            Err(e) => self.io(Err(e)),
-        }
-    }
-    fn visit_end_namespace(&mut self, _name: &str, _node: &dyn Block) {
-        let r = self.w.upscope();
-        self.io(r);
-    }
-    fn visit_end_scope(&mut self, _name: &str, _node: &dyn Block) {
-        let r = self.w.upscope();
-        self.io(r);
-    }
 }
 
 /// Reads the RTL blocks' signals in the order [`Declare`] saw them (the RTL harness uses it
