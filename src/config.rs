@@ -23,6 +23,12 @@ pub enum Engine {
     Rtl,
     /// Both, every output compared every cycle.
     Lockstep,
+    /// The emitted Verilog compiled by Verilator in the loop (needs the `verilator` feature).
+    Verilator,
+    /// The behavioural blocks and the Verilated Verilog, every output compared every cycle.
+    #[serde(rename = "lockstep_verilator")]
+    #[value(name = "lockstep_verilator")]
+    LockstepVerilator,
 }
 
 /// What one re-execution-queue entry holds (spec §5) [design].
@@ -732,9 +738,9 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
     (
         "Run control",
         &[
-            choice("engine", &["ref", "rtl", "lockstep"], "ref", "Which twin of the Mascar blocks runs: behavioural, rust-hdl RTL in the loop, or both compared every cycle.")
+            choice("engine", &["ref", "rtl", "lockstep", "verilator", "lockstep_verilator"], "ref", "Which twin of the Mascar blocks runs: behavioural, rust-hdl RTL in the loop, or both compared every cycle; verilator and lockstep_verilator run the emitted Verilog compiled by Verilator instead of the rust-hdl RTL (a build with `--features verilator`).")
                 .rule(
-                "rtl and lockstep need schedulers_per_sm = 2, warps_per_sm ≤ 48, an LRR or GTO base order, and under CAR car_queue_depth ≤ 32 and car_entry = instruction",
+                "rtl, lockstep, verilator and lockstep_verilator need schedulers_per_sm = 2, warps_per_sm ≤ 48, an LRR or GTO base order, and under CAR car_queue_depth ≤ 32 and car_entry = instruction",
             ),
             int("watchdog_cycles", "cycles", 0, MAX_RUN_CYCLES, 200_000, "Stop with an error after this many cycles without progress (0 = off)."),
             int("max_cycles", "cycles", 0, MAX_RUN_CYCLES, 0, "Stop with an error after this many cycles in total (0 = unlimited)."),

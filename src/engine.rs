@@ -136,10 +136,52 @@ impl BlockEngine for Both {
     }
 }
 
+/// The Verilated Verilog, configured like the behavioural twins.
+#[cfg(feature = "verilator")]
+struct Verilated(Config);
+
+#[cfg(feature = "verilator")]
+impl BlockEngine for Verilated {
+    fn blocks(&self, sm: usize) -> Box<dyn MascarBlocks + Send> {
+        Box::new(crate::rtl::verilator::VerilatorBlocks::like(&reference_blocks(
+            &self.0, sm,
+        )))
+    }
+}
+
+/// The behavioural twins and the Verilated Verilog, compared port by port every cycle.
+#[cfg(feature = "verilator")]
+struct BothVerilated(Config);
+
+#[cfg(feature = "verilator")]
+impl BlockEngine for BothVerilated {
+    fn blocks(&self, sm: usize) -> Box<dyn MascarBlocks + Send> {
+        let reference = reference_blocks(&self.0, sm);
+        let verilated = Box::new(crate::rtl::verilator::VerilatorBlocks::like(&reference));
+        Box::new(Lockstep::new(sm, reference, verilated))
+    }
+}
+
+/// What `--engine verilator` says in a build without the feature.
+pub const NO_VERILATOR: &str = "this mascar was built without the Verilator engine: rebuild with \
+     `cargo build --release --features verilator` (needs Verilator: `apt-get install -y verilator`)";
+
+/// Whether this build has `engine`.
+fn built_with(engine: Engine) -> Result<(), String> {
+    match engine {
+        Engine::Verilator | Engine::LockstepVerilator if !cfg!(feature = "verilator") => {
+            Err(NO_VERILATOR.to_string())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Checks `cfg` as a whole: its own rules, then whether its engine can run it.
 pub fn validate(cfg: &Config) -> Result<(), ConfigError> {
     cfg.validate()?;
     crate::gpu::mem::addrdec::check_map(cfg)?;
+    built_with(cfg.engine).map_err(|reason| ConfigError::new("engine", reason))?;
+    // Every engine but the reference runs the RTL blocks (rust-hdl or their Verilog).
     if cfg.engine != Engine::Ref {
         rtl_supports(cfg).map_err(|reason| ConfigError::new("engine", reason))?;
     }
@@ -154,6 +196,14 @@ pub fn for_config(cfg: &Config) -> Result<Arc<dyn BlockEngine>, ConfigError> {
         Engine::Ref => Arc::new(Reference(c)),
         Engine::Rtl => Arc::new(Rtl(c)),
         Engine::Lockstep => Arc::new(Both(c)),
+        #[cfg(feature = "verilator")]
+        Engine::Verilator => Arc::new(Verilated(c)),
+        #[cfg(feature = "verilator")]
+        Engine::LockstepVerilator => Arc::new(BothVerilated(c)),
+        #[cfg(not(feature = "verilator"))]
+        Engine::Verilator | Engine::LockstepVerilator => {
+            return Err(ConfigError::new("engine", NO_VERILATOR.to_string()))
+        }
     })
 }
 
@@ -182,6 +232,22 @@ mod tests {
             engine.contains(&format!("car_queue_depth ≤ {ENTRIES}")),
             "{engine}"
         );
+    }
+
+    #[cfg(not(feature = "verilator"))]
+    #[test]
+    fn the_verilator_engines_in_a_build_without_the_feature_say_how_to_enable_it() {
+        for engine in [Engine::Verilator, Engine::LockstepVerilator] {
+            let cfg = Config {
+                engine,
+                ..Config::default()
+            };
+            let e = for_config(&cfg).err().expect("no Verilator engine in this build");
+            assert_eq!(e.key, "engine");
+            let text = e.to_string();
+            assert!(text.contains("--features verilator"), "{text}");
+            assert!(text.contains("apt-get install -y verilator"), "{text}");
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::io::{self, BufWriter, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+pub mod fst;
 pub mod vcd;
 
 // Output files. Every file is written under a temporary name beside its target

@@ -128,6 +128,9 @@ impl Latency {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SmStats {
     pub warp_instructions: u64,
+    /// Active lanes summed over the warp instructions issued.
+    #[serde(default)]
+    pub thread_instructions: u64,
     pub global_loads: u64,
     pub global_stores: u64,
     pub shared_accesses: u64,
@@ -149,8 +152,19 @@ pub struct SmStats {
 }
 
 impl SmStats {
+    /// Active lanes ÷ (32 × warp instructions): 1 when every lane of every warp instruction
+    /// is active (0 without instructions).
+    pub fn simd_efficiency(&self) -> f64 {
+        if self.warp_instructions == 0 {
+            0.0
+        } else {
+            self.thread_instructions as f64 / (32.0 * self.warp_instructions as f64)
+        }
+    }
+
     pub fn add(&mut self, o: &SmStats) {
         self.warp_instructions += o.warp_instructions;
+        self.thread_instructions += o.thread_instructions;
         self.global_loads += o.global_loads;
         self.global_stores += o.global_stores;
         self.shared_accesses += o.shared_accesses;
@@ -372,6 +386,10 @@ pub struct RunStats {
     pub sms: u32,
     pub cycles: u64,
     pub warp_instructions: u64,
+    /// SIMD efficiency: active lanes ÷ (32 × warp instructions); below 1 under divergence or
+    /// with CTAs whose size is not a multiple of 32 (`sm.thread_instructions` has the lanes).
+    #[serde(default)]
+    pub simd_efficiency: f64,
     /// Warp instructions per cycle, whole GPU.
     pub ipc: f64,
     /// Peak IPC: schedulers per SM × SMs.
@@ -431,6 +449,7 @@ impl RunStats {
         let cycles = t.cycles.max(1) as f64;
         let sm_cycles = cycles * t.sms as f64;
         t.warp_instructions = t.sm.warp_instructions;
+        t.simd_efficiency = t.sm.simd_efficiency();
         t.ipc = t.warp_instructions as f64 / cycles;
         t.l1_hit_rate = t.l1.hit_rate();
         t.l1_reservation_fails = t.l1.reservation_fails();

@@ -18,6 +18,7 @@ use mascar::gpu::{Gpu, SimError};
 use mascar::mascar::blocks::{BlockEngine, IssueIn, IssueView, MascarBlocks};
 use mascar::mascar::coverage::{Coverage, NOT_YET_REACHABLE};
 use mascar::mascar::ports::{QueueIn, QueueOut};
+use mascar::rtl::harness::RtlBlocks;
 use mascar::sched::SchedulerKind;
 use mascar::stats::RunStats;
 use mascar::workload::builtin;
@@ -225,9 +226,13 @@ fn every_reachable_corner_is_reached() {
         total.add(&c);
         per_run.push(c);
     }
+    // A reset in mid-run: the SM's own kernel-launch clear comes only when it is idle.
+    let c = reset_mid_run_replay(&mut reference_blocks(&reset_run().cfg, 0));
+    total.add(&c);
+    per_run.push(c);
     // The table: one column per run, then the total.
     print!("{:<28}", "counter");
-    for (n, _) in runs.iter().enumerate() {
+    for n in 0..per_run.len() {
         print!(" {:>9}", format!("run {}", n + 1));
     }
     println!(" {:>10}", "total");
@@ -246,6 +251,12 @@ fn every_reachable_corner_is_reached() {
     for (n, r) in runs.iter().enumerate() {
         println!("run {}: {} on {} SMs, {}", n + 1, r.kernel, r.cfg.sms, r.what);
     }
+    println!(
+        "run {}: SM 0's recorded ports of {} ({}), replayed with a reset in mid-run",
+        runs.len() + 1,
+        reset_run().kernel,
+        reset_run().what
+    );
     for (name, why) in NOT_YET_REACHABLE {
         println!("not yet reachable: {name}: {why}");
     }
@@ -260,4 +271,164 @@ fn every_reachable_corner_is_reached() {
         let v = total.counters().iter().find(|(n, _)| n == name).unwrap().1;
         assert_eq!(v, 0, "{name} is reached now: take it off NOT_YET_REACHABLE");
     }
+}
+
+/// One cycle of an SM's blocks as the SM drove them: the final inputs of each block (those it
+/// is clocked with) and the outputs they gave.
+#[derive(Clone, Copy)]
+struct Cycle {
+    /// The queue's, when the LD/ST stage clocked it (it does every cycle under CAR).
+    queue: Option<(QueueIn, QueueOut)>,
+    issue_in: IssueIn,
+    issue_out: IssueView,
+}
+
+/// Reference blocks that keep every cycle's ports.
+struct Recorded {
+    inner: Box<dyn MascarBlocks + Send>,
+    cycles: Arc<Mutex<Vec<Cycle>>>,
+    queue: Option<(QueueIn, QueueOut)>,
+}
+
+impl MascarBlocks for Recorded {
+    fn registers(&self) -> (bool, Option<u8>) {
+        self.inner.registers()
+    }
+    fn queue_eval(&mut self, i: &QueueIn) -> QueueOut {
+        self.inner.queue_eval(i)
+    }
+    fn queue_clock(&mut self, cycle: u64, i: &QueueIn) {
+        let o = self.inner.queue_eval(i);
+        self.queue = Some((*i, o));
+        self.inner.queue_clock(cycle, i);
+    }
+    fn queue_state(&self) -> (u64, bool, usize) {
+        self.inner.queue_state()
+    }
+    fn issue_eval(&mut self, i: &IssueIn) -> IssueView {
+        self.inner.issue_eval(i)
+    }
+    fn issue_clock(&mut self, cycle: u64, i: &IssueIn) {
+        let v = self.inner.issue_eval(i);
+        self.cycles.lock().unwrap().push(Cycle {
+            queue: self.queue.take(),
+            issue_in: *i,
+            issue_out: v,
+        });
+        self.inner.issue_clock(cycle, i);
+    }
+    fn reference_scheduler(&mut self) -> Option<&mut mascar::mascar::scheduler::Scheduler> {
+        self.inner.reference_scheduler()
+    }
+}
+
+struct RecordedEngine {
+    cfg: Config,
+    cycles: Arc<Mutex<Vec<Cycle>>>,
+}
+
+impl BlockEngine for RecordedEngine {
+    fn blocks(&self, sm: usize) -> Box<dyn MascarBlocks + Send> {
+        let inner = Box::new(reference_blocks(&self.cfg, sm));
+        if sm != 0 {
+            return inner;
+        }
+        Box::new(Recorded {
+            inner,
+            cycles: self.cycles.clone(),
+            queue: None,
+        })
+    }
+}
+
+/// The run whose SM 0 ports the reset test replays: MAS modes, owners and a busy queue.
+fn reset_run() -> Run {
+    Run {
+        kernel: "kmeans-1",
+        what: "mascar, queue 4, 8 MSHRs",
+        cfg: Config {
+            car_queue_depth: 4,
+            l1_mshrs: 8,
+            max_cycles: 6_000,
+            ..machine(SchedulerKind::Mascar)
+        },
+    }
+}
+
+/// SM 0's ports over the first cycles of [`reset_run`].
+fn recorded_cycles() -> Vec<Cycle> {
+    let r = reset_run();
+    let k = builtin::find(r.kernel).unwrap().kernel();
+    let cycles = Arc::new(Mutex::new(vec![]));
+    let engine = Arc::new(RecordedEngine {
+        cfg: r.cfg.clone(),
+        cycles: cycles.clone(),
+    });
+    let mut gpu = Gpu::new(&r.cfg, engine).unwrap();
+    match gpu.run(&k, None) {
+        Ok(_) | Err(SimError::MaxCycles(_)) => {}
+        Err(e) => panic!("{}: {e}", r.kernel),
+    }
+    let v = cycles.lock().unwrap().clone();
+    v
+}
+
+/// Drives `blocks` (fresh) with the recorded ports up to a cycle in mid-run where the mode
+/// machine is in MP and the queue holds entries, resets them there (that cycle's inputs with
+/// `reset` high), then replays the recording from its start: every output must be the
+/// recorded one, as from a fresh start. Returns the coverage of the whole drive.
+fn reset_mid_run_replay(blocks: &mut dyn MascarBlocks) -> Coverage {
+    let r = reset_run();
+    let rec = recorded_cycles();
+    let at = rec
+        .iter()
+        .position(|c| {
+            c.issue_out.sched.owner.is_some()
+                && c.queue.is_some_and(|(_, o)| o.occupancy > 0)
+                && c.issue_in.warps.active != 0
+        })
+        .expect("the recorded run reaches MP with an owner and a non-empty queue");
+    let mut cov = Coverage::new(r.cfg.warps_per_sm as usize, r.cfg.schedulers_per_sm as usize);
+    let mut drive = |n: u64, c: &Cycle, check: bool| {
+        let q = c.queue.map(|(i, want)| {
+            let o = blocks.queue_eval(&i);
+            cov.observe_queue(&i, &o);
+            blocks.queue_clock(n, &i);
+            (o, want)
+        });
+        let v = blocks.issue_eval(&c.issue_in);
+        cov.observe_issue(&c.issue_in, &v);
+        blocks.issue_clock(n, &c.issue_in);
+        if check {
+            if let Some((got, want)) = q {
+                assert_eq!(got, want, "queue, cycle {n}");
+            }
+            assert_eq!(v, c.issue_out, "issue stage, cycle {n}");
+        }
+    };
+    for (n, c) in rec[..at].iter().enumerate() {
+        drive(n as u64, c, true);
+    }
+    let mut reset = rec[at];
+    if let Some((i, _)) = &mut reset.queue {
+        i.reset = true;
+    }
+    reset.issue_in.sched.reset = true;
+    drive(at as u64, &reset, false);
+    for (n, c) in rec.iter().enumerate() {
+        drive((at + 1 + n) as u64, c, true);
+    }
+    cov
+}
+
+/// Issue 17 §2: a synchronous reset in mid-run (MP with an owner, queue entries waiting)
+/// leaves both twins exactly as a fresh start: the recorded ports replay identically.
+#[test]
+fn a_reset_in_mid_run_gives_what_a_fresh_start_gives_on_both_twins() {
+    let cfg = reset_run().cfg;
+    let mut reference = reference_blocks(&cfg, 0);
+    let c = reset_mid_run_replay(&mut reference);
+    assert!(c.reset_mid_run > 0);
+    let mut rtl = RtlBlocks::like(&reference_blocks(&cfg, 0));
+    reset_mid_run_replay(&mut rtl);
 }

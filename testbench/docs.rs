@@ -88,8 +88,8 @@ const REDUCED: &[(&str, &str)] = &[
 const FAILING: &[(&str, &str)] = &[
     ("mascar run -k nope", "error: unknown kernel `nope`"),
     (
-        "mascar run -k kmeans-1 -s mascar --sms 1 --engine rtl --vcd waves/example-kmeans-1-mascar.vcd --vcd-window 18700..18850 --set max_cycles=18850",
-        "error: stopped at max_cycles = 18850",
+        "mascar run -k kmeans-1 -s mascar --sms 1 --engine rtl --vcd waves/example-kmeans-1-mascar.vcd --vcd-window 15230..15380 --set max_cycles=15380",
+        "error: stopped at max_cycles = 15380",
     ),
 ];
 

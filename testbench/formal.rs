@@ -46,8 +46,8 @@ fn queue_with_count_bug(emitted: &str) -> String {
         .replace("mascar_reexec_queue$", "inner_queue$");
     format!(
         "{inner}\n\
-module mascar_reexec_queue(clock,depth,entries,mp,owner_valid,owner,mshr_freed,miss_queue_freed,head_first,head_ready,refused,free_valid,free_entry,push_valid,push_warp,select_valid,select,alloc_valid,alloc,hit_only,armed,warps$0,warps$1,occupancy,full,almost_full);
-    input wire clock; input wire [6:0] depth; input wire [7:0] entries; input wire mp; input wire owner_valid;
+module mascar_reexec_queue(clock,reset,depth,entries,mp,owner_valid,owner,mshr_freed,miss_queue_freed,head_first,head_ready,refused,free_valid,free_entry,push_valid,push_warp,select_valid,select,alloc_valid,alloc,hit_only,armed,warps$0,warps$1,occupancy,full,almost_full);
+    input wire clock; input wire reset; input wire [6:0] depth; input wire [7:0] entries; input wire mp; input wire owner_valid;
     input wire [5:0] owner; input wire mshr_freed; input wire miss_queue_freed; input wire head_first;
     input wire head_ready; input wire refused; input wire free_valid; input wire [5:0] free_entry;
     input wire push_valid; input wire [5:0] push_warp;
@@ -60,9 +60,10 @@ module mascar_reexec_queue(clock,depth,entries,mp,owner_valid,owner,mshr_freed,m
     always @(posedge clock) begin
         if (free_valid & !pushed) count <= count - 1;
         if (!free_valid & pushed) count <= count + 1;
+        if (reset) count <= 0;
     end
     assign occupancy = count;
-    inner_queue q(.clock(clock), .depth(depth), .entries(entries), .mp(mp), .owner_valid(owner_valid), .owner(owner),
+    inner_queue q(.clock(clock), .reset(reset), .depth(depth), .entries(entries), .mp(mp), .owner_valid(owner_valid), .owner(owner),
         .mshr_freed(mshr_freed), .miss_queue_freed(miss_queue_freed), .head_first(head_first), .head_ready(head_ready),
         .refused(refused), .free_valid(free_valid), .free_entry(free_entry), .push_valid(push_valid), .push_warp(push_warp),
         .select_valid(select_valid), .select(select), .alloc_valid(alloc_valid), .alloc(alloc), .hit_only(hit_only),

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Mutation check: plants each deliberate bug below, one at a time, in a scratch worktree of
-# the committed HEAD, runs the whole test suite, and prints a Markdown table of which tests
-# caught it. Every mutant must be caught; a survivor is a hole in the suite.
+# the committed HEAD (re-emitting rtl/ when the bug is in the rust-hdl blocks), runs the
+# whole test suite, and prints a Markdown table of which tests caught it. Every mutant must
+# be caught; a survivor is a hole in the suite.
 #
 #   testbench/mutants.sh [OUT.md]          # ~5 minutes per mutant on 2 cores
 #   MUTANTS_PLANT_ONLY=1 testbench/mutants.sh   # only check that every mutant still applies
@@ -52,6 +53,19 @@ mutant() {
       # Issue 17 §2: the count moves on every free, valid entry or not (needs the fix committed).
       plant src/rtl/reexec_queue.rs 'if self\.freed_valid\.val\(\) & !self\.pushed\.val\(\)' 'if self.free_valid.val() & !self.pushed.val()'
       plant src/rtl/reexec_queue.rs 'if !self\.freed_valid\.val\(\) & self\.pushed\.val\(\)' 'if !self.free_valid.val() & self.pushed.val()' ;;
+    rtl-second-picker-ignores-last-sp)
+      # Issue 17 §4: scheduler 1's variant choice forgets that scheduler 0 took the last SP lane.
+      plant src/rtl/scheduler.rs 'self\.kill\.next = self\.kill\.val\(\) \| self\.kill_sp\.val\(\);' '' ;;
+    rtl-owner-never-released)
+      # Issue 17 §4: the owner register ignores the WRC's release (kept until MP ends).
+      plant src/rtl/scheduler.rs '\} else if self\.release_owner\.val\(\) \| !self\.owner_valid_r\.q\.val\(\) \{' \
+        '} else if !self.owner_valid_r.q.val() {' ;;
+    rtl-reset-keeps-scheduler-ages)
+      # Issue 17 §2: the scheduler's reset leaves the age matrices as they were.
+      plant src/rtl/scheduler.rs '\n\s+self\.tri00\[j\]\.d\.next = 0\.into\(\);\n\s+self\.tri01\[j\]\.d\.next = 0\.into\(\);\n\s+self\.tri11\[j\]\.d\.next = 0\.into\(\);\n\s+self\.tri10\[j\]\.d\.next = 0\.into\(\);' '' ;;
+    rtl-reset-keeps-queue-count)
+      # Issue 17 §2: the queue's reset leaves its occupancy counter as it was.
+      plant src/rtl/reexec_queue.rs '\n\s+self\.count_r\.d\.next = 0\.into\(\);' '' ;;
     mas-mode-rechecked-every-cycle)
       plant src/mascar/scheduler.rs 'let check = self\.p\.mode_check == MasModeCheck::EveryCycle' 'let check = true'
       plant src/rtl/harness.rs 'issue\.check_at_handover\.next = base\.mode_check == MasModeCheck::Handover;' \
@@ -72,13 +86,18 @@ describe() {
     l1-flushed-between-kernels) echo "L1 contents are dropped between the kernels of a trace although no flush was asked for" ;;
     rtl-queue-count-ignores-valid) echo "RTL queue count changes on a free of an empty entry (a free with a push leaves it at 0 with one valid entry)" ;;
     mas-mode-rechecked-every-cycle) echo "MAS re-checks saturation every cycle in MP (both twins), not only at owner hand-over" ;;
+    rtl-second-picker-ignores-last-sp) echo "RTL scheduler 1 may pick an SP warp after scheduler 0 took the last SP lane" ;;
+    rtl-owner-never-released) echo "RTL owner register ignores the WRC's release and keeps the owner until MP ends" ;;
+    rtl-reset-keeps-scheduler-ages) echo "RTL scheduler reset leaves the warp age matrices as they were" ;;
+    rtl-reset-keeps-queue-count) echo "RTL queue reset leaves the occupancy counter as it was" ;;
   esac
 }
 
 mutants=(owner-kept-on-dependent-load queue-two-entries-per-warp lrr-pointer-moves-without-issue
   mshr-merge-off-by-one rtl-queue-owner-ignores-valid rtl-wrc-always-stalls-non-owners
   wrc-no-quiet-handover l1-flushed-between-kernels mas-mode-rechecked-every-cycle
-  rtl-queue-count-ignores-valid)
+  rtl-queue-count-ignores-valid rtl-second-picker-ignores-last-sp rtl-owner-never-released
+  rtl-reset-keeps-scheduler-ages rtl-reset-keeps-queue-count)
 # MUTANTS_ONLY="a b" runs just those.
 if [ -n "${MUTANTS_ONLY:-}" ]; then
   read -r -a mutants <<< "$MUTANTS_ONLY"
@@ -95,6 +114,11 @@ for m in "${mutants[@]}"; do
   git -C "$tree" diff --stat >&2
   if [ -n "${MUTANTS_PLANT_ONLY:-}" ]; then
     continue
+  fi
+  # A mutant in the rust-hdl blocks is emitted into rtl/ too, so that it must be caught by
+  # behaviour (lockstep, replay, proofs, properties), not by the stale-Verilog check.
+  if git -C "$tree" diff --name-only | grep -q '^src/rtl/'; then
+    (cd "$tree" && cargo run --release --quiet -- rtl emit) > "$base/$m.emit.log" 2>&1 || true
   fi
   log="$base/$m.log"
   if (cd "$tree" && cargo test --release --no-fail-fast) > "$log" 2>&1; then

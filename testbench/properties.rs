@@ -355,7 +355,8 @@ proptest! {
 
 /// One cycle of random issue-stage stimulus: eight random words shaped into consistent warp
 /// signals, the SP lanes and SFUs free (0–3 each: the SM's own runs keep SP lanes constant),
-/// and flag bits (LD/ST unit free, load slot free, saturated, L1 quiet, a launch, exits).
+/// and flag bits (LD/ST unit free, load slot free, saturated, L1 quiet, a launch, exits,
+/// and, in about one cycle in 32, a synchronous reset in mid-run).
 /// The SM launches a CTA's warps together; random launches into every free slot are more
 /// than it does, which is fine: the blocks must agree on any launch pattern.
 type Stimulus = ([u64; 8], u8, u8, u8);
@@ -377,6 +378,7 @@ fn issue_input(slots: u64, active: &mut u64, &(r, sp_free, sfu_free, flags): &St
     } else {
         0
     };
+    let reset = bit(6) && bit(7) && r[6] & 0b111 == 0;
     *active = *active & !exited | launched;
     // A warp has no instruction, barrier or request in the cycle it is launched (the SM
     // fetches first). The twins disagree when it has and becomes an owner candidate then:
@@ -412,8 +414,16 @@ fn issue_input(slots: u64, active: &mut u64, &(r, sp_free, sfu_free, flags): &St
             saturated: bit(2),
             launched,
             exited,
+            reset,
             ..SchedIn::default()
         },
+    }
+}
+
+/// After a reset cycle the SM starts over: no warp is active (it launches them again).
+fn after_reset(i: &IssueIn, active: &mut u64) {
+    if i.sched.reset {
+        *active = 0;
     }
 }
 
@@ -443,6 +453,7 @@ proptest! {
             );
             reference.issue_clock(cycle as u64, &i);
             rtl.issue_clock(cycle as u64, &i);
+            after_reset(&i, &mut active);
         }
     }
 }

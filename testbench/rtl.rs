@@ -45,28 +45,19 @@ fn verilog_is_lint_clean_and_synthesises() {
     for f in emit::blocks_at::<4, 4>().iter().chain(emit::blocks().iter()) {
         let path = dir.join(&f.file);
         std::fs::write(&path, &f.text).unwrap();
-        // Waivers: WIDTH (rust-hdl sizes literals at 32 bits and lets assignments truncate),
-        // UNUSEDSIGNAL (the scheduler-1 ldst_take and pick one-hot have no reader: nothing
-        // picks after scheduler 1; kept for symmetric ports), DECLFILENAME (rust-hdl emits
-        // each sub-block's module, e.g. `mascar_wst$mem_r$0`, into its parent's file).
+        // Every warning on: the only waivers are `rtl/lint.vlt`'s, one message each, with
+        // its reason; any other warning (a new WIDTH one included) fails.
         let lint = tool("verilator")
-            .args([
-                "--lint-only",
-                "-Wall",
-                "-Wno-WIDTH",
-                "-Wno-UNUSEDSIGNAL",
-                "-Wno-DECLFILENAME",
-                "--top-module",
-                &f.module,
-            ])
+            .args(["--lint-only", "-Wall", "--top-module", &f.module])
+            .arg(rtl_dir().join("lint.vlt"))
             .arg(&path)
             .output()
             .unwrap();
+        let stderr = String::from_utf8_lossy(&lint.stderr);
         assert!(
-            lint.status.success(),
-            "verilator on {}:\n{}",
+            lint.status.success() && !stderr.contains("%Warning"),
+            "verilator -Wall on {}:\n{stderr}",
             f.file,
-            String::from_utf8_lossy(&lint.stderr)
         );
     }
     for f in emit::blocks_at::<4, 4>() {
@@ -192,11 +183,13 @@ fn lockstep_reports_a_planted_disagreement_with_cycle_sm_block_signal_and_a_wave
     }
 }
 
-fn record(kernel: &str, s: SchedulerKind, cycles: u64, dir: &Path) {
+fn record(kernel: &str, machine: Config, cycles: u64, dir: &Path) {
     let k = builtin::find(kernel).unwrap().kernel();
+    let s = machine.scheduler;
     let c = Config {
         max_cycles: cycles,
-        ..cfg(s, Engine::Rtl)
+        engine: Engine::Rtl,
+        ..machine
     };
     let mut gpu = mascar::engine::gpu(&c).unwrap();
     gpu.record_ports(dir, 0, cycles).unwrap();
@@ -210,34 +203,82 @@ fn rtl_dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("rtl")
 }
 
+/// The replay configurations (issue 17 §4): warps per SM 8/16/48 and queue depths 4/8/32,
+/// each on a kernel and policy that exercise it. The first replays `MASCAR_REPLAY_LONG`
+/// cycles (100,000 by default), the rest `MASCAR_REPLAY_CYCLES` (20,000); setting both to
+/// 100000 is the long command in docs/verification.md.
+const REPLAYS: [(&str, SchedulerKind, u32, u32); 6] = [
+    ("kmeans-1", SchedulerKind::Mascar, 48, 32),
+    ("bp-2", SchedulerKind::Mascar, 48, 4),
+    ("srad-1", SchedulerKind::Mascar, 16, 8),
+    ("bfs", SchedulerKind::Car, 16, 32),
+    ("stencil", SchedulerKind::Mascar, 8, 4),
+    ("histo-1", SchedulerKind::Mascar, 8, 8),
+];
+
+fn env_cycles(var: &str, default: u64) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 #[test]
-fn the_verilog_replays_recorded_ports_of_real_runs_cycle_for_cycle() {
+fn the_verilog_replays_recorded_ports_of_real_runs_in_six_configurations() {
     tool("iverilog");
     tool("vvp");
-    for (kernel, s) in [("bp-2", SchedulerKind::Mascar), ("kmeans-1", SchedulerKind::Car)] {
+    for (n, &(kernel, s, warps, depth)) in REPLAYS.iter().enumerate() {
+        let cycles = if n == 0 {
+            env_cycles("MASCAR_REPLAY_LONG", 100_000)
+        } else {
+            env_cycles("MASCAR_REPLAY_CYCLES", 20_000)
+        };
         let dir = std::env::temp_dir().join(format!("mascar-replay-{kernel}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        record(kernel, s, 3000, &dir);
+        let machine = Config {
+            warps_per_sm: warps,
+            car_queue_depth: depth,
+            ..cfg(s, Engine::Rtl)
+        };
+        let start = std::time::Instant::now();
+        record(kernel, machine, cycles, &dir);
+        let recorded = start.elapsed().as_secs_f64();
+        // The first configuration replays every block on its own; the others the issue top
+        // (which holds the WRC, WST and scheduler) and the queue, to keep CI's budget.
+        let all = [
+            "mascar_issue_top",
+            "mascar_reexec_queue",
+            "mascar_scheduler",
+            "mascar_wrc",
+            "mascar_wst",
+        ];
+        let blocks = if n == 0 { &all[..] } else { &all[..2] };
+        for m in &all[blocks.len()..] {
+            std::fs::remove_file(dir.join(format!("{m}.ports"))).unwrap();
+        }
         let results = mascar::rtl::record::replay(&dir, &rtl_dir()).unwrap_or_else(|e| panic!("{e}"));
+        let what = format!("{kernel} under {s}, {warps} warps, queue {depth}");
         let modules: Vec<&str> = results.iter().map(|r| r.module.as_str()).collect();
-        assert_eq!(
-            modules,
-            [
-                "mascar_issue_top",
-                "mascar_reexec_queue",
-                "mascar_scheduler",
-                "mascar_wrc",
-                "mascar_wst"
-            ]
+        assert_eq!(modules, blocks, "{what}");
+        // A kernel may end before the window: then every block replays the same, shorter run.
+        let replayed = results[0].cycles;
+        assert!(
+            replayed > 1_000 && replayed <= cycles + 1,
+            "{what}: {replayed} cycles"
         );
         for r in &results {
             assert_eq!(
-                r.cycles, 3000,
-                "{kernel}: {} replayed {} cycles",
+                r.cycles, replayed,
+                "{what}: {} replayed {} cycles",
                 r.module, r.cycles
             );
-            assert_eq!(r.mismatches, 0, "{kernel} under {s}: {}:\n{}", r.module, r.log);
+            assert_eq!(r.mismatches, 0, "{what}: {}:\n{}", r.module, r.log);
         }
+        println!(
+            "{what}: {replayed} cycles replayed on {} blocks (record {recorded:.1} s, replay {:.1} s)",
+            blocks.len(),
+            start.elapsed().as_secs_f64() - recorded
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
@@ -246,7 +287,7 @@ fn the_verilog_replays_recorded_ports_of_real_runs_cycle_for_cycle() {
 fn replay_catches_a_recording_that_the_verilog_does_not_reproduce() {
     let dir = std::env::temp_dir().join(format!("mascar-replay-bad-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    record("srad-1", SchedulerKind::Mascar, 400, &dir);
+    record("srad-1", cfg(SchedulerKind::Mascar, Engine::Rtl), 400, &dir);
     // Flip the scheduler's `mp` output on one cycle: the Verilog must disagree there.
     let (ports, _) = mascar::rtl::record::read_ports(&dir.join("mascar_scheduler.ports")).unwrap();
     let col = ports.iter().position(|p| p.name == "mp").unwrap();

@@ -50,13 +50,19 @@ fn parse(path: &Path) -> Parsed {
     let names: HashMap<_, _> = vars.iter().map(|(k, v)| (*k, v.0.clone())).collect();
     let widths = vars.into_values().collect();
     let mut strings = HashMap::<String, Vec<(u64, String)>>::new();
+    // Time units per cycle: 2 for mascar's VCD (500 ps), 10 for its FST (100 ps) read back
+    // through fst2vcd.
+    let per_cycle = match header.timescale {
+        Some((n, TimescaleUnit::PS)) => 1000 / n as u64,
+        other => panic!("timescale {other:?}"),
+    };
     let (mut t, mut times, mut changes) = (0, vec![], HashMap::<String, Vec<(u64, u64)>>::new());
     for cmd in p {
         let bit = |v: vcd::Value| (v == vcd::Value::V1) as u64;
         match cmd.unwrap() {
             // Half cycles (the clock falls mid-cycle): read in cycles.
             Vcd::Timestamp(x) => {
-                t = x / 2;
+                t = x / per_cycle;
                 times.push(t);
             }
             Vcd::ChangeScalar(id, v) => changes.entry(names[&id].clone()).or_default().push((t, bit(v))),
@@ -204,7 +210,7 @@ fn a_window_of_chosen_sms_with_rtl_signals_converts_with_vcd2fst_and_has_a_gtkw(
     let text = std::fs::read_to_string(&gtkw).unwrap();
     for needle in [
         "[dumpfile] \"window.vcd\"",
-        "[timestart] 100",
+        "[timestart] 100000\n",
         "gpu.clk\n",
         // Text views, and the warps one scope each.
         "gpu.sm1.mode\n",
@@ -212,8 +218,8 @@ fn a_window_of_chosen_sms_with_rtl_signals_converts_with_vcd2fst_and_has_a_gtkw(
         "gpu.sm1.warp07.state\n",
         "gpu.sm1.warp47.stall\n",
         // Each model signal beside the RTL signal that computes it.
-        "gpu.sm1.mp\n@28\ngpu.sm1.rtl.issue_top.sched.mp\n",
-        "gpu.sm1.wst_mem[47:0]\n@22\ngpu.sm1.rtl.issue_top.wst.mem[47:0]\n",
+        "gpu.sm1.mp\n@28\n+{rtl:sched/mp} gpu.sm1.rtl.issue_top.sched.mp\n",
+        "gpu.sm1.wst_mem[47:0]\n@22\n+{rtl:wst/mem[47:0]} gpu.sm1.rtl.issue_top.wst.mem[47:0]\n",
     ] {
         assert!(
             text.contains(needle),
@@ -458,4 +464,167 @@ fn window_syntax_errors_name_the_problem() {
     assert!(parse_window("20..10").unwrap_err().contains("below"));
     assert!(parse_window("x..10").unwrap_err().contains("`x`"));
     assert!(parse_window("10").unwrap_err().contains("START..END"));
+}
+
+// ---- FST (`--vcd PATH.fst`) -------------------------------------------------------------
+
+/// Records srad-1 on one SM under the RTL engine, cycles 100..300, to `path` (VCD or FST by
+/// its extension).
+fn record_rtl_window(path: &Path) {
+    let k = builtin::find("srad-1").unwrap().kernel();
+    let cfg = Config {
+        max_cycles: 300,
+        ..config(SchedulerKind::Mascar, Engine::Rtl, 1)
+    };
+    let mut gpu = mascar::engine::gpu(&cfg).unwrap();
+    gpu.record_waves(&WaveOptions {
+        path: path.to_path_buf(),
+        window: Some((100, 300)),
+        sms: None,
+    })
+    .unwrap();
+    assert!(gpu.run(&k, None).is_err(), "stops at max_cycles");
+}
+
+#[test]
+fn an_fst_dump_reads_back_through_fst2vcd_as_the_same_signals_and_values() {
+    let vcd_path = temp("same.vcd");
+    let fst_path = temp("same.fst");
+    record_rtl_window(&vcd_path);
+    record_rtl_window(&fst_path);
+    let fst_len = std::fs::metadata(&fst_path).unwrap().len();
+    let vcd_len = std::fs::metadata(&vcd_path).unwrap().len();
+    assert!(
+        fst_len > 0 && fst_len < vcd_len,
+        "FST {fst_len} bytes, VCD {vcd_len}"
+    );
+    let back = temp("same-back.vcd");
+    let out = Command::new("fst2vcd")
+        .arg("-f")
+        .arg(&fst_path)
+        .arg("-o")
+        .arg(&back)
+        .output()
+        .expect("`fst2vcd` is not installed: apt-get install -y gtkwave (the test command installs it)");
+    assert!(
+        out.status.success(),
+        "fst2vcd: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (v, f) = (parse(&vcd_path), parse(&back));
+    assert_eq!(f.header.timescale, Some((100, TimescaleUnit::PS)));
+    // The same signals, text views as 8 bits per character.
+    let mut names: Vec<&String> = v.widths.keys().collect();
+    names.sort();
+    let mut fst_names: Vec<&String> = f.widths.keys().collect();
+    fst_names.sort();
+    assert_eq!(names, fst_names);
+    assert!(names.len() > 100, "{} signals", names.len());
+    for (name, &width) in &v.widths {
+        if v.strings.contains_key(name) {
+            assert_eq!(f.widths[name] % 8, 0, "{name}: text as ASCII");
+        } else {
+            assert_eq!(f.widths[name], width, "{name}");
+        }
+    }
+    // The same values at the same cycles: bits, registers, the clock.
+    for name in [
+        "gpu.clk",
+        "gpu.sm0.mp",
+        "gpu.sm0.owner",
+        "gpu.sm0.wst_stall",
+        "gpu.sm0.mshrs_used",
+        "gpu.sm0.rtl.issue_top.wst.mem",
+        "gpu.sm0.rtl.issue_top.sched.mp",
+    ] {
+        // fst-writer's files begin at time 0: unknown (x, read as 0) until the window.
+        let from_window: Vec<(u64, u64)> = f.changes[name].iter().copied().filter(|c| c.0 >= 100).collect();
+        assert_eq!(v.changes[name], from_window, "{name}");
+    }
+    // Texts: the FST's ASCII vectors spell the VCD's strings.
+    let texts = parse_texts(&back);
+    for name in [
+        "gpu.sm0.mode",
+        "gpu.sm0.owner_name",
+        "gpu.sm0.warp03.state",
+        "gpu.sm0.warp03.stall",
+    ] {
+        let from_window: Vec<(u64, String)> = texts[name].iter().filter(|c| c.0 >= 100).cloned().collect();
+        assert_eq!(from_window, v.strings[name], "{name}");
+    }
+    // The save file shows the texts as ASCII and names the FST.
+    let gtkw = std::fs::read_to_string(fst_path.with_extension("gtkw")).unwrap();
+    for needle in [
+        "[dumpfile] \"same.fst\"",
+        "@820\ngpu.sm0.mode[15:0]\n",
+        "gpu.sm0.mp\n@28\n+{rtl:sched/mp} gpu.sm0.rtl.issue_top.sched.mp\n",
+    ] {
+        assert!(
+            gtkw.contains(needle),
+            "{needle} missing from the save file:\n{gtkw}"
+        );
+    }
+}
+
+/// The changes of every vector whose width is a whole number of bytes, read as ASCII text
+/// (trailing spaces dropped), by dotted path.
+fn parse_texts(path: &Path) -> HashMap<String, Vec<(u64, String)>> {
+    let f = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    let mut p = vcd::Parser::new(f);
+    let header = p.parse_header().unwrap();
+    let mut vars = HashMap::new();
+    paths(&header.items, "", &mut vars);
+    let per_cycle = match header.timescale {
+        Some((n, TimescaleUnit::PS)) => 1000 / n as u64,
+        other => panic!("timescale {other:?}"),
+    };
+    let mut out = HashMap::<String, Vec<(u64, String)>>::new();
+    let mut t = 0;
+    for cmd in p {
+        match cmd.unwrap() {
+            Vcd::Timestamp(x) => t = x / per_cycle,
+            Vcd::ChangeVector(id, v) => {
+                let (name, width) = &vars[&id];
+                if width % 8 != 0 {
+                    continue;
+                }
+                // A VCD vector may leave out leading zeros.
+                let mut bits = vec![0u8; *width as usize - v.len().min(*width as usize)];
+                bits.extend(v.iter().map(|b| (b == vcd::Value::V1) as u8));
+                let bytes: Vec<u8> = bits
+                    .chunks(8)
+                    .map(|c| c.iter().fold(0, |a, b| a << 1 | b))
+                    .collect();
+                let text = String::from_utf8_lossy(&bytes).trim_end().to_string();
+                out.entry(name.clone()).or_default().push((t, text));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn an_unwritable_fst_path_is_refused_and_leaves_no_file() {
+    // A file where the output's directory should be.
+    let blocker = temp("blocker");
+    std::fs::write(&blocker, "not a directory").unwrap();
+    let path = blocker.join("out.fst");
+    let cfg = config(SchedulerKind::Mascar, Engine::Ref, 1);
+    let mut gpu = mascar::engine::gpu(&cfg).unwrap();
+    let err = gpu
+        .record_waves(&WaveOptions {
+            path: path.clone(),
+            window: None,
+            sms: None,
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("out.fst"), "{err}");
+    let dir = blocker.parent().unwrap();
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("out.fst"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }

@@ -2,14 +2,16 @@
 // SAT solver (`sat -tempinduct`, run by `mascar rtl prove`). Hand-written; not generated.
 //
 // The wrapper sees the block through its ports only. CHECK selects the property. No input
-// is constrained: run constants (order, MAS, mode check, hold, stall_non_owners) and every
-// per-cycle warp signal are free in every cycle, which covers every run the SM can drive.
+// is constrained: run constants (order, MAS, mode check, hold, stall_non_owners), every
+// per-cycle warp signal and the synchronous reset are free in every cycle, which covers every
+// run the SM can drive.
 module formal_issue #(
     parameter H = 4,
     parameter D = 8,  // unused; every wrapper takes the same parameters
     parameter CHECK = 0
 ) (
     input clock,
+    input reset,
     input policy_gto,
     input mas_enable,
     input check_at_handover,
@@ -42,6 +44,7 @@ module formal_issue #(
     (* keep *) wire [5:0] issue_warp0, issue_warp1, owner;
     mascar_issue_top dut (
         .clock(clock),
+        .reset(reset),
         .policy_gto(policy_gto),
         .mas_enable(mas_enable),
         .check_at_handover(check_at_handover),
@@ -111,11 +114,14 @@ module formal_issue #(
     wire stalling = mp && stall_non_owners;
     wire [H-1:0] stall0 = (stall_r0 & ~we0) | ((stalling ? mem0 & ~owner_bit0 : {H{1'b0}}) & we0);
     wire [H-1:0] stall1 = (stall_r1 & ~we1) | ((stalling ? mem1 & ~owner_bit1 : {H{1'b0}}) & we1);
+    // A reset clears the table (and the scheduler's registers: see property 3).
+    reg reset_p = 0;
     always @(posedge clock) begin
         active_p0 <= active0;
         active_p1 <= active1;
-        stall_r0 <= stall0;
-        stall_r1 <= stall1;
+        stall_r0 <= reset ? {H{1'b0}} : stall0;
+        stall_r1 <= reset ? {H{1'b0}} : stall1;
+        reset_p <= reset;
     end
     wire [4:0] lane0 = issue_warp0[5:1], lane1 = issue_warp1[5:1], owner_lane = owner[5:1];
 
@@ -141,6 +147,11 @@ module formal_issue #(
                 assert(issue_warp1[0] && lane1 < H);
                 assert(ready1[lane1] && !stall1[lane1]);
             end
+        end
+        // 3: after a synchronous reset, whatever came before, the mode machine is at its
+        // power-on state (EP, no owner).
+        if (CHECK == 3) begin
+            if (reset_p) assert(!mp && !owner_valid);
         end
     end
 endmodule

@@ -13,13 +13,15 @@
 //   warp id below 2H, and only for a warp whose `warps` bit is clear (the SM admits one
 //   entry per warp, `q.warps >> warp & 1 == 0`).
 // Everything else is free: frees of any entry (valid or not, the count bug), refusals,
-// free pulses, mode and owner changes, the head.
+// free pulses, mode and owner changes, the head, and the synchronous reset in any cycle
+// (the shadow model empties with it, so every property also covers a mid-run reset).
 module formal_queue #(
     parameter H = 4,
     parameter D = 8,
     parameter CHECK = 0
 ) (
     input clock,
+    input reset,
     input [6:0] depth_in,
     input mp,
     input owner_valid,
@@ -53,6 +55,7 @@ module formal_queue #(
     (* keep *) wire [6:0] occupancy;
     mascar_reexec_queue dut (
         .clock(clock),
+        .reset(reset),
         .depth(depth),
         .entries(entries),
         .mp(mp),
@@ -145,15 +148,26 @@ module formal_queue #(
     wire push_warp_held = push_warp[0] ? warps1[push_warp[5:1]] : warps0[push_warp[5:1]];
 
     always @(posedge clock) begin
-        sv <= (sv & ~freed) | pushed;
-        for (e = 0; e < D; e = e + 1) begin
-            if (pushed[e]) sw[6*e+:6] <= push_warp;
-            // A pushed or refused entry becomes the youngest; the rest keep their order.
-            so[e*D+:D] <= tail[e] ? (sv & ~freed & ~({{(D - 1) {1'b0}}, 1'b1} << e)) : (so[e*D+:D] & ~tail);
+        if (reset) begin
+            // A synchronous reset empties the queue: no entry survives it, none is armed,
+            // the mode and owner seen last are an idle SM's (EP, none).
+            sv <= 0;
+            sw <= 0;
+            so <= 0;
+            mp_p <= 0;
+            owner_valid_p <= 0;
+            owner_p <= 0;
+        end else begin
+            sv <= (sv & ~freed) | pushed;
+            for (e = 0; e < D; e = e + 1) begin
+                if (pushed[e]) sw[6*e+:6] <= push_warp;
+                // A pushed or refused entry becomes the youngest; the rest keep their order.
+                so[e*D+:D] <= tail[e] ? (sv & ~freed & ~({{(D - 1) {1'b0}}, 1'b1} << e)) : (so[e*D+:D] & ~tail);
+            end
+            mp_p <= mp;
+            owner_valid_p <= owner_valid;
+            owner_p <= owner;
         end
-        mp_p <= mp;
-        owner_valid_p <= owner_valid;
-        owner_p <= owner;
     end
 
     // ---- port contract ----

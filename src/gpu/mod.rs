@@ -73,8 +73,6 @@ pub struct Gpu {
     recording: Option<(usize, std::path::PathBuf)>,
     /// Kernels run so far: the next one runs back to back after them (see [`Gpu::run`]).
     kernels_run: u32,
-    /// Where each SM's Mascar blocks come from.
-    engine: Arc<dyn BlockEngine>,
     /// Step SMs that have no work left (tests set it to check that skipping them changes
     /// nothing; see [`Gpu::run`]).
     pub step_idle_sms: bool,
@@ -113,7 +111,6 @@ impl Gpu {
             events: None,
             recording: None,
             kernels_run: 0,
-            engine,
             step_idle_sms: false,
         })
     }
@@ -211,8 +208,8 @@ impl Gpu {
     /// Kernels run one after another on the same GPU run back to back, as in Accel-Sim:
     /// the cycle count goes on, L1 and L2 keep their lines (unless
     /// `flush_l1_between_kernels` / `flush_l2_between_kernels`), while each SM's warps,
-    /// pipelines and scheduling blocks (every engine's) start as in a fresh run, and the
-    /// statistics returned are the kernel's own.
+    /// pipelines and scheduling blocks (every engine's, by their kernel-launch reset) start
+    /// as in a fresh run, and the statistics returned are the kernel's own.
     pub fn run(&mut self, k: &Kernel, progress: Option<Progress>) -> Result<RunStats, SimError> {
         self.run_observed(k, progress, None)
     }
@@ -387,21 +384,28 @@ impl Gpu {
         Ok(self.summary(k, self.cycle - start))
     }
 
-    /// Between two kernels (the GPU is idle): fresh SMs around the old L1 contents, the
-    /// L2 and DRAM as they are, every counter at zero.
+    /// Between two kernels (the GPU is idle): fresh SMs around the old L1 contents and the
+    /// same Mascar blocks, cleared by the kernel-launch reset as hardware would be; the L2
+    /// and DRAM as they are, every counter at zero.
     fn next_kernel(&mut self) {
         let cfg = &self.cfg;
-        for s in &mut self.sms {
-            let mut fresh = Sm::new(s.id, cfg, self.engine.blocks(s.id));
-            std::mem::swap(&mut fresh.l1, &mut s.l1);
-            fresh.l1.next_kernel(cfg.flush_l1_between_kernels);
-            // Test and debugging hooks stay attached.
-            fresh.issue_log = s.issue_log.take();
-            fresh.mas_log = s.mas_log.take();
-            fresh.request_log = s.request_log.take();
-            fresh.events = s.events.take();
-            *s = fresh;
-        }
+        let cycle = self.cycle;
+        let old = std::mem::take(&mut self.sms);
+        self.sms = old
+            .into_iter()
+            .map(|s| {
+                let mut fresh = Sm::new(s.id, cfg, s.blocks);
+                fresh.blocks.launch_clear(cycle);
+                fresh.l1 = s.l1;
+                fresh.l1.next_kernel(cfg.flush_l1_between_kernels);
+                // Test and debugging hooks stay attached.
+                fresh.issue_log = s.issue_log;
+                fresh.mas_log = s.mas_log;
+                fresh.request_log = s.request_log;
+                fresh.events = s.events;
+                fresh
+            })
+            .collect();
         for p in &mut self.partitions {
             p.next_kernel(cfg.flush_l2_between_kernels);
         }
@@ -434,6 +438,7 @@ impl Gpu {
             sms: c.sms,
             cycles,
             warp_instructions: sm.warp_instructions,
+            simd_efficiency: sm.simd_efficiency(),
             ipc: sm.warp_instructions as f64 / cycles_f,
             peak_ipc: (c.schedulers_per_sm * c.sms) as f64,
             l1_hit_rate: l1.hit_rate(),

@@ -1,21 +1,25 @@
-//! VCD waveforms, written with the `vcd` crate, two time units (500 ps each) per core cycle
-//! so that `gpu.clk` can fall mid-cycle while the axis reads in cycles, to a temporary file
-//! renamed into place when complete.
+//! Waveforms, VCD or FST ([`WaveFormat`]: by the path's extension), two time units per core
+//! cycle (VCD 500 ps, FST 100 ps × 5) so that `gpu.clk` can fall mid-cycle while the axis
+//! reads in cycles, to a temporary file renamed into place when complete, with a GTKWave save
+//! file beside it.
 //!
 //! [`Waves`] holds one scope per chosen SM with the model's own signals ([`SmSample`]), text
-//! views (mode, owner, each warp's state and stall reason as VCD strings) and, when the SM
-//! runs RTL blocks, an `rtl` scope under it with the rust-hdl blocks' signals, walked with
-//! rust-hdl's `Probe` and shown as registers and per-warp vectors
-//! ([`crate::output::vcd::readable`]). Only changes are written, to a body file; the header
-//! goes in at the end, leaving out the RTL signals that never changed. The RTL blocks are
-//! probed only inside the window.
+//! views (mode, owner, each warp's state and stall reason: VCD strings, or ASCII vectors in
+//! an FST) and, when the SM runs RTL blocks, an `rtl` scope under it with the rust-hdl
+//! blocks' signals, walked with rust-hdl's `Probe` and shown as registers and per-warp
+//! vectors ([`crate::output::vcd::readable`]). Only changes are recorded, to a change log;
+//! at the end the layout is written once through a [`WaveSink`] (VCD or FST backend),
+//! leaving out the RTL signals that never changed, and the log replayed into it. The RTL
+//! blocks are probed only inside the window.
 
 use crate::gpu::sm::{Sm, SmSample};
-use crate::output::vcd::{change, readable, Collect, Shown, VcdWriter};
+use crate::output::fst::FstSink;
+use crate::output::vcd::{readable, Collect, Shown, VcdSink, WaveSink};
 use crate::output::PendingFile;
 use std::collections::HashMap;
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
-use vcd::{IdCode, TimescaleUnit, Value, VarType};
+use vcd::VarType;
 
 /// What to record, from the command line.
 #[derive(Clone, Debug)]
@@ -146,17 +150,159 @@ fn model_values(s: &SmSample, prev: &SmSample, schedulers: usize, warps: u32, ou
     }
 }
 
+/// The waveform file format, from the path's extension: `.fst` writes FST (GTKWave's
+/// compressed format), anything else VCD.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaveFormat {
+    Vcd,
+    Fst,
+}
+
+impl WaveFormat {
+    pub fn of(path: &Path) -> Self {
+        match path.extension() {
+            Some(e) if e.eq_ignore_ascii_case("fst") => WaveFormat::Fst,
+            _ => WaveFormat::Vcd,
+        }
+    }
+}
+
+impl Kind {
+    /// The longest text of a text view (FST holds text as fixed-width ASCII vectors).
+    fn chars(self) -> Option<u32> {
+        let longest = |t: &[&str]| t.iter().map(|x| x.len() as u32).max().unwrap_or(1);
+        match self {
+            Kind::Bits => None,
+            Kind::Mode => Some(longest(&MODE)),
+            Kind::State => Some(longest(&STATE)),
+            Kind::Stall => Some(longest(&STALL)),
+            // `none`, `w63`.
+            Kind::Owner => Some(4),
+        }
+    }
+}
+
 /// Writes one change of a model or RTL variable.
-fn write_value(w: &mut VcdWriter, id: IdCode, width: u32, kind: Kind, v: u64) -> std::io::Result<()> {
+fn write_value(w: &mut dyn WaveSink, id: u32, width: u32, kind: Kind, v: u64) -> std::io::Result<()> {
     let pick = |t: &[&'static str]| t.get(v as usize).copied().unwrap_or("?");
     match kind {
-        Kind::Bits => change(w, id, width, v),
-        Kind::Mode => w.change_string(id, pick(&MODE)),
-        Kind::State => w.change_string(id, pick(&STATE)),
-        Kind::Stall => w.change_string(id, pick(&STALL)),
-        Kind::Owner if v == 0 => w.change_string(id, "none"),
-        // Only when the owner changes.
-        Kind::Owner => w.change_string(id, &format!("w{}", v - 1)),
+        Kind::Bits => w.bits(id, width, v),
+        Kind::Mode => w.text(id, pick(&MODE)),
+        Kind::State => w.text(id, pick(&STATE)),
+        Kind::Stall => w.text(id, pick(&STALL)),
+        Kind::Owner if v == 0 => w.text(id, "none"),
+        Kind::Owner => {
+            // `w` and at most two digits (warps ≤ 64), without allocating.
+            let n = (v - 1).min(99) as u8;
+            let (buf, len) = if n < 10 {
+                ([b'w', b'0' + n, 0], 2)
+            } else {
+                ([b'w', b'0' + n / 10, b'0' + n % 10], 3)
+            };
+            w.text(id, std::str::from_utf8(&buf[..len]).unwrap_or("w?"))
+        }
+    }
+}
+
+/// The value changes of a dump as they are recorded, in a compact binary form (LEB128
+/// numbers): `0, cycle` opens a cycle of the window, `variable + 1, value` is a change. The
+/// file is written in the system's temporary directory and replayed into the waveform file
+/// at the end, once it is known which RTL signals never changed.
+struct ChangeLog {
+    file: PendingFile,
+    w: std::io::BufWriter<std::fs::File>,
+}
+
+impl ChangeLog {
+    fn create() -> std::io::Result<Self> {
+        static LOGS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = LOGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("mascar-wave-changes-{}-{n}.log", std::process::id()));
+        let (file, w) = PendingFile::create(&path)?;
+        Ok(ChangeLog { file, w })
+    }
+
+    fn number(&mut self, mut x: u64) -> std::io::Result<()> {
+        let mut buf = [0u8; 10];
+        let mut n = 0;
+        loop {
+            let low = (x & 0x7f) as u8;
+            x >>= 7;
+            if x == 0 {
+                buf[n] = low;
+                n += 1;
+                break;
+            }
+            buf[n] = low | 0x80;
+            n += 1;
+        }
+        self.w.write_all(&buf[..n])
+    }
+
+    fn cycle(&mut self, c: u64) -> std::io::Result<()> {
+        self.number(0)?;
+        self.number(c)
+    }
+
+    fn change(&mut self, var: u32, v: u64) -> std::io::Result<()> {
+        self.number(var as u64 + 1)?;
+        self.number(v)
+    }
+
+    /// Closes the log and opens it for reading. The file is removed at once (an open file
+    /// stays readable on Linux; elsewhere the removal may fail and leave it in the temporary
+    /// directory).
+    fn into_reader(self) -> std::io::Result<LogReader> {
+        let ChangeLog { file, mut w } = self;
+        w.flush()?;
+        drop(w);
+        let path = file.commit()?;
+        let r = std::fs::File::open(&path);
+        let _ = std::fs::remove_file(&path);
+        Ok(LogReader(std::io::BufReader::new(r?)))
+    }
+}
+
+struct LogReader(std::io::BufReader<std::fs::File>);
+
+enum Logged {
+    Cycle(u64),
+    Change(u32, u64),
+}
+
+impl LogReader {
+    /// The next number, `None` at the end of the log.
+    fn number(&mut self) -> std::io::Result<Option<u64>> {
+        let (mut x, mut shift) = (0u64, 0);
+        loop {
+            let mut b = [0u8];
+            if self.0.read(&mut b)? == 0 {
+                return if shift == 0 {
+                    Ok(None)
+                } else {
+                    Err(std::io::Error::other("waveform change log: cut short"))
+                };
+            }
+            x |= ((b[0] & 0x7f) as u64) << shift;
+            if b[0] & 0x80 == 0 {
+                return Ok(Some(x));
+            }
+            shift += 7;
+        }
+    }
+
+    fn next(&mut self) -> std::io::Result<Option<Logged>> {
+        let Some(tag) = self.number()? else {
+            return Ok(None);
+        };
+        let value = self
+            .number()?
+            .ok_or_else(|| std::io::Error::other("waveform change log: cut short"))?;
+        Ok(Some(if tag == 0 {
+            Logged::Cycle(value)
+        } else {
+            Logged::Change((tag - 1) as u32, value)
+        }))
     }
 }
 
@@ -164,7 +310,7 @@ struct SmWave {
     sm: usize,
     model: Vec<(String, u32, Kind)>,
     rtl: Vec<Shown>,
-    /// IdCode of this SM's first variable (model then RTL, numbered in order).
+    /// Index of this SM's first variable (model then RTL, numbered in order).
     base: u32,
     /// Values at the first sample (written under the header at the end).
     first: Option<Vec<u64>>,
@@ -176,20 +322,19 @@ struct SmWave {
     prev_sample: SmSample,
 }
 
-/// A VCD being written during a run. The value changes stream into a body file beside the
-/// output; the header goes in at the end, when it is known which RTL signals never changed
-/// (configuration inputs, idle registers), so that those are left out.
+/// A waveform being recorded during a run (VCD or FST, [`WaveFormat::of`] its path). The
+/// value changes stream into a [`ChangeLog`]; at the end the header is written, leaving out
+/// the RTL signals that never changed (configuration inputs, idle registers), and the log is
+/// replayed into the file through a [`WaveSink`]; the `.gtkw` is written beside it.
 pub struct Waves {
+    format: WaveFormat,
     file: PendingFile,
-    out: VcdWriter,
-    body_file: PendingFile,
-    body: VcdWriter,
+    out: std::io::BufWriter<std::fs::File>,
+    log: ChangeLog,
     window: (u64, u64),
     schedulers: usize,
     sms: Vec<SmWave>,
     warps: u32,
-    /// IdCode of the clock.
-    clk: IdCode,
     scratch: Vec<u64>,
     raw: Vec<u64>,
     first_time: Option<u64>,
@@ -221,14 +366,11 @@ impl Waves {
             }
             None => (0..sms.len()).collect(),
         };
-        // On an error below, the files are dropped uncommitted and removed.
+        // On an error below, the files are dropped uncommitted and removed. The log goes to
+        // the system's temporary directory, so that the output's directory only ever holds
+        // the one temporary file of the output itself.
         let (file, out) = PendingFile::create(&opts.path)?;
-        // The body goes to the system's temporary directory, so that the output's directory
-        // only ever holds the one temporary file of the output itself.
-        static BODIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = BODIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let body_path = std::env::temp_dir().join(format!("mascar-vcd-body-{}-{n}.vcd", std::process::id()));
-        let (body_file, body) = PendingFile::create(&body_path)?;
+        let log = ChangeLog::create()?;
         let mut waves = vec![];
         let mut base = 0u32;
         for &sm in &chosen {
@@ -250,14 +392,13 @@ impl Waves {
             base += n as u32;
         }
         Ok(Waves {
+            format: WaveFormat::of(&opts.path),
             file,
-            out: vcd::Writer::new(out),
-            body_file,
-            body: vcd::Writer::new(body),
+            out,
+            log,
             window: opts.window.unwrap_or((0, u64::MAX)),
             schedulers,
             warps,
-            clk: IdCode::from(base),
             sms: waves,
             scratch: Vec::new(),
             raw: Vec::new(),
@@ -288,11 +429,8 @@ impl Waves {
         if !in_window && !capture_next {
             return Ok(());
         }
-        // Times are half cycles (500 ps, so the axis still reads in cycles as ns): the clock
-        // rises at 2c, where cycle c's values appear, and falls at 2c + 1.
-        if in_window && self.first_time.is_some() {
-            self.body.timestamp(2 * cycle)?;
-            self.body.change_scalar(self.clk, Value::V1)?;
+        if in_window {
+            self.log.cycle(cycle)?;
         }
         for wave in &mut self.sms {
             let sm = &sms[wave.sm];
@@ -311,58 +449,66 @@ impl Waves {
                         self.first_time.get_or_insert(cycle);
                     }
                     Some(last) => {
-                        let kinds = wave
-                            .model
-                            .iter()
-                            .map(|m| (m.1, m.2))
-                            .chain(wave.rtl.iter().map(|r| (r.width, Kind::Bits)));
-                        for (i, ((width, kind), &v)) in kinds.zip(values.iter()).enumerate() {
-                            if last[i] == v {
-                                continue;
+                        for (i, (&v, l)) in values.iter().zip(last.iter_mut()).enumerate() {
+                            if *l != v {
+                                self.log.change(wave.base + i as u32, v)?;
+                                wave.changed[i] = true;
+                                *l = v;
                             }
-                            let id = IdCode::from(wave.base + i as u32);
-                            write_value(&mut self.body, id, width, kind, v)?;
-                            wave.changed[i] = true;
-                            last[i] = v;
                         }
                     }
                 }
             }
             wave.prev_sample = s;
         }
-        if in_window {
-            self.body.timestamp(2 * cycle + 1)?;
-            self.body.change_scalar(self.clk, Value::V0)?;
-        }
         Ok(())
     }
 
     /// Writes the header (RTL signals that never changed left out), the first values and
-    /// the changes, closes the file at `cycle` and moves it into place.
-    pub fn finish(mut self, cycle: u64) -> std::io::Result<PathBuf> {
+    /// the changes, closes the file at `cycle` and moves it into place; then writes the
+    /// GTKWave save file beside it (same name, `.gtkw`). Returns the waveform's path.
+    pub fn finish(self, cycle: u64) -> std::io::Result<PathBuf> {
         let end = cycle.min(self.window.1);
-        if self.first_time.is_some_and(|t| t < end) {
-            self.body.timestamp(2 * end)?;
-        }
-        self.body.flush()?;
         let Waves {
+            format,
             file,
-            mut out,
-            body_file,
-            body,
+            out,
+            log,
             sms,
             first_time,
-            clk,
+            window,
+            warps,
             ..
         } = self;
-        drop(body);
-        let w = &mut out;
-        w.timescale(500, TimescaleUnit::PS)?;
-        w.add_module("gpu")?;
-        w.var_def(VarType::Wire, 1, clk, "clk", None)?;
+        let mut log = log.into_reader()?;
+        let mut w: Box<dyn WaveSink> = match format {
+            WaveFormat::Vcd => Box::new(VcdSink::new(file, out)?),
+            WaveFormat::Fst => Box::new(FstSink::new(file, out)?),
+        };
+        // Per recorded variable: its id in the file (`NONE`: left out), width and kind. Ids
+        // are the recording's own numbers (model then RTL, SM after SM), the clock's the
+        // next one.
+        const NONE: u32 = u32::MAX;
+        let mut vars: Vec<(u32, u32, Kind)> = vec![];
+        // What the file declares, for the save file: dotted path -> (width, text).
+        let mut declared: HashMap<String, (u32, bool)> = HashMap::new();
+        let mut declare =
+            |w: &mut dyn WaveSink, id: u32, path: String, leaf: &str, width: u32, kind: Kind| {
+                let text = kind.chars();
+                let shown = match (format, text) {
+                    (WaveFormat::Vcd, Some(_)) => 1,
+                    (WaveFormat::Fst, Some(chars)) => 8 * chars,
+                    (_, None) => width,
+                };
+                declared.insert(path, (shown, text.is_some()));
+                w.var(id, leaf, width, text)
+            };
+        let clk = sms.iter().map(|s| s.changed.len() as u32).sum::<u32>();
+        w.scope("gpu")?;
+        declare(&mut *w, clk, "gpu.clk".into(), "clk", 1, Kind::Bits)?;
         for wave in &sms {
-            w.add_module(&format!("sm{}", wave.sm))?;
-            let id = |i: usize| IdCode::from(wave.base + i as u32);
+            let top = format!("gpu.sm{}", wave.sm);
+            w.scope(&format!("sm{}", wave.sm))?;
             // Model variables: a dotted name (`warp07.state`) is a scope of its own.
             let mut scope: Option<&str> = None;
             for (i, (name, width, kind)) in wave.model.iter().enumerate() {
@@ -375,82 +521,126 @@ impl Waves {
                         w.upscope()?;
                     }
                     if let Some(sc) = sc {
-                        w.add_module(sc)?;
+                        w.scope(sc)?;
                     }
                     scope = sc;
                 }
-                let ty = if *kind == Kind::Bits {
-                    VarType::Wire
-                } else {
-                    VarType::String
-                };
-                w.var_def(ty, *width, id(i), leaf, None)?;
+                let id = wave.base + i as u32;
+                declare(&mut *w, id, format!("{top}.{name}"), leaf, *width, *kind)?;
+                vars.push((id, *width, *kind));
             }
             if scope.is_some() {
                 w.upscope()?;
             }
             let m = wave.model.len();
-            let declared: Vec<usize> = (0..wave.rtl.len()).filter(|&j| wave.changed[m + j]).collect();
-            if !declared.is_empty() {
-                w.add_module("rtl")?;
-                let mut open: Vec<&str> = vec![];
-                for &j in &declared {
-                    let r = &wave.rtl[j];
-                    let common = open
-                        .iter()
-                        .zip(&r.scope)
-                        .take_while(|(a, b)| **a == b.as_str())
-                        .count();
-                    while open.len() > common {
-                        w.upscope()?;
-                        open.pop();
-                    }
-                    for s in &r.scope[common..] {
-                        w.add_module(s)?;
-                        open.push(s);
-                    }
-                    w.var_def(VarType::Wire, r.width, id(m + j), &r.name, None)?;
+            let mut open: Vec<&str> = vec![];
+            let mut opened_rtl = false;
+            for (j, r) in wave.rtl.iter().enumerate() {
+                if !wave.changed[m + j] {
+                    vars.push((NONE, r.width, Kind::Bits));
+                    continue;
                 }
-                for _ in open {
+                if !opened_rtl {
+                    w.scope("rtl")?;
+                    opened_rtl = true;
+                }
+                let common = open
+                    .iter()
+                    .zip(&r.scope)
+                    .take_while(|(a, b)| **a == b.as_str())
+                    .count();
+                while open.len() > common {
                     w.upscope()?;
+                    open.pop();
                 }
+                for s in &r.scope[common..] {
+                    w.scope(s)?;
+                    open.push(s);
+                }
+                let path = format!(
+                    "{top}.rtl.{}",
+                    r.scope.iter().map(|s| format!("{s}.")).collect::<String>()
+                );
+                let id = wave.base + (m + j) as u32;
+                declare(
+                    &mut *w,
+                    id,
+                    format!("{path}{}", r.name),
+                    &r.name,
+                    r.width,
+                    Kind::Bits,
+                )?;
+                vars.push((id, r.width, Kind::Bits));
+            }
+            for _ in open {
+                w.upscope()?;
+            }
+            if opened_rtl {
                 w.upscope()?;
             }
             w.upscope()?;
         }
         w.upscope()?;
-        w.enddefinitions()?;
+        w.end_header()?;
+        // Times are half cycles (500 ps, so the axis still reads in cycles as ns): the clock
+        // rises at 2c, where cycle c's values appear, and falls at 2c + 1.
         if let Some(t) = first_time {
-            w.timestamp(2 * t)?;
-            w.change_scalar(clk, Value::V1)?;
+            w.time(2 * t)?;
+            w.bits(clk, 1, 1)?;
             for wave in &sms {
                 let first = wave.first.as_deref().unwrap_or(&[]);
-                let kinds = wave
-                    .model
-                    .iter()
-                    .map(|m| (m.1, m.2))
-                    .chain(wave.rtl.iter().map(|r| (r.width, Kind::Bits)));
-                let m = wave.model.len();
-                for (i, ((width, kind), &v)) in kinds.zip(first.iter()).enumerate() {
-                    if i < m || wave.changed[i] {
-                        write_value(w, IdCode::from(wave.base + i as u32), width, kind, v)?;
+                for (i, &v) in first.iter().enumerate() {
+                    let (id, width, kind) = vars[wave.base as usize + i];
+                    if id != NONE {
+                        write_value(&mut *w, id, width, kind, v)?;
                     }
                 }
             }
+            // The changes, cycle by cycle (the first cycle has none).
+            let mut open: Option<u64> = None;
+            while let Some(item) = log.next()? {
+                match item {
+                    Logged::Cycle(c) => {
+                        if let Some(p) = open {
+                            w.time(2 * p + 1)?;
+                            w.bits(clk, 1, 0)?;
+                        }
+                        if c != t {
+                            w.time(2 * c)?;
+                            w.bits(clk, 1, 1)?;
+                        }
+                        open = Some(c);
+                    }
+                    Logged::Change(i, v) => {
+                        let (id, width, kind) = vars
+                            .get(i as usize)
+                            .copied()
+                            .ok_or_else(|| std::io::Error::other("waveform change log: bad variable"))?;
+                        if id != NONE {
+                            write_value(&mut *w, id, width, kind, v)?;
+                        }
+                    }
+                }
+            }
+            if let Some(p) = open {
+                w.time(2 * p + 1)?;
+                w.bits(clk, 1, 0)?;
+            }
+            if t < end {
+                w.time(2 * end)?;
+            }
         }
-        w.flush()?;
-        // The body: committed under its own name, copied in, removed.
-        let body_path = body_file.commit()?;
-        let copied = (|| {
-            let mut r = std::fs::File::open(&body_path)?;
-            std::io::copy(&mut r, out.writer())?;
-            out.flush()
-        })();
-        let _ = std::fs::remove_file(&body_path);
-        copied?;
-        // The writer's buffer is flushed: dropping it closes the file before the rename.
-        drop(out);
-        file.commit()
+        drop(log);
+        let path = w.finish()?;
+        let sm_list: Vec<usize> = sms.iter().map(|s| s.sm).collect();
+        let dump = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let zoom = (window.0, window.1.min(cycle.max(window.0 + 1)));
+        let text = gtkw_text(&dump, &declared, &sm_list, warps, zoom);
+        crate::output::write_atomic(&path.with_extension("gtkw"), text.as_bytes())?;
+        Ok(path)
     }
 }
 
@@ -491,36 +681,65 @@ pub fn write_gtkw(
     window: (u64, u64),
 ) -> std::io::Result<()> {
     let vars = declared(vcd);
-    let mut s = String::new();
-    s.push_str("[*] GTKWave save file written by `mascar run --vcd`\n");
     let dump = vcd
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let text = gtkw_text(&dump, &vars, sms, warps, window);
+    crate::output::write_atomic(path, text.as_bytes())
+}
+
+/// The save file's text for a dump named `dump` declaring `vars` (dotted path -> (width,
+/// whether a text view)).
+fn gtkw_text(
+    dump: &str,
+    vars: &HashMap<String, (u32, bool)>,
+    sms: &[usize],
+    warps: u32,
+    window: (u64, u64),
+) -> String {
+    let mut s = String::new();
+    s.push_str("[*] GTKWave save file written by `mascar run --vcd`\n");
     s.push_str(&format!("[dumpfile] \"{dump}\"\n"));
-    // GTKWave's zoom z shows about 200 * 2^z pixels per time unit (measured with GTKWave
-    // 3.3.118 at this window size); fit the window in the ~950-pixel wave pane. Times are
-    // in ns, as the VCD's 500 ps units are read.
-    let span = (window.1 - window.0).max(1) as f64;
+    // GTKWave reads both the VCD's 500 ps units and the FST's 100 ps ones in ps: a cycle is
+    // 1000 of its units. Its zoom z shows about 200 * 2^z pixels per unit (measured with
+    // GTKWave 3.3.118 at this window size); fit the window in the ~950-pixel wave pane.
+    let ps = |cycles: u64| cycles.saturating_mul(1000);
+    let span = ps((window.1 - window.0).max(1)) as f64;
     let zoom = (950.0 / (200.0 * span)).log2().floor();
-    s.push_str(&format!("[timestart] {}\n", window.0));
+    s.push_str(&format!("[timestart] {}\n", ps(window.0)));
     s.push_str("[size] 1600 900\n[pos] -1 -1\n");
     s.push_str(&format!(
         "*{zoom:.6} {} -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1\n",
-        window.0
+        ps(window.0)
     ));
     s.push_str("[sst_width] 260\n[signals_width] 300\n[sst_expanded] 1\n");
     // Flags: 0x28 binary, 0x24 decimal, 0x22 hex; groups begin 0x800200 (0xc00200 closed),
     // end 0x1000200 (0x1400200 closed).
     let mut trace = |s: &mut String, name: &str| {
         if let Some(&(width, string)) = vars.get(name) {
-            // Text values and single bits show as they are.
-            if string || width == 1 {
-                s.push_str(&format!("@28\n{name}\n"));
+            let range = if width > 1 {
+                format!("[{}:0]", width - 1)
             } else {
-                let flag = if width > 8 { 22 } else { 24 };
-                s.push_str(&format!("@{flag}\n{name}[{}:0]\n", width - 1));
+                String::new()
+            };
+            // FST text views are ASCII vectors: 0x800 shows them as text. VCD text values
+            // and single bits show as they are.
+            let flag = match (string, width) {
+                (true, 2..) => "820",
+                (_, 1) | (true, _) => "28",
+                (false, 2..=8) => "24",
+                (false, _) => "22",
+            };
+            s.push_str(&format!("@{flag}\n"));
+            // GTKWave shows a signal by its leaf name: an RTL signal beside the model's of
+            // the same name is told apart by an alias, `rtl:` and its block path (with `/`:
+            // GTKWave cuts an alias at its last `.` too).
+            if let Some((_, rtl)) = name.split_once(".rtl.") {
+                let rtl = rtl.strip_prefix("issue_top.").unwrap_or(rtl).replace('.', "/");
+                s.push_str(&format!("+{{rtl:{rtl}{range}}} "));
             }
+            s.push_str(&format!("{name}{range}\n"));
         }
     };
     trace(&mut s, "gpu.clk");
@@ -605,5 +824,5 @@ pub fn write_gtkw(
         }
         s.push_str(&format!("@1400200\n-SM {sm}: warps (state, stall reason)\n"));
     }
-    crate::output::write_atomic(path, s.as_bytes())
+    s
 }

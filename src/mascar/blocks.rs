@@ -71,6 +71,26 @@ pub trait MascarBlocks {
     fn queue_state(&self) -> (u64, bool, usize);
     fn issue_eval(&mut self, i: &IssueIn) -> IssueView;
     fn issue_clock(&mut self, cycle: u64, i: &IssueIn);
+    /// The SM's kernel-launch clear: one clock edge with `reset` high and every other input
+    /// idle, between kernels (not a counted cycle). Every register returns to its power-on
+    /// value, so the next kernel starts on the same blocks as on fresh ones.
+    fn launch_clear(&mut self, cycle: u64) {
+        let q = QueueIn {
+            reset: true,
+            ..QueueIn::default()
+        };
+        self.queue_eval(&q);
+        self.queue_clock(cycle, &q);
+        let i = IssueIn {
+            sched: SchedIn {
+                reset: true,
+                ..SchedIn::default()
+            },
+            ..IssueIn::default()
+        };
+        self.issue_eval(&i);
+        self.issue_clock(cycle, &i);
+    }
     /// The first disagreement between twins, when running in lockstep.
     fn mismatch(&self) -> Option<&Mismatch> {
         None
@@ -166,7 +186,7 @@ impl MascarBlocks for RefBlocks {
     /// Clocks with the outputs of the last `issue_eval`, which had the same inputs.
     fn issue_clock(&mut self, _cycle: u64, i: &IssueIn) {
         let v = self.view;
-        self.wst.clock(&v.wrc.wst);
+        self.wst.clock(&v.wrc.wst, i.sched.reset);
         self.sched.clock(&Self::wire(i, &v.wrc, &v.wst), &v.sched);
     }
     fn reference_scheduler(&mut self) -> Option<&mut Scheduler> {

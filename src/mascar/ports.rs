@@ -176,6 +176,10 @@ pub struct SchedIn {
     pub launched: u64,
     /// Warps that finished since the last cycle.
     pub exited: u64,
+    /// Synchronous reset (also the SM's kernel-launch clear): at this cycle's edge every
+    /// register of the issue stage (WST and scheduler) takes its power-on value, whatever the
+    /// other inputs say. The outputs of the cycle are those of the registers as they are.
+    pub reset: bool,
 }
 
 /// Output of the scheduler block.
@@ -214,6 +218,9 @@ pub struct QueueIn {
     pub free: Option<u8>,
     /// A refused LD/ST-head instruction of this warp enters the queue (stored at `alloc`).
     pub push: Option<u8>,
+    /// Synchronous reset (also the SM's kernel-launch clear): at this cycle's edge every
+    /// register takes its power-on value (empty, unarmed, EP without owner).
+    pub reset: bool,
 }
 
 /// Output of the re-execution queue's control.

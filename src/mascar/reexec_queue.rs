@@ -152,6 +152,10 @@ impl ReexecQueue {
     /// may serve more, and a hit consumes none); free the finished entry, take the pushed one
     /// (unarmed).
     pub fn clock(&mut self, i: &QueueIn) {
+        if i.reset {
+            *self = ReexecQueue::new(self.depth as u32);
+            return;
+        }
         let out = self.eval(i);
         let eligible = self.eligible(i);
         self.retry |= eligible;
@@ -216,7 +220,25 @@ mod tests {
         refused: false,
         free: None,
         push: None,
+        reset: false,
     };
+
+    #[test]
+    fn a_reset_empties_the_queue_even_while_it_pushes() {
+        let mut q = ReexecQueue::new(3);
+        push(&mut q, 5);
+        q.clock(&MSHR_FREED);
+        let reset = QueueIn {
+            push: Some(2),
+            reset: true,
+            ..QueueIn::default()
+        };
+        q.clock(&reset);
+        let out = q.eval(&QueueIn::default());
+        assert_eq!(out, ReexecQueue::new(3).eval(&QueueIn::default()));
+        assert_eq!((q.valid(), q.armed(), q.occupancy()), (0, 0, 0));
+        assert_eq!(push(&mut q, 4), 0, "allocation starts over at entry 0");
+    }
 
     #[test]
     fn a_parked_entry_waits_for_a_free_pulse_then_retries_oldest_first() {

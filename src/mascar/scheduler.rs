@@ -64,6 +64,21 @@ impl Scheduler {
         }
     }
 
+    /// The registers as `new` leaves them (a synchronous reset; the run constants stay).
+    fn power_on(&mut self) {
+        self.mp = false;
+        self.hold_left = 0;
+        self.owner = None;
+        self.stamp = [0; 64];
+        self.next_stamp = 0;
+        self.last = [63; MAX_SCHEDULERS];
+        self.greedy = [None; MAX_SCHEDULERS];
+        for o in &mut self.owl {
+            o.clear();
+        }
+        self.owl_pending.clear();
+    }
+
     pub fn params(&self) -> SchedParams {
         self.p
     }
@@ -176,6 +191,10 @@ impl Scheduler {
     /// Clock edge: order state from this cycle's issues, exits and launches; mode and owner
     /// from the saturation flag and the WRC's outputs.
     pub fn clock(&mut self, i: &SchedIn, out: &SchedOut) {
+        if i.reset {
+            self.power_on();
+            return;
+        }
         for s in 0..self.schedulers {
             match out.issue[s] {
                 Some(w) => {

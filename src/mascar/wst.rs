@@ -19,8 +19,12 @@ impl Wst {
         }
     }
 
-    /// Clock edge: the written entries take their new values.
-    pub fn clock(&mut self, w: &WstWrite) {
+    /// Clock edge: the written entries take their new values; a reset clears the table.
+    pub fn clock(&mut self, w: &WstWrite, reset: bool) {
+        if reset {
+            *self = Wst::default();
+            return;
+        }
         let out = self.eval(w);
         self.mem = out.mem;
         self.stall = out.stall;
@@ -40,7 +44,7 @@ mod tests {
             stall: 0b01,
         };
         assert_eq!(t.eval(&w1), WstOut { mem: 1, stall: 1 });
-        t.clock(&w1);
+        t.clock(&w1, false);
         let w2 = WstWrite {
             we: 0b10,
             mem: 0b10,
@@ -53,5 +57,18 @@ mod tests {
                 stall: 0b01
             }
         );
+    }
+
+    #[test]
+    fn a_reset_clears_the_table_whatever_is_written() {
+        let mut t = Wst::default();
+        let w = WstWrite {
+            we: 0b111,
+            mem: 0b101,
+            stall: 0b011,
+        };
+        t.clock(&w, false);
+        t.clock(&w, true);
+        assert_eq!(t, Wst::default());
     }
 }

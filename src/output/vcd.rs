@@ -202,8 +202,83 @@ pub struct Read<'a> {
 
 impl Probe for Read<'_> {
     fn visit_atom(&mut self, name: &str, a: &dyn Atom) {
-        if recordable(name, a) {
-            self.values.push(atom_value(a).unwrap_or(0));
+        // As `recordable`, reading the value once: each `vcd()` call builds a vector of bits,
+        // and this runs for every signal every cycle of a dump.
+        if name != "clock" && (1..=64).contains(&a.bits()) {
+            if let Some(v) = atom_value(a) {
+                self.values.push(v);
+            }
         }
+    }
+}
+
+/// A waveform file being written, whatever its format: the hierarchy first (scopes and
+/// variables, numbered from 0 in declaration order), then times and value changes.
+/// [`crate::gpu::waves`] lays the signals out once and writes them through this, to VCD
+/// ([`VcdSink`]) or FST ([`super::fst::FstSink`]).
+pub trait WaveSink {
+    fn scope(&mut self, name: &str) -> std::io::Result<()>;
+    fn upscope(&mut self) -> std::io::Result<()>;
+    /// Declares variable `id` (ids are small and unique, not necessarily contiguous):
+    /// `width` bits, or text of up to `chars` characters.
+    fn var(&mut self, id: u32, name: &str, width: u32, text: Option<u32>) -> std::io::Result<()>;
+    /// Ends the hierarchy; times and changes follow.
+    fn end_header(&mut self) -> std::io::Result<()>;
+    /// Time in half cycles (the clock falls mid-cycle).
+    fn time(&mut self, half_cycles: u64) -> std::io::Result<()>;
+    fn bits(&mut self, var: u32, width: u32, value: u64) -> std::io::Result<()>;
+    fn text(&mut self, var: u32, text: &str) -> std::io::Result<()>;
+    /// Completes the file and moves it into place.
+    fn finish(self: Box<Self>) -> std::io::Result<std::path::PathBuf>;
+}
+
+/// VCD through the `vcd` crate, 500 ps per time unit (two per cycle, so the axis reads in
+/// cycles as ns); text as VCD string variables, which GTKWave and Surfer print as is.
+pub struct VcdSink {
+    file: PendingFile,
+    w: VcdWriter,
+}
+
+impl VcdSink {
+    /// Writes to `out`, the temporary file of `file`.
+    pub fn new(file: PendingFile, out: BufWriter<File>) -> std::io::Result<Self> {
+        let mut w = vcd::Writer::new(out);
+        w.timescale(500, vcd::TimescaleUnit::PS)?;
+        Ok(VcdSink { file, w })
+    }
+}
+
+impl WaveSink for VcdSink {
+    fn scope(&mut self, name: &str) -> std::io::Result<()> {
+        self.w.add_module(name)
+    }
+    fn upscope(&mut self) -> std::io::Result<()> {
+        self.w.upscope()
+    }
+    fn var(&mut self, id: u32, name: &str, width: u32, text: Option<u32>) -> std::io::Result<()> {
+        let (ty, width) = match text {
+            Some(_) => (vcd::VarType::String, 1),
+            None => (vcd::VarType::Wire, width),
+        };
+        self.w.var_def(ty, width, IdCode::from(id), name, None)
+    }
+    fn end_header(&mut self) -> std::io::Result<()> {
+        self.w.enddefinitions()
+    }
+    fn time(&mut self, half_cycles: u64) -> std::io::Result<()> {
+        self.w.timestamp(half_cycles)
+    }
+    fn bits(&mut self, var: u32, width: u32, value: u64) -> std::io::Result<()> {
+        change(&mut self.w, IdCode::from(var), width, value)
+    }
+    fn text(&mut self, var: u32, text: &str) -> std::io::Result<()> {
+        self.w.change_string(IdCode::from(var), text)
+    }
+    fn finish(self: Box<Self>) -> std::io::Result<std::path::PathBuf> {
+        let VcdSink { file, mut w } = *self;
+        w.flush()?;
+        // The buffer is flushed: dropping the writer closes the file before the rename.
+        drop(w);
+        file.commit()
     }
 }

@@ -55,6 +55,8 @@ pub fn summary_table(runs: &[(RunStats, Duration)]) -> String {
     let rows: &[Row] = &[
         ("cycles", |s| s.cycles.to_string()),
         ("warp instructions", |s| s.warp_instructions.to_string()),
+        ("thread instructions", |s| s.sm.thread_instructions.to_string()),
+        ("SIMD efficiency", |s| format!("{:.3}", s.simd_efficiency)),
         ("IPC", |s| format!("{:.3}", s.ipc)),
         ("% of peak IPC", |s| format!("{:.1}", 100.0 * s.ipc / s.peak_ipc)),
         ("L1 hit rate", |s| format!("{:.3}", s.l1_hit_rate)),

@@ -107,6 +107,7 @@ impl RtlBlocks {
         q.free_entry.next = (i.free.unwrap_or(0) as u64).into();
         q.push_valid.next = i.push.is_some();
         q.push_warp.next = (i.push.unwrap_or(0) as u64).into();
+        q.reset.next = i.reset;
     }
 
     fn set_issue_inputs(t: &mut IssueTopRtl<LANES>, i: &IssueIn) {
@@ -133,6 +134,7 @@ impl RtlBlocks {
         t.lsu_free.next = s.lsu_free;
         t.load_slot_free.next = s.load_slot_free;
         t.saturated.next = s.saturated;
+        t.reset.next = s.reset;
     }
 
     fn recorded_block(&self, b: Recorded) -> Option<&dyn Block> {

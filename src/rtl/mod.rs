@@ -9,5 +9,7 @@ pub mod record;
 pub mod reexec_queue;
 pub mod scheduler;
 pub mod top;
+#[cfg(feature = "verilator")]
+pub mod verilator;
 pub mod wrc;
 pub mod wst;

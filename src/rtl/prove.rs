@@ -97,7 +97,7 @@ const ISSUE_SHOW: &[&str] = &[
     "owner",
 ];
 
-pub const PROOFS: [Proof; 7] = [
+pub const PROOFS: [Proof; 8] = [
     Proof {
         name: "queue-count",
         property: "queue occupancy = number of valid entries (full, almost_full follow it)",
@@ -164,6 +164,16 @@ pub const PROOFS: [Proof; 7] = [
         wrapper: "issue.sv",
         top: "formal_issue",
         check: 2,
+        dut: "mascar_issue_top.v",
+        steps: [16, 2],
+        show: ISSUE_SHOW,
+    },
+    Proof {
+        name: "reset-to-power-on",
+        property: "after a synchronous reset in any cycle the mode machine is in EP with no owner (the queue's proofs reset at random too)",
+        wrapper: "issue.sv",
+        top: "formal_issue",
+        check: 3,
         dut: "mascar_issue_top.v",
         steps: [16, 2],
         show: ISSUE_SHOW,

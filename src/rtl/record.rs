@@ -207,8 +207,21 @@ pub fn testbench(module: &str, ports: &[Port], clocked: bool, vec_file: &Path) -
         .iter()
         .map(|p| format!("{}_{}", if p.input { "in" } else { "exp" }, local(p)))
         .collect();
+    // A block with a reset port starts from a reset cycle (every input idle), not from its
+    // `initial` values: `replay` strips those, so a register the reset misses stays X and
+    // its outputs mismatch.
+    let reset = if ports.iter().any(|p| p.input && p.name == "reset") {
+        let idle: String = ports
+            .iter()
+            .filter(|p| p.input)
+            .map(|p| format!("in_{} = 0; ", local(p)))
+            .collect();
+        format!("    {idle}in_reset = 1;\n    #1; clock = 1; #1; clock = 0; #1;\n")
+    } else {
+        String::new()
+    };
     s.push_str(&format!(
-        "  initial begin\n    fd = $fopen(\"{}\", \"r\");\n    if (fd == 0) begin $display(\"REPLAY cannot open vectors\"); $finish; end\n    cycle = 0; errors = 0;\n    while (!$feof(fd)) begin\n      r = $fscanf(fd, \"{fmt}\\n\", {});\n      if (r == {}) begin\n        #1;\n",
+        "  initial begin\n    fd = $fopen(\"{}\", \"r\");\n    if (fd == 0) begin $display(\"REPLAY cannot open vectors\"); $finish; end\n    cycle = 0; errors = 0;\n{reset}    while (!$feof(fd)) begin\n      r = $fscanf(fd, \"{fmt}\\n\", {});\n      if (r == {}) begin\n        #1;\n",
         vec_file.display(),
         args.join(", "),
         ports.len()
@@ -224,6 +237,29 @@ pub fn testbench(module: &str, ports: &[Port], clocked: bool, vec_file: &Path) -
         "        clock = 1; #1;\n        clock = 0; #1;\n        cycle = cycle + 1;\n      end else if (r > 0) begin\n        $display(\"REPLAY bad vector line at cycle %0d\", cycle); errors = errors + 1; $finish;\n      end\n    end\n    $display(\"REPLAY cycles=%0d mismatches=%0d\", cycle, errors);\n    $finish;\n  end\nendmodule\n",
     );
     s
+}
+
+/// The Verilog without its `initial begin … end` blocks (rust-hdl gives every flop one
+/// with its power-on value): registers then start as X in simulation.
+pub fn strip_initial_blocks(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    let mut skipping = false;
+    for line in v.lines() {
+        let t = line.trim();
+        if !skipping && t == "initial begin" {
+            skipping = true;
+            continue;
+        }
+        if skipping {
+            if t == "end" {
+                skipping = false;
+            }
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
 }
 
 /// What replaying one block gave.
@@ -263,7 +299,15 @@ pub fn replay(dir: &Path, rtl_dir: &Path) -> Result<Vec<Replay>, String> {
         std::fs::write(&tb, testbench(&m, &ports, clocked, &vec_file))
             .map_err(|e| format!("{}: {e}", tb.display()))?;
         let sim = dir.join(format!("tb_{m}.vvp"));
-        let design = rtl_dir.join(format!("{m}.v"));
+        let mut design = rtl_dir.join(format!("{m}.v"));
+        if ports.iter().any(|p| p.input && p.name == "reset") {
+            // Power up unknown: only the reset may give the registers their values.
+            let text = std::fs::read_to_string(&design).map_err(|e| format!("{}: {e}", design.display()))?;
+            let stripped = dir.join(format!("{m}_no_initial.v"));
+            std::fs::write(&stripped, strip_initial_blocks(&text))
+                .map_err(|e| format!("{}: {e}", stripped.display()))?;
+            design = stripped;
+        }
         let run = |cmd: &mut std::process::Command, what: &str| {
             let o = cmd
                 .output()

@@ -18,6 +18,8 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock)]
 pub struct ReexecQueueRtl<const D: usize, const H: usize> {
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset (and the SM's kernel-launch clear).
+    pub reset: Signal<In, Bit>,
     /// Entries in use for this run: their number and their mask (the first `depth`).
     pub depth: Signal<In, Bits<7>>,
     pub entries: Signal<In, Bits<D>>,
@@ -67,6 +69,14 @@ pub struct ReexecQueueRtl<const D: usize, const H: usize> {
     /// Entries whose index has bit `b` set (one-hot to index as five OR-reductions).
     id_bit: [Constant<Bits<D>>; 5],
     entry_id: [Constant<Bits<6>>; D],
+    /// One-hot masks: entry `e`, lane `j` of a scheduler half, bit `b` of an index. Bits are
+    /// set by OR-ing these under a 1-bit condition, so no 1-bit value is widened in an
+    /// expression (Verilator's WIDTH lint).
+    entry_hot: [Constant<Bits<D>>; D],
+    lane_hot: [Constant<Bits<H>>; H],
+    lane_id: [Constant<Bits<6>>; H],
+    index_hot: [Constant<Bits<6>>; 5],
+    one: Constant<Bits<7>>,
     warps_after_free: [Signal<Local, Bits<H>>; 2],
     free_mask: Signal<Local, Bits<D>>,
     lowest_free: Signal<Local, Bits<D>>,
@@ -94,6 +104,9 @@ pub struct ReexecQueueRtl<const D: usize, const H: usize> {
     freed_valid: Signal<Local, Bit>,
     pushed_bit: Signal<Local, Bits<D>>,
     pushed: Signal<Local, Bit>,
+    /// The freed entry's and the pushed warp's lane in their scheduler half, one-hot.
+    freed_lane: Signal<Local, Bits<H>>,
+    pushed_lane: Signal<Local, Bits<H>>,
 }
 
 fn low_mask(n: usize) -> u64 {
@@ -109,6 +122,7 @@ impl<const D: usize, const H: usize> Default for ReexecQueueRtl<D, H> {
         assert!((1..=32).contains(&D) && (1..=32).contains(&H));
         Self {
             clock: Default::default(),
+            reset: Default::default(),
             depth: Default::default(),
             entries: Default::default(),
             mp: Default::default(),
@@ -148,6 +162,11 @@ impl<const D: usize, const H: usize> Default for ReexecQueueRtl<D, H> {
                 Constant::new(((0..D).filter(|e| e >> b & 1 == 1).fold(0u64, |m, e| m | 1 << e)).into())
             }),
             entry_id: std::array::from_fn(|e| Constant::new((e as u64).into())),
+            entry_hot: std::array::from_fn(|e| Constant::new((1u64 << e).into())),
+            lane_hot: std::array::from_fn(|j| Constant::new((1u64 << j).into())),
+            lane_id: std::array::from_fn(|j| Constant::new((j as u64).into())),
+            index_hot: std::array::from_fn(|b| Constant::new((1u64 << b).into())),
+            one: Constant::new(1u64.into()),
             warps_after_free: Default::default(),
             free_mask: Default::default(),
             lowest_free: Default::default(),
@@ -171,6 +190,8 @@ impl<const D: usize, const H: usize> Default for ReexecQueueRtl<D, H> {
             freed_valid: Default::default(),
             pushed_bit: Default::default(),
             pushed: Default::default(),
+            freed_lane: Default::default(),
+            pushed_lane: Default::default(),
         }
     }
 }
@@ -198,19 +219,19 @@ impl<const D: usize, const H: usize> Logic for ReexecQueueRtl<D, H> {
         }
         self.occupancy.next = self.count_r.q.val();
         self.full.next = self.count_r.q.val() == self.depth.val();
-        self.almost_full.next = (self.count_r.q.val() + 1) >= self.depth.val();
+        self.almost_full.next = (self.count_r.q.val() + self.one.val()) >= self.depth.val();
         self.warps[0].next = self.warps_r[0].q.val();
         self.warps[1].next = self.warps_r[1].q.val();
 
         // Hit-only: in MP every valid entry but the owner's (each entry compares its own warp).
         self.hit_only.next = 0.into();
         for e in 0..D {
-            self.hit_only.next = self.hit_only.val().replace_bit(
-                e,
-                self.mp.val()
-                    & self.valid_r.q.val().get_bit(e)
-                    & !(self.owner_valid.val() & (self.warp_r[e].q.val() == self.owner.val())),
-            );
+            if self.mp.val()
+                & self.valid_r.q.val().get_bit(e)
+                & !(self.owner_valid.val() & (self.warp_r[e].q.val() == self.owner.val()))
+            {
+                self.hit_only.next = self.hit_only.val() | self.entry_hot[e].val();
+            }
         }
         // Worth a try: the armed entries; on a free pulse also the oldest unarmed one; on a
         // change of mode or owner every entry.
@@ -229,12 +250,12 @@ impl<const D: usize, const H: usize> Logic for ReexecQueueRtl<D, H> {
         }
         self.credit_bit.next = 0.into();
         for e in 0..D {
-            self.credit_bit.next = self.credit_bit.val().replace_bit(
-                e,
-                self.unarmed.val().get_bit(e)
-                    & !self.credit_low.val().get_bit(e)
-                    & !(self.unarmed.val() & self.tri_r[e].q.val()).any(),
-            );
+            if self.unarmed.val().get_bit(e)
+                & !self.credit_low.val().get_bit(e)
+                & !(self.unarmed.val() & self.tri_r[e].q.val()).any()
+            {
+                self.credit_bit.next = self.credit_bit.val() | self.entry_hot[e].val();
+            }
         }
         self.can.next = self.retry_r.q.val();
         if self.pulse.val() {
@@ -261,19 +282,18 @@ impl<const D: usize, const H: usize> Logic for ReexecQueueRtl<D, H> {
         }
         self.oldest_bit.next = 0.into();
         for e in 0..D {
-            self.oldest_bit.next = self.oldest_bit.val().replace_bit(
-                e,
-                self.seek.val().get_bit(e)
-                    & !self.seek_low.val().get_bit(e)
-                    & !(self.seek.val() & self.tri_r[e].q.val()).any(),
-            );
+            if self.seek.val().get_bit(e)
+                & !self.seek_low.val().get_bit(e)
+                & !(self.seek.val() & self.tri_r[e].q.val()).any()
+            {
+                self.oldest_bit.next = self.oldest_bit.val() | self.entry_hot[e].val();
+            }
         }
         self.select.next = 0.into();
         for b in 0..5 {
-            self.select.next = self
-                .select
-                .val()
-                .replace_bit(b, (self.oldest_bit.val() & self.id_bit[b].val()).any());
+            if (self.oldest_bit.val() & self.id_bit[b].val()).any() {
+                self.select.next = self.select.val() | self.index_hot[b].val();
+            }
         }
         self.take.next = self.seek.val().any() & !(self.head_first.val() & self.head_ready.val());
         self.select_valid.next = self.take.val();
@@ -288,38 +308,35 @@ impl<const D: usize, const H: usize> Logic for ReexecQueueRtl<D, H> {
         }
         self.chain_bit.next = 0.into();
         for e in 0..D {
-            self.chain_bit.next = self.chain_bit.val().replace_bit(
-                e,
-                self.rest.val().get_bit(e)
-                    & !self.chain_low.val().get_bit(e)
-                    & !(self.rest.val() & self.tri_r[e].q.val()).any(),
-            );
+            if self.rest.val().get_bit(e)
+                & !self.chain_low.val().get_bit(e)
+                & !(self.rest.val() & self.tri_r[e].q.val()).any()
+            {
+                self.chain_bit.next = self.chain_bit.val() | self.entry_hot[e].val();
+            }
         }
         // Lowest free usable entry.
         self.free_mask.next = !self.valid_r.q.val() & self.entries.val();
         // One-hot, each bit on its own (an adder's `x & -x` becomes a ripple chain).
         self.lowest_free.next = 0.into();
         for e in 0..D {
-            self.lowest_free.next = self.lowest_free.val().replace_bit(
-                e,
-                self.free_mask.val().get_bit(e) & !(self.free_mask.val() & self.below[e].val()).any(),
-            );
+            if self.free_mask.val().get_bit(e) & !(self.free_mask.val() & self.below[e].val()).any() {
+                self.lowest_free.next = self.lowest_free.val() | self.entry_hot[e].val();
+            }
         }
         self.alloc_valid.next = self.free_mask.val().any();
         self.alloc.next = 0.into();
         for b in 0..5 {
-            self.alloc.next = self
-                .alloc
-                .val()
-                .replace_bit(b, (self.lowest_free.val() & self.id_bit[b].val()).any());
+            if (self.lowest_free.val() & self.id_bit[b].val()).any() {
+                self.alloc.next = self.alloc.val() | self.index_hot[b].val();
+            }
         }
         // Clock edge: free, then push into the allocated entry (older than nothing new).
         self.freed_bit.next = 0.into();
         for e in 0..D {
-            self.freed_bit.next = self.freed_bit.val().replace_bit(
-                e,
-                self.free_valid.val() & (self.free_entry.val() == self.entry_id[e].val()),
-            );
+            if self.free_valid.val() & (self.free_entry.val() == self.entry_id[e].val()) {
+                self.freed_bit.next = self.freed_bit.val() | self.entry_hot[e].val();
+            }
         }
         self.freed_valid.next = (self.freed_bit.val() & self.valid_r.q.val()).any();
         // The freed entry's warp, OR-ed over the (one-hot) freed entry.
@@ -362,27 +379,33 @@ impl<const D: usize, const H: usize> Logic for ReexecQueueRtl<D, H> {
         // nothing).
         self.count_r.d.next = self.count_r.q.val();
         if self.freed_valid.val() & !self.pushed.val() {
-            self.count_r.d.next = self.count_r.q.val() - 1;
+            self.count_r.d.next = self.count_r.q.val() - self.one.val();
         }
         if !self.freed_valid.val() & self.pushed.val() {
-            self.count_r.d.next = self.count_r.q.val() + 1;
+            self.count_r.d.next = self.count_r.q.val() + self.one.val();
         }
         // Per-warp occupancy: clear the freed entry's warp (if it held one), then set the
         // pushed warp.
         for s in 0..2 {
             self.warps_after_free[s].next = self.warps_r[s].q.val();
         }
+        // Each lane compares its own number with the warp's (no variable index: a 6-bit warp
+        // id would index a narrower vector).
+        self.freed_lane.next = 0.into();
+        self.pushed_lane.next = 0.into();
+        for j in 0..H {
+            if (self.freed_warp.val() >> 1) == self.lane_id[j].val() {
+                self.freed_lane.next = self.freed_lane.val() | self.lane_hot[j].val();
+            }
+            if (self.push_warp.val() >> 1) == self.lane_id[j].val() {
+                self.pushed_lane.next = self.pushed_lane.val() | self.lane_hot[j].val();
+            }
+        }
         if self.freed_valid.val() {
             if self.freed_warp.val().get_bit(0) {
-                self.warps_after_free[1].next = self.warps_r[1]
-                    .q
-                    .val()
-                    .replace_bit((self.freed_warp.val() >> 1).index(), false);
+                self.warps_after_free[1].next = self.warps_r[1].q.val() & !self.freed_lane.val();
             } else {
-                self.warps_after_free[0].next = self.warps_r[0]
-                    .q
-                    .val()
-                    .replace_bit((self.freed_warp.val() >> 1).index(), false);
+                self.warps_after_free[0].next = self.warps_r[0].q.val() & !self.freed_lane.val();
             }
         }
         for s in 0..2 {
@@ -390,13 +413,9 @@ impl<const D: usize, const H: usize> Logic for ReexecQueueRtl<D, H> {
         }
         if self.pushed.val() {
             if self.push_warp.val().get_bit(0) {
-                self.warps_r[1].d.next = self.warps_after_free[1]
-                    .val()
-                    .replace_bit((self.push_warp.val() >> 1).index(), true);
+                self.warps_r[1].d.next = self.warps_after_free[1].val() | self.pushed_lane.val();
             } else {
-                self.warps_r[0].d.next = self.warps_after_free[0]
-                    .val()
-                    .replace_bit((self.push_warp.val() >> 1).index(), true);
+                self.warps_r[0].d.next = self.warps_after_free[0].val() | self.pushed_lane.val();
             }
         }
         // Age: a tail entry becomes younger than every other (the pushed one also younger
@@ -409,6 +428,23 @@ impl<const D: usize, const H: usize> Logic for ReexecQueueRtl<D, H> {
             if self.pushed_bit.val().get_bit(e) {
                 self.tri_r[e].d.next = self.above[e].val();
                 self.warp_r[e].d.next = self.push_warp.val();
+            }
+        }
+        // Synchronous reset (and the SM's kernel-launch clear): empty, unarmed, the mode and
+        // owner of an idle SM (EP, none), whatever the cycle computed.
+        if self.reset.val() {
+            self.valid_r.d.next = 0.into();
+            self.retry_r.d.next = 0.into();
+            self.mp_r.d.next = false;
+            self.owner_valid_r.d.next = false;
+            self.owner_r.d.next = 0.into();
+            self.count_r.d.next = 0.into();
+            for s in 0..2 {
+                self.warps_r[s].d.next = 0.into();
+            }
+            for e in 0..D {
+                self.warp_r[e].d.next = 0.into();
+                self.tri_r[e].d.next = 0.into();
             }
         }
     }
@@ -447,6 +483,30 @@ mod tests {
         uut.entries.next = 0b1111.into();
         settle(&mut uut);
         uut
+    }
+
+    #[test]
+    fn a_reset_empties_the_queue_even_while_it_pushes() {
+        let mut uut = queue();
+        cycle(&mut uut, None, Some(5));
+        cycle(&mut uut, None, Some(2));
+        uut.reset.next = true;
+        assert_eq!(cycle(&mut uut, None, Some(3)), (0, 0));
+        uut.reset.next = false;
+        settle(&mut uut);
+        assert_eq!(
+            (
+                uut.warps[0].val().to_u64(),
+                uut.warps[1].val().to_u64(),
+                uut.full.val()
+            ),
+            (0, 0, false)
+        );
+        assert_eq!(
+            cycle(&mut uut, None, Some(4)),
+            (1, 0b1),
+            "allocation starts over at entry 0"
+        );
     }
 
     #[test]

@@ -52,12 +52,18 @@ pub struct PickerRtl<const H: usize, const V: usize> {
     pub pick_valid: Signal<Out, Bit>,
     pub pick_lane: Signal<Out, Bits<6>>,
     pub pick_one_hot: Signal<Out, Bits<H>>,
+    /// GTO's greedy lane, one-hot (the scheduler clears it when that warp exits).
+    pub greedy_hot: Signal<Out, Bits<H>>,
     ones: Constant<Bits<H>>,
     below: [Constant<Bits<H>>; H],
     above: [Constant<Bits<H>>; H],
     lane_id: [Constant<Bits<6>>; H],
     /// Lanes whose index has bit `b` set.
     id_bit: [Constant<Bits<H>>; 5],
+    /// One-hot masks of lane `j` and of index bit `b`: bits are set by OR-ing these under a
+    /// 1-bit condition, so no 1-bit value is widened in an expression (Verilator's WIDTH).
+    lane_hot: [Constant<Bits<H>>; H],
+    index_hot: [Constant<Bits<6>>; 5],
     var_id: [Constant<Bits<3>>; V],
     var_sp: [Constant<Bit>; V],
     var_sfu: [Constant<Bit>; V],
@@ -126,11 +132,14 @@ impl<const H: usize, const V: usize> Default for PickerRtl<H, V> {
             pick_valid: Default::default(),
             pick_lane: Default::default(),
             pick_one_hot: Default::default(),
+            greedy_hot: Default::default(),
             ones: Constant::new(low_mask(H).into()),
             below: std::array::from_fn(|j| Constant::new(low_mask(j).into())),
             above: std::array::from_fn(|j| Constant::new((low_mask(H) & !low_mask(j + 1)).into())),
             lane_id: std::array::from_fn(|j| Constant::new((j as u64).into())),
             id_bit: std::array::from_fn(|b| Constant::new(bits_with(H, |j| j >> b & 1 == 1).into())),
+            lane_hot: std::array::from_fn(|j| Constant::new((1u64 << j).into())),
+            index_hot: std::array::from_fn(|b| Constant::new((1u64 << b).into())),
             var_id: std::array::from_fn(|v| Constant::new((v as u64).into())),
             var_sp: std::array::from_fn(|v| Constant::new(v & 1 != 0)),
             var_sfu: std::array::from_fn(|v| Constant::new(v & 2 != 0)),
@@ -184,17 +193,16 @@ impl<const H: usize, const V: usize> Logic for PickerRtl<H, V> {
         // Lane 0 is never after the last lane: its bit stays 0, so the Verilog holds no
         // always-false comparison (Verilator's UNSIGNED warning).
         for j in 1..H {
-            self.after.next = self.after.val().replace_bit(
-                j,
-                self.last_valid.val() & (self.lane_id[j].val() > self.last_lane.val()),
-            );
+            if self.last_valid.val() & (self.lane_id[j].val() > self.last_lane.val()) {
+                self.after.next = self.after.val() | self.lane_hot[j].val();
+            }
         }
         for j in 0..H {
-            self.greedy.next = self.greedy.val().replace_bit(
-                j,
-                self.greedy_valid.val() & (self.greedy_lane.val() == self.lane_id[j].val()),
-            );
+            if self.greedy_valid.val() & (self.greedy_lane.val() == self.lane_id[j].val()) {
+                self.greedy.next = self.greedy.val() | self.lane_hot[j].val();
+            }
         }
+        self.greedy_hot.next = self.greedy.val();
         for j in 0..H {
             self.lrr_before[j].next = self.after.val() | self.below[j].val();
             if self.after.val().get_bit(j) {
@@ -231,24 +239,24 @@ impl<const H: usize, const V: usize> Logic for PickerRtl<H, V> {
             self.dom_p[v].next = 0.into();
             self.dom_n[v].next = 0.into();
             for j in 0..H {
-                self.dom_p[v].next = self.dom_p[v].val().replace_bit(
-                    j,
-                    (self.policy_gto.val()
-                        & !self.greedy.val().get_bit(j)
-                        & ((self.ep[v].val() & self.greedy.val()).any()
-                            | (self.ep[v].val() & self.tri[j].val()).any()
-                            | self.col_p[v].val().get_bit(j)))
-                        | (!self.policy_gto.val() & (self.ep[v].val() & self.lrr_before[j].val()).any()),
-                );
-                self.dom_n[v].next = self.dom_n[v].val().replace_bit(
-                    j,
-                    (self.policy_gto.val()
-                        & !self.greedy.val().get_bit(j)
-                        & ((self.en[v].val() & self.greedy.val()).any()
-                            | (self.en[v].val() & self.tri[j].val()).any()
-                            | self.col_n[v].val().get_bit(j)))
-                        | (!self.policy_gto.val() & (self.en[v].val() & self.lrr_before[j].val()).any()),
-                );
+                if (self.policy_gto.val()
+                    & !self.greedy.val().get_bit(j)
+                    & ((self.ep[v].val() & self.greedy.val()).any()
+                        | (self.ep[v].val() & self.tri[j].val()).any()
+                        | self.col_p[v].val().get_bit(j)))
+                    | (!self.policy_gto.val() & (self.ep[v].val() & self.lrr_before[j].val()).any())
+                {
+                    self.dom_p[v].next = self.dom_p[v].val() | self.lane_hot[j].val();
+                }
+                if (self.policy_gto.val()
+                    & !self.greedy.val().get_bit(j)
+                    & ((self.en[v].val() & self.greedy.val()).any()
+                        | (self.en[v].val() & self.tri[j].val()).any()
+                        | self.col_n[v].val().get_bit(j)))
+                    | (!self.policy_gto.val() & (self.en[v].val() & self.lrr_before[j].val()).any())
+                {
+                    self.dom_n[v].next = self.dom_n[v].val() | self.lane_hot[j].val();
+                }
             }
             // Picked: eligible, nothing before it in its queue; the other queue only when no
             // preferred lane is eligible.
@@ -258,9 +266,9 @@ impl<const H: usize, const V: usize> Logic for PickerRtl<H, V> {
             }
             self.lane[v].next = 0.into();
             for b in 0..5 {
-                self.lane[v].next = self.lane[v]
-                    .val()
-                    .replace_bit(b, (self.sel[v].val() & self.id_bit[b].val()).any());
+                if (self.sel[v].val() & self.id_bit[b].val()).any() {
+                    self.lane[v].next = self.lane[v].val() | self.index_hot[b].val();
+                }
             }
         }
         // The variant in force, as an AND-OR over the (exclusive) variants.
@@ -282,6 +290,9 @@ impl<const H: usize, const V: usize> Logic for PickerRtl<H, V> {
 #[derive(LogicBlock)]
 pub struct SchedulerRtl<const H: usize> {
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset (and the SM's kernel-launch clear): every register to its
+    /// power-on value at the edge.
+    pub reset: Signal<In, Bit>,
     /// Run constants: GTO order (else LRR); MAS on; MP reads saturation only when the owner
     /// gives up the path (else every cycle); cycles saturation counts after it ends.
     pub policy_gto: Signal<In, Bit>,
@@ -339,6 +350,15 @@ pub struct SchedulerRtl<const H: usize> {
     above: [Constant<Bits<H>>; H],
     at_or_above: [Constant<Bits<H>>; H],
     id_bit: [Constant<Bits<H>>; 5],
+    /// One-hot masks of lane `j` and index bit `b`, the taken-unit bits of `kill`, and the
+    /// constants compared with (typed, so no comparison widens: Verilator's WIDTH lint).
+    lane_hot: [Constant<Bits<H>>; H],
+    index_hot: [Constant<Bits<6>>; 5],
+    kill_sp: Constant<Bits<3>>,
+    kill_sfu: Constant<Bits<3>>,
+    kill_lsu: Constant<Bits<3>>,
+    one8: Constant<Bits<8>>,
+    one16: Constant<Bits<16>>,
     /// Units scheduler 0's pick takes from scheduler 1 (bit 0 SP, 1 SFU, 2 LD/ST).
     kill: Signal<Local, Bits<3>>,
     /// Owner pick: per scheduler, the column half of "an older candidate" from each
@@ -362,6 +382,7 @@ impl<const H: usize> Default for SchedulerRtl<H> {
         assert!((1..=32).contains(&H), "1 to 32 lanes per scheduler");
         Self {
             clock: Default::default(),
+            reset: Default::default(),
             policy_gto: Default::default(),
             mas_enable: Default::default(),
             check_at_handover: Default::default(),
@@ -405,6 +426,13 @@ impl<const H: usize> Default for SchedulerRtl<H> {
             above: std::array::from_fn(|j| Constant::new((low_mask(H) & !low_mask(j + 1)).into())),
             at_or_above: std::array::from_fn(|j| Constant::new((low_mask(H) & !low_mask(j)).into())),
             id_bit: std::array::from_fn(|b| Constant::new(bits_with(H, |j| j >> b & 1 == 1).into())),
+            lane_hot: std::array::from_fn(|j| Constant::new((1u64 << j).into())),
+            index_hot: std::array::from_fn(|b| Constant::new((1u64 << b).into())),
+            kill_sp: Constant::new(1u64.into()),
+            kill_sfu: Constant::new(2u64.into()),
+            kill_lsu: Constant::new(4u64.into()),
+            one8: Constant::new(1u64.into()),
+            one16: Constant::new(1u64.into()),
             kill: Default::default(),
             col_00: Default::default(),
             col_10: Default::default(),
@@ -447,8 +475,8 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
         self.picker0.gload.next = self.gload[0].val();
         self.picker0.wst_mem.next = self.wst_mem[0].val();
         self.picker0.wst_stall.next = self.wst_stall[0].val();
-        self.picker0.sp_avail.next = self.sp_free.val() != 0;
-        self.picker0.sfu_avail.next = self.sfu_free.val() != 0;
+        self.picker0.sp_avail.next = self.sp_free.val().any();
+        self.picker0.sfu_avail.next = self.sfu_free.val().any();
         self.picker0.lsu_avail.next = self.lsu_free.val();
         self.picker0.load_avail.next = self.load_slot_free.val();
         self.picker0.kill.next = 0.into();
@@ -468,23 +496,24 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
         self.picker1.gload.next = self.gload[1].val();
         self.picker1.wst_mem.next = self.wst_mem[1].val();
         self.picker1.wst_stall.next = self.wst_stall[1].val();
-        self.picker1.sp_avail.next = self.sp_free.val() != 0;
-        self.picker1.sfu_avail.next = self.sfu_free.val() != 0;
+        self.picker1.sp_avail.next = self.sp_free.val().any();
+        self.picker1.sfu_avail.next = self.sfu_free.val().any();
         self.picker1.lsu_avail.next = self.lsu_free.val();
         self.picker1.load_avail.next = self.load_slot_free.val();
         self.kill.next = 0.into();
-        self.kill.next = self.kill.val().replace_bit(
-            0,
-            (self.sp_free.val() == 1) & (self.alu[0].val() & self.picker0.pick_one_hot.val()).any(),
-        );
-        self.kill.next = self.kill.val().replace_bit(
-            1,
-            (self.sfu_free.val() == 1) & (self.sfu[0].val() & self.picker0.pick_one_hot.val()).any(),
-        );
-        self.kill.next = self.kill.val().replace_bit(
-            2,
-            (self.ldst_take[0].val() & self.picker0.pick_one_hot.val()).any(),
-        );
+        if (self.sp_free.val() == self.one8.val())
+            & (self.alu[0].val() & self.picker0.pick_one_hot.val()).any()
+        {
+            self.kill.next = self.kill.val() | self.kill_sp.val();
+        }
+        if (self.sfu_free.val() == self.one8.val())
+            & (self.sfu[0].val() & self.picker0.pick_one_hot.val()).any()
+        {
+            self.kill.next = self.kill.val() | self.kill_sfu.val();
+        }
+        if (self.ldst_take[0].val() & self.picker0.pick_one_hot.val()).any() {
+            self.kill.next = self.kill.val() | self.kill_lsu.val();
+        }
         self.picker1.kill.next = self.kill.val();
         self.picker1.policy_gto.next = self.policy_gto.val();
         self.picker1.mas_enable.next = self.mas_enable.val();
@@ -500,7 +529,7 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
         self.issue_valid[0].next = self.picker0.pick_valid.val();
         self.issue_valid[1].next = self.picker1.pick_valid.val();
         self.issue_warp[0].next = self.picker0.pick_lane.val() << 1;
-        self.issue_warp[1].next = (self.picker1.pick_lane.val() << 1) | 1;
+        self.issue_warp[1].next = (self.picker1.pick_lane.val() << 1) | self.index_hot[0].val();
 
         // Order state: the issuer becomes the last / greedy warp; a finished greedy warp
         // stops being greedy.
@@ -509,10 +538,7 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
             self.last_lane_r[0].d.next = self.picker0.pick_lane.val();
             self.greedy_valid_r[0].d.next = true;
             self.greedy_lane_r[0].d.next = self.picker0.pick_lane.val();
-        } else if self.exited[0]
-            .val()
-            .get_bit(self.greedy_lane_r[0].q.val().index())
-        {
+        } else if (self.exited[0].val() & self.picker0.greedy_hot.val()).any() {
             self.greedy_valid_r[0].d.next = false;
         }
         if self.picker1.pick_valid.val() {
@@ -520,10 +546,7 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
             self.last_lane_r[1].d.next = self.picker1.pick_lane.val();
             self.greedy_valid_r[1].d.next = true;
             self.greedy_lane_r[1].d.next = self.picker1.pick_lane.val();
-        } else if self.exited[1]
-            .val()
-            .get_bit(self.greedy_lane_r[1].q.val().index())
-        {
+        } else if (self.exited[1].val() & self.picker1.greedy_hot.val()).any() {
             self.greedy_valid_r[1].d.next = false;
         }
         // Age matrix: a launched warp is younger than every warp not launched with it and
@@ -571,35 +594,36 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
         self.owner_sel0.next = 0.into();
         self.owner_sel1.next = 0.into();
         for j in 0..H {
-            self.owner_sel0.next = self.owner_sel0.val().replace_bit(
-                j,
-                self.owner_candidates[0].val().get_bit(j)
-                    & !(self.owner_candidates[0].val() & self.tri00[j].q.val()).any()
-                    & !self.col_00.val().get_bit(j)
-                    & !(self.owner_candidates[1].val() & self.tri01[j].q.val()).any()
-                    & !self.col_10.val().get_bit(j),
-            );
-            self.owner_sel1.next = self.owner_sel1.val().replace_bit(
-                j,
-                self.owner_candidates[1].val().get_bit(j)
-                    & !(self.owner_candidates[1].val() & self.tri11[j].q.val()).any()
-                    & !self.col_11.val().get_bit(j)
-                    & !(self.owner_candidates[0].val() & self.tri10[j].q.val()).any()
-                    & !self.col_01.val().get_bit(j),
-            );
+            if self.owner_candidates[0].val().get_bit(j)
+                & !(self.owner_candidates[0].val() & self.tri00[j].q.val()).any()
+                & !self.col_00.val().get_bit(j)
+                & !(self.owner_candidates[1].val() & self.tri01[j].q.val()).any()
+                & !self.col_10.val().get_bit(j)
+            {
+                self.owner_sel0.next = self.owner_sel0.val() | self.lane_hot[j].val();
+            }
+            if self.owner_candidates[1].val().get_bit(j)
+                & !(self.owner_candidates[1].val() & self.tri11[j].q.val()).any()
+                & !self.col_11.val().get_bit(j)
+                & !(self.owner_candidates[0].val() & self.tri10[j].q.val()).any()
+                & !self.col_01.val().get_bit(j)
+            {
+                self.owner_sel1.next = self.owner_sel1.val() | self.lane_hot[j].val();
+            }
         }
         self.owner_pick_valid.next =
             self.owner_candidates[0].val().any() | self.owner_candidates[1].val().any();
         // Warp 2j+s: the lane of the one-hot (in either half), then the scheduler.
         self.owner_lane.next = 0.into();
         for b in 0..5 {
-            self.owner_lane.next = self.owner_lane.val().replace_bit(
-                b,
-                ((self.owner_sel0.val() | self.owner_sel1.val()) & self.id_bit[b].val()).any(),
-            );
+            if ((self.owner_sel0.val() | self.owner_sel1.val()) & self.id_bit[b].val()).any() {
+                self.owner_lane.next = self.owner_lane.val() | self.index_hot[b].val();
+            }
         }
         self.owner_pick.next = self.owner_lane.val() << 1;
-        self.owner_pick.next = self.owner_pick.val().replace_bit(0, self.owner_sel1.val().any());
+        if self.owner_sel1.val().any() {
+            self.owner_pick.next = self.owner_pick.val() | self.index_hot[0].val();
+        }
         // Saturation as the mode machine reads it: the flag, or within the hold after it
         // (counted down in MP).
         self.sat_held.next = false;
@@ -607,9 +631,9 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
             if self.saturated.val() {
                 self.sat_held.next = true;
                 self.hold_r.d.next = self.mp_exit_hold.val();
-            } else if self.mp_r.q.val() & (self.hold_r.q.val() != 0) {
+            } else if self.mp_r.q.val() & self.hold_r.q.val().any() {
                 self.sat_held.next = true;
-                self.hold_r.d.next = self.hold_r.q.val() - 1;
+                self.hold_r.d.next = self.hold_r.q.val() - self.one16.val();
             }
         }
         // Mode: read every cycle in EP; in MP (at hand-over) only when the owner gives up the
@@ -628,6 +652,26 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
         } else if self.release_owner.val() | !self.owner_valid_r.q.val() {
             self.owner_valid_r.d.next = self.owner_pick_valid.val();
             self.owner_r.d.next = self.owner_pick.val();
+        }
+        // Synchronous reset: every register to its power-on value (EP, no owner, no last or
+        // greedy warp, the lower warp older), whatever the cycle computed.
+        if self.reset.val() {
+            self.mp_r.d.next = false;
+            self.hold_r.d.next = 0.into();
+            self.owner_valid_r.d.next = false;
+            self.owner_r.d.next = 0.into();
+            for s in 0..2 {
+                self.last_valid_r[s].d.next = false;
+                self.last_lane_r[s].d.next = 0.into();
+                self.greedy_valid_r[s].d.next = false;
+                self.greedy_lane_r[s].d.next = 0.into();
+            }
+            for j in 0..H {
+                self.tri00[j].d.next = 0.into();
+                self.tri01[j].d.next = 0.into();
+                self.tri11[j].d.next = 0.into();
+                self.tri10[j].d.next = 0.into();
+            }
         }
     }
 }

@@ -11,6 +11,8 @@ use rust_hdl::prelude::*;
 #[derive(LogicBlock, Default)]
 pub struct IssueTopRtl<const H: usize> {
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset of the WST and the scheduler (the WRC has no state).
+    pub reset: Signal<In, Bit>,
     pub policy_gto: Signal<In, Bit>,
     pub mas_enable: Signal<In, Bit>,
     pub check_at_handover: Signal<In, Bit>,
@@ -55,6 +57,8 @@ impl<const H: usize> Logic for IssueTopRtl<H> {
     fn update(&mut self) {
         self.wst.clock.next = self.clock.val();
         self.sched.clock.next = self.clock.val();
+        self.wst.reset.next = self.reset.val();
+        self.sched.reset.next = self.reset.val();
         self.sched.policy_gto.next = self.policy_gto.val();
         self.sched.mas_enable.next = self.mas_enable.val();
         self.sched.check_at_handover.next = self.check_at_handover.val();
@@ -105,6 +109,7 @@ impl<const H: usize> Logic for IssueTopRtl<H> {
 #[derive(LogicBlock, Default)]
 pub struct MascarTopRtl<const D: usize, const H: usize> {
     pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
     pub issue: IssueTopRtl<H>,
     pub queue: ReexecQueueRtl<D, H>,
 }
@@ -114,6 +119,8 @@ impl<const D: usize, const H: usize> Logic for MascarTopRtl<D, H> {
     fn update(&mut self) {
         self.issue.clock.next = self.clock.val();
         self.queue.clock.next = self.clock.val();
+        self.issue.reset.next = self.reset.val();
+        self.queue.reset.next = self.reset.val();
         self.queue.mp.next = self.issue.mp.val();
         self.queue.owner_valid.next = self.issue.owner_valid.val();
         self.queue.owner.next = self.issue.owner.val();

@@ -32,6 +32,11 @@ impl Owl {
         }
     }
 
+    /// Forgets every group (a reset of the scheduler block).
+    pub fn clear(&mut self) {
+        self.groups.clear();
+    }
+
     fn rank(&self, g: &Group) -> (bool, u64) {
         (self.parity.is_some_and(|p| g.cta % 2 != p), g.seq)
     }

@@ -5,6 +5,11 @@
 //! not warp instructions and are not counted). Addresses of memory instructions are
 //! [`AddrExpr`]s evaluated per lane at issue time from the lane's thread/CTA indices and
 //! the iteration counters of the enclosing loops.
+//!
+//! Divergent control flow is explicit: [`OpKind::Branch`] instructions whose targets and
+//! reconvergence points are in [`Program::branches`], run by a per-warp [`SimtStack`] (after
+//! GPGPU-Sim 3.2.2's `simt_stack`). [`Flow`] is a warp's control flow (SIMT stack and loop
+//! counters); the fetch stage and [`Program::warp_counts`] both walk a program with it.
 
 use serde::Serialize;
 
@@ -15,6 +20,14 @@ pub const NO_REG: Reg = u8::MAX;
 pub const MAX_REG: Reg = 254;
 /// Deepest loop nesting a program may use (the fetch stage keeps one counter per level).
 pub const MAX_LOOP_DEPTH: usize = 4;
+/// Deepest nesting of divergent blocks (`if`/`else` and per-lane loops) a program may use.
+pub const MAX_DIVERGENT_NESTING: usize = 8;
+/// SIMT stack entries per warp. A divergent branch turns the top entry into a reconvergence
+/// entry and pushes at most two paths, so each nesting level adds at most two entries above
+/// the base entry.
+pub const SIMT_STACK_CAPACITY: usize = 2 * MAX_DIVERGENT_NESTING + 1;
+/// The reconvergence pc of the base SIMT stack entry: none.
+pub const NO_PC: u32 = u32::MAX;
 /// Longest address expression, in bytecode nodes.
 pub const MAX_EXPR_NODES: usize = 32;
 
@@ -48,12 +61,16 @@ pub enum OpKind {
     StoreShared,
     /// CTA-wide barrier (`bar.sync`).
     Barrier,
+    /// A branch (`bra`): [`Inst::addr`] indexes [`Program::branches`]. It issues on the SP
+    /// pipe like an ALU op without a destination, as GPGPU-Sim 3.2.2 times `BRANCH_OP`, and
+    /// updates the warp's SIMT stack when it issues.
+    Branch,
 }
 
 impl OpKind {
     pub fn pipe(self) -> Pipe {
         match self {
-            OpKind::Alu(_) | OpKind::Barrier => Pipe::Sp,
+            OpKind::Alu(_) | OpKind::Barrier | OpKind::Branch => Pipe::Sp,
             OpKind::Sfu => Pipe::Sfu,
             OpKind::LoadGlobal | OpKind::StoreGlobal | OpKind::LoadShared | OpKind::StoreShared => Pipe::Mem,
         }
@@ -74,7 +91,8 @@ pub struct Inst {
     pub dst: Reg,
     /// Source registers; unused slots are `NO_REG`.
     pub src: [Reg; 3],
-    /// Index into [`Program::exprs`] for memory instructions.
+    /// Index into [`Program::exprs`] for memory instructions, into [`Program::branches`] for
+    /// branches.
     pub addr: u16,
     /// Bytes accessed per lane (1, 2, 4, 8 or 16) for memory instructions.
     pub width: u8,
@@ -106,6 +124,319 @@ pub enum Item {
     LoopEnd {
         start: u32,
     },
+}
+
+/// Where a branch instruction sends its lanes (see [`OpKind::Branch`]). Lanes for which the
+/// branch is taken go to `target`, the others to the next item; the paths reconverge at
+/// `reconv`, the branch's immediate post-dominator (for the structured blocks of the kernel
+/// format it is known statically: the item after the block).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Branch {
+    pub kind: BranchKind,
+    pub target: u32,
+    pub reconv: u32,
+}
+
+/// The condition of a [`Branch`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum BranchKind {
+    /// Taken by every active lane (`bra.uni`: the jump over an `else` block).
+    Always,
+    /// Taken by the lanes where the expression `exprs[cond]` is 0 (an `if` whose condition is
+    /// false skips the `then` block).
+    IfNot { cond: u16 },
+    /// Entry of a per-lane loop at nesting `depth`: each active lane's trip count is
+    /// `exprs[count]` (clamped to 0 ..= 2³²−1); lanes with a count of 0 are taken (skip the
+    /// loop).
+    LoopEnter { count: u16, depth: u8 },
+    /// Back edge of the per-lane loop at nesting `depth`: the iteration counter steps, and
+    /// the lanes whose trip count is not reached yet are taken (back to the body).
+    LoopBack { depth: u8 },
+}
+
+/// One SIMT stack entry: the next pc of its lanes, where they reconverge with the entry
+/// below, and which lanes they are (GPGPU-Sim 3.2.2 `simt_stack_entry`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SimtEntry {
+    pub pc: u32,
+    pub rpc: u32,
+    pub mask: u32,
+}
+
+/// A warp's SIMT reconvergence stack, after GPGPU-Sim 3.2.2 `simt_stack`
+/// (abstract_hardware_model.cc): the top entry's pc and mask are the warp's next pc and
+/// active mask. Fixed capacity, no allocation.
+#[derive(Clone, Debug, Default)]
+pub struct SimtStack {
+    entries: [SimtEntry; SIMT_STACK_CAPACITY],
+    len: u8,
+}
+
+impl SimtStack {
+    /// One entry at pc 0 with `mask` active (`simt_stack::launch`); empty if no lane is.
+    pub fn launch(&mut self, mask: u32) {
+        self.entries[0] = SimtEntry {
+            pc: 0,
+            rpc: NO_PC,
+            mask,
+        };
+        self.len = (mask != 0) as u8;
+    }
+
+    pub fn top(&self) -> Option<SimtEntry> {
+        self.len.checked_sub(1).map(|i| self.entries[i as usize])
+    }
+
+    pub fn depth(&self) -> usize {
+        self.len as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The entries, bottom first.
+    pub fn entries(&self) -> &[SimtEntry] {
+        &self.entries[..self.len as usize]
+    }
+
+    /// Pops entries whose lanes reached their reconvergence pc, or walked past the program's
+    /// `end` (those lanes have exited).
+    fn settle(&mut self, end: u32) {
+        while let Some(t) = self.top() {
+            if t.pc == t.rpc || t.pc >= end {
+                self.len -= 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Every active lane goes on to `next` (any instruction but a branch, or a loop marker).
+    /// Reaching the top entry's reconvergence pc pops it (`simt_stack::update` with one group
+    /// whose next pc is the entry's `m_recvg_pc`).
+    pub fn advance(&mut self, next: u32, end: u32) {
+        if let Some(i) = self.len.checked_sub(1) {
+            self.entries[i as usize].pc = next;
+            self.settle(end);
+        }
+    }
+
+    /// A branch: the active lanes in `taken` go to `target`, the others to `fallthrough`;
+    /// diverged paths reconverge at `reconv`. This is GPGPU-Sim 3.2.2's
+    /// `simt_stack::update` for two groups of lanes: a group whose next pc is the top
+    /// entry's reconvergence pc is dropped (its lanes wait in the entry below); on divergence
+    /// the top entry becomes the reconvergence entry (pc = `reconv`, unless that is the top's
+    /// own reconvergence pc) and each path is pushed, the group holding the highest active
+    /// lane first, so the other path runs first.
+    pub fn branch(&mut self, taken: u32, target: u32, fallthrough: u32, reconv: u32, end: u32) {
+        let Some(top) = self.top() else {
+            return;
+        };
+        let taken = taken & top.mask;
+        let fall = top.mask & !taken;
+        let high = 31 - top.mask.leading_zeros();
+        let groups = if taken >> high & 1 == 1 {
+            [(taken, target), (fall, fallthrough)]
+        } else {
+            [(fall, fallthrough), (taken, target)]
+        };
+        let mut cur = self.len as usize - 1;
+        let mut diverged = false;
+        for (k, &(mask, pc)) in groups.iter().enumerate() {
+            if mask == 0 || pc == top.rpc {
+                continue;
+            }
+            if k == 0 && groups[1].0 != 0 && !diverged {
+                diverged = true;
+                if reconv != top.rpc {
+                    self.entries[cur].pc = reconv;
+                    cur += 1;
+                }
+            }
+            if diverged && pc == reconv {
+                continue;
+            }
+            self.entries[cur] = SimtEntry {
+                pc,
+                rpc: if diverged { reconv } else { top.rpc },
+                mask,
+            };
+            cur += 1;
+        }
+        self.len = cur as u8;
+        self.settle(end);
+    }
+}
+
+/// An instruction handed out by [`Flow::next`], with the loop counters and active mask it
+/// runs under.
+#[derive(Clone, Copy, Debug)]
+pub struct Fetched {
+    pub inst: Inst,
+    /// Its index in the program.
+    pub pc: u32,
+    pub loops: [u32; MAX_LOOP_DEPTH],
+    pub mask: u32,
+}
+
+/// A warp's control flow through a [`Program`]: the SIMT stack, the loop counters and each
+/// lane's trip count of the per-lane loops it is in. Loop markers are stepped over for free;
+/// branches are handed out and resolved by [`Flow::resolve`] when they issue.
+#[derive(Clone, Debug, Default)]
+pub struct Flow {
+    pub stack: SimtStack,
+    depth: u8,
+    iter: [u32; MAX_LOOP_DEPTH],
+    /// Per loop depth and lane: the trip count of a per-lane loop.
+    counts: [[u32; WARP_LANES]; MAX_LOOP_DEPTH],
+    /// A branch was handed out and is not resolved yet: nothing more to fetch until it is.
+    pending_branch: bool,
+}
+
+impl Flow {
+    /// Starts a warp of `lanes` threads at pc 0.
+    pub fn launch(&mut self, lanes: u32) {
+        *self = Flow::default();
+        let mask = if lanes >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << lanes) - 1
+        };
+        self.stack.launch(mask);
+    }
+
+    /// Every lane has finished.
+    pub fn done(&self) -> bool {
+        self.stack.is_empty()
+    }
+
+    /// Waiting for a fetched branch to issue.
+    pub fn at_branch(&self) -> bool {
+        self.pending_branch
+    }
+
+    /// The next instruction of the top entry's path, stepping over loop markers; `None` when
+    /// the warp has finished or waits for its last branch to resolve.
+    pub fn next(&mut self, program: &Program) -> Option<Fetched> {
+        if self.pending_branch {
+            return None;
+        }
+        let items = &program.items;
+        let end = items.len() as u32;
+        self.stack.settle(end);
+        loop {
+            let top = self.stack.top()?;
+            let pc = top.pc;
+            match items[pc as usize] {
+                Item::Inst(inst) => {
+                    if inst.op == OpKind::Branch {
+                        self.pending_branch = true;
+                    } else {
+                        self.stack.advance(pc + 1, end);
+                    }
+                    return Some(Fetched {
+                        inst,
+                        pc,
+                        loops: self.iter,
+                        mask: top.mask,
+                    });
+                }
+                Item::LoopStart { count, end: e } => {
+                    if count == 0 {
+                        self.stack.advance(e + 1, end);
+                    } else {
+                        self.iter[self.depth as usize] = 0;
+                        self.depth += 1;
+                        self.stack.advance(pc + 1, end);
+                    }
+                }
+                Item::LoopEnd { start } => {
+                    let d = self.depth as usize - 1;
+                    self.iter[d] += 1;
+                    let Item::LoopStart { count, .. } = items[start as usize] else {
+                        unreachable!("validated: LoopEnd points at its LoopStart")
+                    };
+                    if self.iter[d] < count {
+                        self.stack.advance(start + 1, end);
+                    } else {
+                        self.depth -= 1;
+                        self.stack.advance(pc + 1, end);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Resolves the branch at `pc` (handed out by [`next`](Self::next)) for the top entry's
+    /// lanes, `env` being lane 0's values; returns the lanes for which it was taken.
+    pub fn resolve(&mut self, program: &Program, pc: u32, env: &LaneEnv) -> u32 {
+        self.pending_branch = false;
+        let Some(top) = self.stack.top() else {
+            return 0;
+        };
+        let Some(&Item::Inst(inst)) = program.items.get(pc as usize) else {
+            return 0;
+        };
+        let b = program.branches[inst.addr as usize];
+        let lane_env = |lane: u32, loops| LaneEnv {
+            tid: env.tid + lane as i64,
+            loops,
+            ..*env
+        };
+        let lanes = || (0..32u32).filter(move |l| top.mask >> l & 1 == 1);
+        let mut taken = 0u32;
+        match b.kind {
+            BranchKind::Always => taken = top.mask,
+            BranchKind::IfNot { cond } => {
+                let e = &program.exprs[cond as usize];
+                for l in lanes() {
+                    if e.eval(&lane_env(l, self.iter)) == e.base {
+                        taken |= 1 << l;
+                    }
+                }
+            }
+            BranchKind::LoopEnter { count, depth } => {
+                let e = &program.exprs[count as usize];
+                let d = depth as usize;
+                for l in lanes() {
+                    let n = (e.eval(&lane_env(l, self.iter)).wrapping_sub(e.base) as i64)
+                        .clamp(0, u32::MAX as i64);
+                    self.counts[d][l as usize] = n as u32;
+                    if n == 0 {
+                        taken |= 1 << l;
+                    }
+                }
+                if taken != top.mask {
+                    self.iter[d] = 0;
+                    self.depth = depth + 1;
+                }
+            }
+            BranchKind::LoopBack { depth } => {
+                let d = depth as usize;
+                self.iter[d] += 1;
+                for l in lanes() {
+                    if self.iter[d] < self.counts[d][l as usize] {
+                        taken |= 1 << l;
+                    }
+                }
+                if taken == 0 {
+                    self.depth = depth;
+                }
+            }
+        }
+        self.stack
+            .branch(taken, b.target, pc + 1, b.reconv, program.items.len() as u32);
+        taken
+    }
+}
+
+/// Instructions one warp executes: warp instructions, and thread instructions (active lanes
+/// summed over them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WarpCounts {
+    pub warp: u64,
+    pub thread: u64,
 }
 
 /// A per-lane value an address expression can read.
@@ -146,6 +477,13 @@ pub enum ExprNode {
     /// Euclidean remainder; modulo zero yields 0.
     Rem,
     Xor,
+    /// Comparisons (branch conditions): 1 when `a OP b` holds, else 0.
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
     /// `rand(seed, n)`: pops `n` then `seed`, pushes a deterministic pseudo-random number in
     /// `0 .. n` that depends on the seed, the global thread id and every loop counter. Used to
     /// model irregular gathers.
@@ -194,6 +532,20 @@ fn loops_hash(loops: &[u32; MAX_LOOP_DEPTH]) -> u64 {
 fn rand_value(seed: i64, n: i64, loops: u64, gtid: u64) -> i64 {
     let h = mix64(mix64(seed as u64 ^ loops) ^ gtid);
     (h % n as u64) as i64
+}
+
+/// A comparison node applied to `a` and `b`: 1 or 0 (other nodes give 0).
+pub fn compare(op: ExprNode, a: i64, b: i64) -> i64 {
+    let r = match op {
+        ExprNode::Lt => a < b,
+        ExprNode::Le => a <= b,
+        ExprNode::Gt => a > b,
+        ExprNode::Ge => a >= b,
+        ExprNode::Eq => a == b,
+        ExprNode::Ne => a != b,
+        _ => false,
+    };
+    r as i64
 }
 
 /// Deepest evaluation stack an address expression may need.
@@ -277,6 +629,12 @@ impl AddrExpr {
                             .zip(b)
                             .for_each(|(x, &y)| *x = x.checked_rem_euclid(y).unwrap_or(0)),
                         ExprNode::Xor => a.iter_mut().zip(b).for_each(|(x, &y)| *x ^= y),
+                        ExprNode::Lt
+                        | ExprNode::Le
+                        | ExprNode::Gt
+                        | ExprNode::Ge
+                        | ExprNode::Eq
+                        | ExprNode::Ne => a.iter_mut().zip(b).for_each(|(x, &y)| *x = compare(op, *x, y)),
                         ExprNode::Rand => {
                             let lh = loops_hash(&env.loops);
                             for (l, (x, &n)) in a.iter_mut().zip(b).enumerate() {
@@ -328,6 +686,12 @@ impl AddrExpr {
                         ExprNode::Div => a.checked_div(b).unwrap_or(0),
                         ExprNode::Rem => a.checked_rem_euclid(b).unwrap_or(0),
                         ExprNode::Xor => a ^ b,
+                        ExprNode::Lt
+                        | ExprNode::Le
+                        | ExprNode::Gt
+                        | ExprNode::Ge
+                        | ExprNode::Eq
+                        | ExprNode::Ne => compare(op, a, b),
                         ExprNode::Rand => {
                             if b <= 0 {
                                 0
@@ -383,33 +747,156 @@ impl AddrExpr {
 pub struct Program {
     pub items: Vec<Item>,
     pub exprs: Vec<AddrExpr>,
+    /// The targets of the branch instructions (indexed by [`Inst::addr`]); empty for
+    /// programs without divergence.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub branches: Vec<Branch>,
     /// Traced programs: the recorded PC of each item (event logs print it); empty otherwise.
     #[serde(skip)]
     pub pcs: Vec<u64>,
 }
 
 impl Program {
-    /// Structural checks: address expressions in range and well formed, loops matched.
+    /// Structural checks: address expressions in range and well formed, loops matched, and
+    /// branches forming structured blocks (each `if` / per-lane loop region nested in the
+    /// enclosing ones, no deeper than [`MAX_DIVERGENT_NESTING`]) so that the SIMT stack
+    /// never needs more than [`SIMT_STACK_CAPACITY`] entries.
     pub fn validate(&self) -> Result<(), String> {
-        let mut depth = 0usize;
+        /// An open block: a uniform loop or the region of a forward conditional branch.
+        struct Open {
+            /// Index at which the block closes (exclusive end).
+            close: usize,
+            /// Furthest exclusive end a nested block may have.
+            limit: usize,
+            /// Region of a per-lane loop: the index of its `LoopEnter`; `None` for others.
+            div_loop: Option<usize>,
+            region: bool,
+        }
+        let n = self.items.len();
+        let mut open: Vec<Open> = Vec::new();
+        let loops_open = |open: &[Open]| open.iter().filter(|o| !o.region || o.div_loop.is_some()).count();
         for (i, item) in self.items.iter().enumerate() {
+            while open.last().is_some_and(|o| o.close <= i) {
+                open.pop();
+            }
+            let limit = open.last().map_or(n, |o| o.limit);
             match *item {
+                Item::Inst(inst) if inst.op == OpKind::Branch => {
+                    let Some(b) = self.branches.get(inst.addr as usize) else {
+                        return Err(format!("instruction {i}: branch index out of range"));
+                    };
+                    let (t, r) = (b.target as usize, b.reconv as usize);
+                    if t > n || r > n {
+                        return Err(format!("instruction {i}: branch target out of range"));
+                    }
+                    let expr_ok = |e: u16| (e as usize) < self.exprs.len();
+                    match b.kind {
+                        BranchKind::IfNot { cond } => {
+                            if !expr_ok(cond) {
+                                return Err(format!("instruction {i}: condition expression out of range"));
+                            }
+                            if !(i < t && t <= r && r <= limit) {
+                                return Err(format!("instruction {i}: `if` region not nested in its block"));
+                            }
+                            if t != r {
+                                // The `then` block ends with the jump over the `else` block.
+                                let jump = match self.items[t - 1] {
+                                    Item::Inst(j) if j.op == OpKind::Branch => {
+                                        self.branches.get(j.addr as usize)
+                                    }
+                                    _ => None,
+                                };
+                                if !matches!(jump, Some(j) if j.kind == BranchKind::Always && j.target as usize == r)
+                                {
+                                    return Err(format!("instruction {i}: `else` block without its jump"));
+                                }
+                            }
+                            open.push(Open {
+                                close: r,
+                                limit: r,
+                                div_loop: None,
+                                region: true,
+                            });
+                        }
+                        BranchKind::LoopEnter { count, depth } => {
+                            if !expr_ok(count) {
+                                return Err(format!("instruction {i}: trip count expression out of range"));
+                            }
+                            if !(i < t && t == r && r <= limit) {
+                                return Err(format!("instruction {i}: loop region not nested in its block"));
+                            }
+                            if depth as usize != loops_open(&open) || depth as usize >= MAX_LOOP_DEPTH {
+                                return Err(format!(
+                                    "instruction {i}: loop depth {depth} does not match its nesting"
+                                ));
+                            }
+                            open.push(Open {
+                                close: r,
+                                limit: r - 1,
+                                div_loop: Some(i),
+                                region: true,
+                            });
+                        }
+                        BranchKind::LoopBack { depth } => {
+                            let enter = open.last().and_then(|o| o.div_loop.filter(|_| o.close == i + 1));
+                            let ok = enter.is_some_and(|s| {
+                                t == s + 1
+                                    && r == i + 1
+                                    && matches!(self.items[s], Item::Inst(e)
+                                        if matches!(self.branches.get(e.addr as usize),
+                                            Some(Branch { kind: BranchKind::LoopEnter { depth: d, .. }, .. }) if *d == depth))
+                            });
+                            if !ok {
+                                return Err(format!("instruction {i}: loop back edge without its loop"));
+                            }
+                        }
+                        BranchKind::Always => {
+                            if !(t == r
+                                && open
+                                    .last()
+                                    .is_some_and(|o| o.region && o.div_loop.is_none() && o.close == r))
+                            {
+                                return Err(format!(
+                                    "instruction {i}: jump that does not close its `if` block"
+                                ));
+                            }
+                        }
+                    }
+                    let regions = open.iter().filter(|o| o.region).count();
+                    if regions > MAX_DIVERGENT_NESTING {
+                        return Err(format!(
+                            "divergent blocks nested deeper than MAX_DIVERGENT_NESTING = {MAX_DIVERGENT_NESTING}"
+                        ));
+                    }
+                }
                 Item::Inst(inst) => {
                     if inst.op.is_memory() && inst.addr as usize >= self.exprs.len() {
                         return Err(format!("instruction {i}: address expression out of range"));
                     }
                 }
                 Item::LoopStart { end, .. } => {
-                    depth += 1;
-                    if depth > MAX_LOOP_DEPTH {
-                        return Err(format!("loops nested deeper than {MAX_LOOP_DEPTH}"));
-                    }
                     match self.items.get(end as usize) {
                         Some(Item::LoopEnd { start }) if *start as usize == i => {}
                         _ => return Err(format!("item {i}: loop start without matching end")),
                     }
+                    if end as usize + 1 > limit {
+                        return Err(format!("item {i}: loop not nested in its block"));
+                    }
+                    if loops_open(&open) + 1 > MAX_LOOP_DEPTH {
+                        return Err(format!("loops nested deeper than {MAX_LOOP_DEPTH}"));
+                    }
+                    open.push(Open {
+                        close: end as usize + 1,
+                        limit: end as usize,
+                        div_loop: None,
+                        region: false,
+                    });
                 }
-                Item::LoopEnd { .. } => depth = depth.saturating_sub(1),
+                Item::LoopEnd { start } => {
+                    if !matches!(open.last(), Some(o) if !o.region && o.close == i + 1) {
+                        return Err(format!("item {i}: loop end {start} without its start"));
+                    }
+                }
             }
         }
         for e in &self.exprs {
@@ -418,7 +905,24 @@ impl Program {
         Ok(())
     }
 
-    /// Warp instructions one warp executes (loops expanded).
+    /// What one warp of `lanes` threads, whose lane 0 has the values `env`, executes: the
+    /// control flow of the machine's fetch stage, run functionally.
+    pub fn warp_counts(&self, env: &LaneEnv, lanes: u32) -> WarpCounts {
+        let mut flow = Flow::default();
+        flow.launch(lanes);
+        let mut c = WarpCounts::default();
+        while let Some(f) = flow.next(self) {
+            c.warp += 1;
+            c.thread += f.mask.count_ones() as u64;
+            if f.inst.op == OpKind::Branch {
+                flow.resolve(self, f.pc, env);
+            }
+        }
+        c
+    }
+
+    /// Warp instructions one warp executes (loops expanded), for programs without branches
+    /// (with branches it depends on the warp: see [`warp_counts`](Self::warp_counts)).
     pub fn dynamic_instructions(&self) -> u64 {
         fn count(items: &[Item], mut i: usize, end: usize) -> u64 {
             let mut n = 0u64;
@@ -503,7 +1007,42 @@ impl Kernel {
         if let Some(p) = &self.per_cta {
             return p.0.warp_instructions();
         }
+        if !self.program.branches.is_empty() {
+            return self.divergent_counts().warp;
+        }
         self.program.dynamic_instructions() * self.warps_per_cta() as u64 * self.grid as u64
+    }
+
+    /// Thread instructions (active lanes of every warp instruction) of the whole grid;
+    /// `None` for kernels from traces.
+    pub fn total_thread_instructions(&self) -> Option<u64> {
+        if self.per_cta.is_some() {
+            return None;
+        }
+        if !self.program.branches.is_empty() {
+            return Some(self.divergent_counts().thread);
+        }
+        Some(self.program.dynamic_instructions() * self.block as u64 * self.grid as u64)
+    }
+
+    /// Every warp of the grid run functionally through its control flow.
+    fn divergent_counts(&self) -> WarpCounts {
+        let mut total = WarpCounts::default();
+        for cta in 0..self.grid {
+            for w in 0..self.warps_per_cta() {
+                let env = LaneEnv {
+                    tid: w as i64 * 32,
+                    cta: cta as i64,
+                    block: self.block as i64,
+                    grid: self.grid as i64,
+                    loops: [0; MAX_LOOP_DEPTH],
+                };
+                let c = self.program.warp_counts(&env, (self.block - w * 32).min(32));
+                total.warp += c.warp;
+                total.thread += c.thread;
+            }
+        }
+        total
     }
 
     /// CTA `cta`'s per-warp programs, for kernels that have them (see [`Kernel::per_cta`]).
@@ -579,5 +1118,148 @@ mod tests {
             });
             assert_eq!(v, scalar, "lane {lane}");
         }
+    }
+
+    const LO: u32 = 0x0000_FFFF;
+    const HI: u32 = 0xFFFF_0000;
+
+    fn entry(pc: u32, rpc: u32, mask: u32) -> SimtEntry {
+        SimtEntry { pc, rpc, mask }
+    }
+
+    #[test]
+    fn simt_stack_diverges_and_reconverges_at_the_post_dominator() {
+        let mut s = SimtStack::default();
+        s.launch(u32::MAX);
+        // if/else at pc 0: lanes 0..16 take the branch to the `else` block at 5, the rest fall
+        // through to the `then` block at 1; both reconverge at 9.
+        s.branch(LO, 5, 1, 9, 20);
+        assert_eq!(
+            s.entries(),
+            [entry(9, NO_PC, u32::MAX), entry(1, 9, HI), entry(5, 9, LO)],
+            "top becomes the reconvergence entry; the path without the highest lane runs first"
+        );
+        s.advance(6, 20);
+        assert_eq!(s.top(), Some(entry(6, 9, LO)));
+        s.advance(9, 20);
+        assert_eq!(s.top(), Some(entry(1, 9, HI)), "else path reached 9: popped");
+        s.advance(9, 20);
+        assert_eq!(s.entries(), [entry(9, NO_PC, u32::MAX)], "reconverged");
+        // A branch every lane takes the same way does not push.
+        s.branch(u32::MAX, 15, 10, 16, 20);
+        assert_eq!(s.entries(), [entry(15, NO_PC, u32::MAX)]);
+        s.branch(0, 18, 16, 18, 20);
+        assert_eq!(s.entries(), [entry(16, NO_PC, u32::MAX)]);
+        // Walking past the end retires the lanes.
+        s.advance(20, 20);
+        assert!(s.is_empty());
+    }
+
+    #[test]
+    fn simt_stack_nests_and_loops_do_not_grow_it() {
+        let mut s = SimtStack::default();
+        s.launch(0xFF);
+        // Outer if at 0 (reconverge at 30): lanes 0..4 skip to 30, lanes 4..8 run the body.
+        s.branch(0x0F, 30, 1, 30, 40);
+        assert_eq!(
+            s.entries(),
+            [entry(30, NO_PC, 0xFF), entry(1, 30, 0xF0)],
+            "the skipping lanes wait"
+        );
+        // Nested if at 1 (reconverge at 10): lane 4 takes it.
+        s.branch(0x10, 6, 2, 10, 40);
+        assert_eq!(s.depth(), 4);
+        assert_eq!(s.top(), Some(entry(6, 10, 0x10)));
+        // A per-lane loop inside the nested path: back edge at 8 to 7, exit and reconverge at 9.
+        s.advance(8, 40);
+        s.branch(0x10, 7, 9, 9, 40);
+        assert_eq!(s.depth(), 4, "uniform back edge: no push");
+        s.branch(0, 7, 9, 9, 40);
+        assert_eq!(s.top(), Some(entry(9, 10, 0x10)), "loop left, path goes on");
+        s.advance(10, 40);
+        assert_eq!(s.top(), Some(entry(2, 10, 0xE0)), "other nested path");
+        s.advance(10, 40);
+        assert_eq!(s.top(), Some(entry(10, 30, 0xF0)), "nested if reconverged");
+        // A per-lane loop whose lanes leave one by one: the top's mask shrinks in place.
+        s.advance(20, 40);
+        s.branch(0x30, 11, 21, 21, 40);
+        assert_eq!(
+            s.entries()[s.depth() - 2..],
+            [entry(21, 30, 0xF0), entry(11, 21, 0x30)]
+        );
+        s.advance(20, 40);
+        s.branch(0x20, 11, 21, 21, 40);
+        assert_eq!(s.top(), Some(entry(11, 21, 0x20)));
+        s.advance(20, 40);
+        s.branch(0, 11, 21, 21, 40);
+        assert_eq!(s.top(), Some(entry(21, 30, 0xF0)));
+        s.advance(30, 40);
+        assert_eq!(s.entries(), [entry(30, NO_PC, 0xFF)]);
+    }
+
+    #[test]
+    fn validate_refuses_unstructured_branches() {
+        let mut bra = Inst::new(OpKind::Branch);
+        let alu = Item::Inst(Inst::new(OpKind::Alu(AluKind::Simple)));
+        let cond = AddrExpr {
+            base: 0,
+            nodes: vec![ExprNode::Var(Var::Lane)],
+            lanes: None,
+        };
+        let mut p = Program {
+            items: vec![Item::Inst(bra), alu, alu],
+            exprs: vec![cond],
+            branches: vec![Branch {
+                kind: BranchKind::IfNot { cond: 0 },
+                target: 2,
+                reconv: 2,
+            }],
+            pcs: vec![],
+        };
+        p.validate().unwrap();
+        // `else` target without the jump that closes the `then` block.
+        p.branches[0].target = 1;
+        assert!(p
+            .validate()
+            .unwrap_err()
+            .contains("`else` block without its jump"));
+        p.branches[0] = Branch {
+            kind: BranchKind::IfNot { cond: 0 },
+            target: 9,
+            reconv: 9,
+        };
+        assert!(p.validate().unwrap_err().contains("out of range"));
+        // A back edge outside its loop.
+        p.branches[0] = Branch {
+            kind: BranchKind::LoopBack { depth: 0 },
+            target: 0,
+            reconv: 1,
+        };
+        assert!(p.validate().unwrap_err().contains("back edge"));
+        // Nesting beyond the SIMT stack's capacity.
+        let n = MAX_DIVERGENT_NESTING + 1;
+        p.items.clear();
+        p.branches.clear();
+        for i in 0..n {
+            bra.addr = i as u16;
+            p.items.push(Item::Inst(bra));
+            p.branches.push(Branch {
+                kind: BranchKind::IfNot { cond: 0 },
+                target: (2 * n - i) as u32,
+                reconv: (2 * n - i) as u32,
+            });
+        }
+        p.items.extend(std::iter::repeat_n(alu, n + 1));
+        assert!(p.validate().unwrap_err().contains("MAX_DIVERGENT_NESTING"));
+        p.items.remove(0);
+        p.branches.remove(0);
+        for (i, b) in p.branches.iter_mut().enumerate() {
+            b.target -= 1;
+            b.reconv -= 1;
+            if let Item::Inst(x) = &mut p.items[i] {
+                x.addr = i as u16;
+            }
+        }
+        p.validate().unwrap();
     }
 }

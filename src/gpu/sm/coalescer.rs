@@ -53,13 +53,27 @@ impl Coalesced {
     /// Evaluates `expr` for lanes `0..lanes` of the warp whose lane 0 is `env.tid` and
     /// groups the `width`-byte accesses by line.
     pub fn build(&mut self, expr: &AddrExpr, env: LaneEnv, lanes: u32, width: u32, line_bytes: u32) {
+        self.build_masked(expr, env, lanes, u32::MAX, width, line_bytes);
+    }
+
+    /// [`build`](Self::build) for the lanes of `mask` only (the warp's active mask): masked-off
+    /// lanes are skipped as a trace's inactive lanes are.
+    pub fn build_masked(
+        &mut self,
+        expr: &AddrExpr,
+        env: LaneEnv,
+        lanes: u32,
+        mask: u32,
+        width: u32,
+        line_bytes: u32,
+    ) {
         self.len = 0;
         let shift = line_bytes.trailing_zeros();
         let lanes = (lanes as usize).min(WARP_LANES);
         expr.eval_lanes(&env, lanes, &mut self.stack, &mut self.addrs);
         for lane in 0..lanes {
             let addr = self.addrs[lane];
-            if addr == INACTIVE_LANE {
+            if addr == INACTIVE_LANE || mask >> lane & 1 == 0 {
                 continue;
             }
             let first = addr >> shift;

@@ -53,9 +53,14 @@ impl Sm {
         };
         let lanes = warp.lanes;
         let expr = &warp.program.as_deref().unwrap_or(&k.program).exprs[inst.addr as usize];
-        self.lsu
-            .lines
-            .build(expr, env, lanes, inst.width as u32, self.cfg.line_bytes);
+        self.lsu.lines.build_masked(
+            expr,
+            env,
+            lanes,
+            entry.mask,
+            inst.width as u32,
+            self.cfg.line_bytes,
+        );
         self.stats.coalesced_requests += self.lsu.lines.len as u64;
         self.lsu.busy = true;
         self.lsu.warp = w as u8;

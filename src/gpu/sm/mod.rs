@@ -183,6 +183,9 @@ pub struct IssueRecord {
     pub scheduler: u8,
     pub warp: u8,
     pub op: OpKind,
+    /// Active lanes, and the global thread id of lane 0.
+    pub mask: u32,
+    pub first_thread: u32,
 }
 
 impl Sm {
@@ -536,11 +539,14 @@ impl Sm {
                 });
             }
             if let Some(log) = &mut self.issue_log {
+                let w = &self.warps[slot as usize];
                 log.push(IssueRecord {
                     cycle: now,
                     scheduler: s as u8,
                     warp: slot,
-                    op: self.warps[slot as usize].last_issued,
+                    op: w.last_issued,
+                    mask: w.last_mask,
+                    first_thread: w.cta.wrapping_mul(k.block).wrapping_add(w.tid_base),
                 });
             }
             self.stats.sched.issue_cycles += 1;
@@ -615,6 +621,7 @@ impl Sm {
         let entry = self.warps[w].pop_head();
         let inst = entry.inst;
         self.stats.warp_instructions += 1;
+        self.stats.thread_instructions += entry.mask.count_ones() as u64;
         if let (Some(c), false) = (&mut self.ccws, inst.op == OpKind::Barrier) {
             c.issued(w as u8);
         }
@@ -663,6 +670,21 @@ impl Sm {
                 );
             }
             OpKind::LoadGlobal | OpKind::StoreGlobal => self.ldst_dispatch(w, &entry, k),
+            OpKind::Branch => {
+                // An SP op without a destination (GPGPU-Sim 3.2.2 sends BRANCH_OP down the SP
+                // pipe); the SIMT stack is updated as it issues, so fetch can go on.
+                let warp = &mut self.warps[w];
+                warp.in_pipeline += 1;
+                let own = warp.program.clone();
+                warp.resolve_branch(own.as_deref().unwrap_or(&k.program), &entry, k.block, k.grid);
+                self.wheel.schedule(
+                    now + self.cfg.alu_latency as u64,
+                    Event::Writeback {
+                        warp: w as u8,
+                        reg: NO_REG,
+                    },
+                );
+            }
             OpKind::Barrier => {
                 let cta = self.warps[w].cta_slot as usize;
                 self.warps[w].at_barrier = true;
@@ -703,7 +725,7 @@ impl Sm {
             None => (false, false, false, false, false, false),
         };
         let op = head.map(|e| e.inst.op);
-        let alu = matches!(op, Some(OpKind::Alu(_)));
+        let alu = matches!(op, Some(OpKind::Alu(_) | OpKind::Branch));
         let sfu = op == Some(OpKind::Sfu);
         let set = |m: &mut u64, on: bool| if on { *m |= bit } else { *m &= !bit };
         set(&mut self.issuable, issuable);

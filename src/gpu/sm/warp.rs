@@ -1,7 +1,7 @@
 //! A warp context: program counter and loop counters (the fetch state), the instruction
 //! buffer, and the warp's scoreboard.
 
-use crate::workload::program::{Inst, Item, OpKind, Program, Reg, MAX_LOOP_DEPTH, NO_REG};
+use crate::workload::program::{Flow, Inst, LaneEnv, OpKind, Program, Reg, MAX_LOOP_DEPTH, NO_REG};
 
 /// A set of registers r0..=r255 as a bit-vector.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -30,13 +30,15 @@ impl RegSet {
 }
 
 /// A fetched instruction waiting in the I-buffer, with the loop counters it was fetched under
-/// (its addresses depend on them).
+/// (its addresses depend on them) and the active mask it runs with.
 #[derive(Clone, Copy, Debug)]
 pub struct IbufEntry {
     pub inst: Inst,
     /// Index of the instruction in its program (for event logs).
     pub pc: u32,
     pub loops: [u32; MAX_LOOP_DEPTH],
+    /// Active lanes (the SIMT stack's top entry when it was fetched).
+    pub mask: u32,
     /// The instruction's registers (destination and sources), for one-step scoreboard checks.
     pub regs: RegSet,
 }
@@ -56,11 +58,9 @@ pub struct Warp {
     /// Thread index (within the CTA) of lane 0, and how many lanes hold threads.
     pub tid_base: u32,
     pub lanes: u32,
-    // fetch state
-    pc: u32,
-    depth: u8,
-    iter: [u32; MAX_LOOP_DEPTH],
-    /// Fetch walked past the program's end.
+    /// Fetch state: the SIMT stack and loop counters.
+    pub flow: Flow,
+    /// Every lane has finished (the SIMT stack is empty): nothing more to fetch.
     pub fetch_done: bool,
     ibuf: [Option<IbufEntry>; MAX_IBUF],
     ib_head: u8,
@@ -80,6 +80,7 @@ pub struct Warp {
     /// Operation and program index of the last instruction taken from the I-buffer.
     pub last_issued: OpKind,
     pub last_pc: u32,
+    pub last_mask: u32,
 }
 
 impl Default for Warp {
@@ -91,9 +92,7 @@ impl Default for Warp {
             cta: 0,
             tid_base: 0,
             lanes: 0,
-            pc: 0,
-            depth: 0,
-            iter: [0; MAX_LOOP_DEPTH],
+            flow: Flow::default(),
             fetch_done: false,
             ibuf: [None; MAX_IBUF],
             ib_head: 0,
@@ -105,6 +104,7 @@ impl Default for Warp {
             in_pipeline: 0,
             last_issued: OpKind::Barrier,
             last_pc: 0,
+            last_mask: 0,
             program: None,
         }
     }
@@ -121,6 +121,8 @@ impl Warp {
             lanes,
             ..Warp::default()
         };
+        self.flow.launch(lanes);
+        self.fetch_done = self.flow.done();
     }
 
     /// The next instruction to issue, if the I-buffer holds one.
@@ -138,6 +140,7 @@ impl Warp {
             .expect("pop_head on an empty I-buffer");
         self.last_issued = e.inst.op;
         self.last_pc = e.pc;
+        self.last_mask = e.mask;
         self.ib_head += 1;
         self.ib_len -= 1;
         e
@@ -147,59 +150,49 @@ impl Warp {
         self.ib_len == 0
     }
 
-    /// Fetches up to `n` instructions into an empty I-buffer, stepping over loop markers
-    /// (they cost nothing and are not instructions).
+    /// Fetches up to `n` instructions into an empty I-buffer along the SIMT stack's top
+    /// path, stepping over loop markers (they cost nothing and are not instructions). Fetch
+    /// stops after a branch: what follows depends on how it resolves when it issues
+    /// ([`resolve_branch`](Self::resolve_branch)).
     pub fn fetch(&mut self, program: &Program, n: usize) {
         debug_assert!(self.ib_len == 0);
         self.ib_head = 0;
-        let items = &program.items;
         while (self.ib_len as usize) < n {
-            let Some(item) = items.get(self.pc as usize) else {
-                self.fetch_done = true;
+            let Some(f) = self.flow.next(program) else {
                 break;
             };
-            match *item {
-                Item::Inst(inst) => {
-                    let mut regs = RegSet::default();
-                    for r in inst.src.into_iter().chain([inst.dst]).filter(|&r| r != NO_REG) {
-                        regs.insert(r);
-                    }
-                    self.ibuf[self.ib_len as usize] = Some(IbufEntry {
-                        inst,
-                        pc: self.pc,
-                        loops: self.iter,
-                        regs,
-                    });
-                    self.ib_len += 1;
-                    self.pc += 1;
-                }
-                Item::LoopStart { count, end } => {
-                    if count == 0 {
-                        self.pc = end + 1;
-                    } else {
-                        self.iter[self.depth as usize] = 0;
-                        self.depth += 1;
-                        self.pc += 1;
-                    }
-                }
-                Item::LoopEnd { start } => {
-                    let d = self.depth as usize - 1;
-                    self.iter[d] += 1;
-                    let Item::LoopStart { count, .. } = items[start as usize] else {
-                        unreachable!("validated: LoopEnd points at its LoopStart")
-                    };
-                    if self.iter[d] < count {
-                        self.pc = start + 1;
-                    } else {
-                        self.depth -= 1;
-                        self.pc += 1;
-                    }
-                }
+            let inst = f.inst;
+            let mut regs = RegSet::default();
+            for r in inst.src.into_iter().chain([inst.dst]).filter(|&r| r != NO_REG) {
+                regs.insert(r);
+            }
+            self.ibuf[self.ib_len as usize] = Some(IbufEntry {
+                inst,
+                pc: f.pc,
+                loops: f.loops,
+                mask: f.mask,
+                regs,
+            });
+            self.ib_len += 1;
+            if inst.op == OpKind::Branch {
+                break;
             }
         }
-        if self.pc as usize >= items.len() {
-            self.fetch_done = true;
-        }
+        self.fetch_done = self.flow.done();
+    }
+
+    /// The branch `e` issues: its lanes' conditions update the SIMT stack (GPGPU-Sim 3.2.2
+    /// updates it at issue, shader.cc `shader_core_ctx::issue_warp` → `updateSIMTStack`).
+    pub fn resolve_branch(&mut self, program: &Program, e: &IbufEntry, block: u32, grid: u32) {
+        let env = LaneEnv {
+            tid: self.tid_base as i64,
+            cta: self.cta as i64,
+            block: block as i64,
+            grid: grid as i64,
+            loops: e.loops,
+        };
+        self.flow.resolve(program, e.pc, &env);
+        self.fetch_done = self.flow.done();
     }
 
     /// Whether `e` must wait on the scoreboard (RAW on a source, WAW on the destination).
@@ -225,7 +218,49 @@ impl Warp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::program::AluKind;
+    use crate::workload::program::{AluKind, Item};
+
+    /// Fetch follows the SIMT stack: it stops after a branch, and each instruction carries
+    /// the active mask of its path.
+    #[test]
+    fn fetch_stops_at_branches_and_carries_the_active_mask() {
+        let k = crate::workload::kernel_format::parse_kernel(
+            "kernel k\ngrid 1\nblock 32\nif lane < 8 {\n add r1, r1\n} else {\n add r2, r2\n \
+             add r2, r2\n}\nadd r3, r3\n",
+            "t.kern",
+        )
+        .unwrap();
+        let mut w = Warp::default();
+        w.launch(0, 0, 0, 0, 32);
+        let mut seen = vec![];
+        let mut fetches = 0;
+        while !w.fetch_done || !w.ibuf_empty() {
+            w.fetch(&k.program, 8);
+            fetches += 1;
+            while !w.ibuf_empty() {
+                let e = w.pop_head();
+                seen.push((e.inst.op, e.mask));
+                if e.inst.op == OpKind::Branch {
+                    assert!(w.ibuf_empty(), "nothing is fetched past a branch");
+                    w.resolve_branch(&k.program, &e, k.block, k.grid);
+                }
+            }
+        }
+        let alu = OpKind::Alu(AluKind::Simple);
+        assert_eq!(
+            seen,
+            vec![
+                (OpKind::Branch, u32::MAX),
+                (alu, 0xFF),
+                (OpKind::Branch, 0xFF),
+                (alu, !0xFF),
+                (alu, !0xFF),
+                (alu, u32::MAX),
+            ]
+        );
+        assert_eq!(fetches, 3);
+        assert!(w.flow.done());
+    }
 
     #[test]
     fn fetch_walks_nested_loops() {
@@ -241,6 +276,7 @@ mod tests {
                 Item::LoopEnd { start: 0 },
             ],
             exprs: vec![],
+            branches: vec![],
             pcs: vec![],
         };
         let mut w = Warp::default();

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::lexer::Cursor;
 use super::{show, Diag, PResult, MAX_BLOCK_THREADS, MAX_BUFFER_BYTES, MAX_REGS_PER_THREAD};
-use crate::workload::program::{Buffer, Reg, Var, MAX_LOOP_DEPTH};
+use crate::workload::program::{Buffer, Reg, Var, MAX_DIVERGENT_NESTING, MAX_LOOP_DEPTH};
 
 /// Builtin per-lane variables usable in address expressions.
 const BUILTIN_VARS: [(&str, Var); 9] = [
@@ -33,10 +33,43 @@ fn is_plain_ident(s: &str) -> bool {
 #[derive(Debug)]
 pub(super) struct OpenLoop {
     pub(super) name: String,
-    /// Index of the `LoopStart` item.
+    pub(super) line: usize,
+}
+
+/// What kind of block a `{` opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum BlockKind {
+    /// `loop NAME COUNT {`: zero-overhead loop markers.
+    Loop,
+    /// `loop NAME < EXPR {`: a per-lane loop at this loop nesting depth.
+    LaneLoop { depth: u8 },
+    /// `if COND {`; `jump` is the jump over the `else` block once `} else {` is seen.
+    If { jump: Option<usize> },
+}
+
+/// A block whose `}` has not been seen yet. Loops also have an [`OpenLoop`] (their name).
+#[derive(Debug)]
+pub(super) struct OpenBlock {
+    pub(super) kind: BlockKind,
+    /// The item that opened it: `LoopStart`, the loop-entry branch or the `if` branch.
     pub(super) start: usize,
+    /// Position of the line that opened it (`} else {` for an `else` block).
     pub(super) line: usize,
     pub(super) col: usize,
+    /// Line of the `loop` or `if` keyword.
+    pub(super) first_line: usize,
+}
+
+impl OpenBlock {
+    fn divergent(&self) -> bool {
+        self.kind != BlockKind::Loop
+    }
+    fn describe(&self) -> String {
+        match self.kind {
+            BlockKind::If { .. } => format!("the `if` of line {}", self.first_line),
+            _ => format!("the per-lane loop of line {}", self.first_line),
+        }
+    }
 }
 
 /// What names an expression may use.
@@ -115,6 +148,8 @@ pub(super) struct Decls {
     pub(super) buffers: Vec<(Buffer, usize)>,
     /// Enclosing loops of the current line, outermost first.
     pub(super) loops: Vec<OpenLoop>,
+    /// Enclosing blocks (loops and `if`s) of the current line, outermost first.
+    pub(super) blocks: Vec<OpenBlock>,
     /// An instruction or loop has been seen: header directives are closed.
     pub(super) body_started: bool,
 }
@@ -265,11 +300,50 @@ impl Decls {
         Ok(())
     }
 
-    /// Closes the innermost loop at a `}`.
-    pub(super) fn close_loop(&mut self, line: usize, col: usize) -> PResult<OpenLoop> {
-        self.loops
+    /// Room for one more divergent block (`if`, per-lane loop) at its keyword: the SIMT
+    /// stack holds two entries per level.
+    pub(super) fn divergent_depth(&self, line: usize, col: usize) -> PResult<()> {
+        if self.blocks.iter().filter(|b| b.divergent()).count() >= MAX_DIVERGENT_NESTING {
+            return Err(Diag::new(
+                line,
+                col,
+                format!(
+                    "divergent blocks (`if` and per-lane loops) nested deeper than \
+                     MAX_DIVERGENT_NESTING = {MAX_DIVERGENT_NESTING}"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A barrier must not be inside divergent code: the warp would reach it once per path,
+    /// and the other warps of the CTA only once, so the CTA would never be released.
+    pub(super) fn barrier_allowed(&self, line: usize, col: usize) -> PResult<()> {
+        if let Some(b) = self.blocks.iter().rev().find(|b| b.divergent()) {
+            return Err(Diag::new(
+                line,
+                col,
+                format!(
+                    "`bar` inside divergent code ({}): a warp would wait once per path and \
+                     the CTA's barrier would never release; move it out of the block",
+                    b.describe()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Closes the innermost block at a `}`; a loop also leaves the loop-variable scope.
+    pub(super) fn close_block(&mut self, line: usize, col: usize) -> PResult<(OpenBlock, Option<OpenLoop>)> {
+        let b = self
+            .blocks
             .pop()
-            .ok_or_else(|| Diag::new(line, col, "stray `}`: no loop is open"))
+            .ok_or_else(|| Diag::new(line, col, "stray `}`: no loop or `if` is open"))?;
+        let l = match b.kind {
+            BlockKind::If { .. } => None,
+            _ => self.loops.pop(),
+        };
+        Ok((b, l))
     }
 
     /// The checks at end of file. `insts` counts instructions, `max_reg` is the highest
@@ -287,14 +361,17 @@ impl Decls {
                 "expected `kernel NAME` as the first directive, found end of file",
             ));
         };
-        if let Some(l) = self.loops.last() {
+        if let Some(b) = self.blocks.last() {
+            let what = match (b.kind, self.loops.last()) {
+                (BlockKind::If { jump: None }, _) => "`if` block".to_string(),
+                (BlockKind::If { jump: Some(_) }, _) => "`else` block".to_string(),
+                (_, Some(l)) => format!("loop `{}`", l.name),
+                (_, None) => "block".to_string(),
+            };
             return Err(Diag::new(
-                l.line,
-                l.col,
-                format!(
-                    "loop `{}` is never closed: expected `}}` before end of file",
-                    l.name
-                ),
+                b.line,
+                b.col,
+                format!("{what} is never closed: expected `}}` before end of file"),
             ));
         }
         let Some((grid, _)) = self.grid else {
@@ -415,14 +492,11 @@ pub(super) fn loop_count(count: i64, line: usize, col: usize) -> PResult<u32> {
     Ok(count as u32)
 }
 
-/// A loop closed at item index `end` has at least one item in its body.
-pub(super) fn loop_body(l: &OpenLoop, end: usize, line: usize, col: usize) -> PResult<()> {
-    if end == l.start + 1 {
-        return Err(Diag::new(
-            line,
-            col,
-            format!("loop `{}` (line {}) has an empty body", l.name, l.line),
-        ));
+/// A block whose body runs from item `first` to `end` (exclusive) has at least one item;
+/// `what` names it (e.g. "loop `i` (line 3)").
+pub(super) fn block_body(what: &str, first: usize, end: usize, line: usize, col: usize) -> PResult<()> {
+    if end == first {
+        return Err(Diag::new(line, col, format!("{what} has an empty body")));
     }
     Ok(())
 }

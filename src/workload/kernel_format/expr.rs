@@ -5,7 +5,7 @@
 use super::check::Scope;
 use super::lexer::{parse_number, Cursor, Tok};
 use super::{show, Diag, PResult, MAX_EXPR_NESTING};
-use crate::workload::program::{ExprNode, MAX_EXPR_NODES};
+use crate::workload::program::{compare, ExprNode, MAX_EXPR_NODES};
 
 /// Hard cap on intermediate bytecode while folding (the final check is `MAX_EXPR_NODES`).
 const EXPR_BUILD_CAP: usize = 4 * MAX_EXPR_NODES + 2 * MAX_EXPR_NESTING;
@@ -236,6 +236,57 @@ pub(super) fn parse_expr(cur: &mut Cursor<'_>, scope: Scope<'_>) -> PResult<Vec<
         ));
     }
     Ok(out)
+}
+
+/// A comparison operator at the cursor (`<`, `<=`, `>`, `>=`, `==`, `!=`), consumed, with its
+/// column; `None` if the next token starts none.
+fn compare_op(cur: &mut Cursor<'_>) -> PResult<Option<(ExprNode, usize)>> {
+    let col = cur.col();
+    let (op, len) = match cur.peek_tok() {
+        Some(Tok::Punct('<')) if cur.joined_punct('=') => (ExprNode::Le, 2),
+        Some(Tok::Punct('<')) => (ExprNode::Lt, 1),
+        Some(Tok::Punct('>')) if cur.joined_punct('=') => (ExprNode::Ge, 2),
+        Some(Tok::Punct('>')) => (ExprNode::Gt, 1),
+        Some(Tok::Punct('=')) if cur.joined_punct('=') => (ExprNode::Eq, 2),
+        Some(Tok::Punct('!')) if cur.joined_punct('=') => (ExprNode::Ne, 2),
+        Some(Tok::Punct('=' | '!')) => {
+            return Err(cur.expected("a comparison `<`, `<=`, `>`, `>=`, `==` or `!=`"))
+        }
+        _ => return Ok(None),
+    };
+    for _ in 0..len {
+        cur.bump();
+    }
+    Ok(Some((op, col)))
+}
+
+/// Parses a branch condition: `EXPR` (true when not 0) or `EXPR CMP EXPR` with one
+/// comparison, emitted as one postfix expression that is 0 when the condition is false.
+pub(super) fn parse_condition(cur: &mut Cursor<'_>, scope: Scope<'_>) -> PResult<Vec<ExprNode>> {
+    let start_col = cur.col();
+    let line = cur.line;
+    let mut nodes = parse_expr(cur, scope)?;
+    if let Some((op, _)) = compare_op(cur)? {
+        let rhs = parse_expr(cur, scope)?;
+        if let ([ExprNode::Const(a)], [ExprNode::Const(b)]) = (nodes.as_slice(), rhs.as_slice()) {
+            nodes = vec![ExprNode::Const(compare(op, *a, *b))];
+        } else {
+            nodes.extend(rhs);
+            nodes.push(op);
+        }
+        if nodes.len() > MAX_EXPR_NODES {
+            return Err(Diag::new(
+                line,
+                start_col,
+                format!(
+                    "condition too long: {} nodes after constant folding, the limit is \
+                     MAX_EXPR_NODES = {MAX_EXPR_NODES}",
+                    nodes.len()
+                ),
+            ));
+        }
+    }
+    Ok(nodes)
 }
 
 /// Parses a constant expression (directive argument).

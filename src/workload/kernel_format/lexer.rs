@@ -60,7 +60,7 @@ pub(super) fn lex_line(text: &str, line: usize) -> PResult<(Vec<Token>, usize)> 
             toks.push(Token { tok, col: start });
             continue;
         }
-        if ",[](){}+-*/%^".contains(c) {
+        if ",[](){}+-*/%^<>=!".contains(c) {
             toks.push(Token {
                 tok: Tok::Punct(c),
                 col: start,
@@ -153,6 +153,13 @@ impl<'t> Cursor<'t> {
     }
     pub(super) fn expected(&self, what: &str) -> Diag {
         self.err(format!("expected {what}, found {}", self.found()))
+    }
+    /// The token after the next one is `c`, written right after it (`<=`, `==`, `!=`).
+    pub(super) fn joined_punct(&self, c: char) -> bool {
+        match (self.toks.get(self.pos), self.toks.get(self.pos + 1)) {
+            (Some(a), Some(b)) => b.tok == Tok::Punct(c) && b.col == a.col + 1,
+            _ => false,
+        }
     }
     pub(super) fn is_punct(&self, c: char) -> bool {
         self.peek_tok() == Some(&Tok::Punct(c))

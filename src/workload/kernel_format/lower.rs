@@ -5,7 +5,9 @@
 use super::check::Header;
 use super::{Diag, PResult};
 use crate::workload::placement::Allocator;
-use crate::workload::program::{AddrExpr, Inst, Item, Kernel, Program, Reg, NO_REG};
+use crate::workload::program::{
+    AddrExpr, Branch, BranchKind, ExprNode, Inst, Item, Kernel, OpKind, Program, Reg, NO_REG,
+};
 
 #[derive(Default)]
 pub(super) struct Lowering {
@@ -14,6 +16,7 @@ pub(super) struct Lowering {
     alloc: Allocator,
     items: Vec<Item>,
     exprs: Vec<AddrExpr>,
+    branches: Vec<Branch>,
     /// Instructions emitted.
     pub(super) insts: usize,
     /// Highest register used.
@@ -53,6 +56,67 @@ impl Lowering {
         Ok(())
     }
 
+    /// Adds a branch condition or trip count to the expression table (error at `line:col`
+    /// when it is full); returns its index.
+    pub(super) fn lane_expr(&mut self, nodes: Vec<ExprNode>, line: usize, col: usize) -> PResult<u16> {
+        let idx = self.expr_index(line, col)?;
+        self.exprs.push(AddrExpr {
+            base: 0,
+            nodes,
+            lanes: None,
+        });
+        Ok(idx)
+    }
+
+    fn expr_index(&self, line: usize, col: usize) -> PResult<u16> {
+        u16::try_from(self.exprs.len()).map_err(|_| {
+            Diag::new(
+                line,
+                col,
+                format!(
+                    "too many memory instructions or branch conditions: at most {}",
+                    u16::MAX as usize + 1
+                ),
+            )
+        })
+    }
+
+    /// Emits a branch instruction whose target and reconvergence point are set later by
+    /// [`Lowering::patch_branch`]; returns its item index.
+    pub(super) fn branch(&mut self, kind: BranchKind, line: usize, col: usize) -> PResult<usize> {
+        let idx = u16::try_from(self.branches.len()).map_err(|_| {
+            Diag::new(
+                line,
+                col,
+                format!("too many branches: at most {}", u16::MAX as usize + 1),
+            )
+        })?;
+        self.branches.push(Branch {
+            kind,
+            target: u32::MAX,
+            reconv: u32::MAX,
+        });
+        let item = self.items.len();
+        let mut inst = Inst::new(OpKind::Branch);
+        inst.addr = idx;
+        self.push_inst(inst);
+        Ok(item)
+    }
+
+    /// Sets the target and reconvergence item of the branch at item `at` (`None` keeps it).
+    pub(super) fn patch_branch(&mut self, at: usize, target: Option<usize>, reconv: Option<usize>) {
+        if let Some(Item::Inst(inst)) = self.items.get(at) {
+            if let Some(b) = self.branches.get_mut(inst.addr as usize) {
+                if let Some(t) = target {
+                    b.target = t as u32;
+                }
+                if let Some(r) = reconv {
+                    b.reconv = r as u32;
+                }
+            }
+        }
+    }
+
     fn note_reg(&mut self, r: Reg) {
         self.max_reg = Some(self.max_reg.map_or(r, |m| m.max(r)));
     }
@@ -79,14 +143,7 @@ impl Lowering {
         line: usize,
         col: usize,
     ) -> PResult<()> {
-        let idx = self.exprs.len();
-        inst.addr = u16::try_from(idx).map_err(|_| {
-            Diag::new(
-                line,
-                col,
-                format!("too many memory instructions: at most {}", u16::MAX as usize + 1),
-            )
-        })?;
+        inst.addr = self.expr_index(line, col)?;
         self.exprs.push(expr);
         self.push_inst(inst);
         Ok(())
@@ -104,6 +161,7 @@ impl Lowering {
             program: Program {
                 items: self.items,
                 exprs: self.exprs,
+                branches: self.branches,
                 pcs: Vec::new(),
             },
             per_cta: None,

@@ -1,7 +1,8 @@
 //! Parser for the `.kern` kernel text format (reference: `docs/kernel-format.md`).
 //!
 //! The format is line oriented: a header of directives (`kernel`, `grid`, `block`, `regs`,
-//! `shared`, `buffer`) followed by a body of instructions and `loop NAME COUNT { … }` blocks.
+//! `shared`, `buffer`) followed by a body of instructions, `loop NAME COUNT { … }`,
+//! `loop NAME < EXPR { … }` and `if COND { … } else { … }` blocks.
 //! Memory addresses are integer expressions over per-lane variables, compiled to the postfix
 //! [`ExprNode`](crate::workload::program::ExprNode) bytecode of
 //! [`AddrExpr`](crate::workload::program::AddrExpr).
@@ -17,12 +18,14 @@
 //! - `lower`: builds the [`Kernel`] — buffer placement, the flat item list with loop links, the
 //!   address-expression table and the register count.
 //!
-//! Planned growth fits the same split: per-lane `if`/`else` and per-lane trip counts are block
-//! lines in `parser` (the open-loop stack of `check::Decls` becomes a stack of open blocks)
-//! lowered to branch and reconvergence items in `lower`; register operands in addresses are
-//! parsed in `expr`, resolved by `check::Scope` and emitted as a bytecode node; buffer
-//! initialisers (generators, files) extend `parser`'s `buffer` directive with their own module
-//! beside `lower`; texture, constant and atomic instructions are mnemonics in `inst`.
+//! Divergence: `if`/`else` and per-lane loops (`loop NAME < EXPR {`) are block lines in
+//! `parser`, checked against the stack of open blocks in `check::Decls` (barriers refused
+//! inside, nesting bounded by the SIMT stack), and lowered in `lower` to branch instructions
+//! whose reconvergence point is the item after the block. Planned growth fits the same split:
+//! register operands in addresses are parsed in `expr`, resolved by `check::Scope` and emitted
+//! as a bytecode node; buffer initialisers (generators, files) extend `parser`'s `buffer`
+//! directive with their own module beside `lower`; texture, constant and atomic instructions
+//! are mnemonics in `inst`.
 //!
 //! The parser is a hand-written line lexer plus recursive descent. It never panics: every
 //! number is parsed with checked arithmetic, expression nesting is capped at
@@ -206,6 +209,17 @@ mod tests {
         assert_eq!(k.buffers[1].base, 0x8100_0000);
         assert_eq!(k.program.dynamic_instructions(), 144);
         assert_eq!(k.total_warp_instructions(), 276_480);
+    }
+
+    /// The divergence example in docs/kernel-format.md has the counts the doc states.
+    #[test]
+    fn doc_divergence_example() {
+        let doc = include_str!("../../../docs/kernel-format.md");
+        let start = doc.find("```\n# Each thread walks").expect("example in doc") + 4;
+        let len = doc[start..].find("```").expect("end of example");
+        let k = parse_kernel(&doc[start..start + len], "doc").unwrap();
+        assert_eq!(k.total_warp_instructions(), 8 * 17);
+        assert_eq!(k.total_thread_instructions(), Some(8 * 320));
     }
 
     #[test]

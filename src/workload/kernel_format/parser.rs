@@ -2,12 +2,12 @@
 //! instruction lines are in `inst`. Each rule of `check` is applied where its token is read,
 //! and [`Lowering`] is fed as the lines are accepted.
 
-use super::check::{self, Decls, OpenLoop};
-use super::expr::parse_const;
+use super::check::{self, BlockKind, Decls, OpenBlock, OpenLoop, Scope};
+use super::expr::{parse_condition, parse_const, parse_expr};
 use super::lexer::{describe, lex_line, Cursor, Tok};
 use super::lower::Lowering;
 use super::{show, Diag, PResult};
-use crate::workload::program::{Buffer, Kernel};
+use crate::workload::program::{BranchKind, Buffer, Kernel};
 
 #[derive(Default)]
 pub(super) struct Parser {
@@ -42,7 +42,7 @@ impl Parser {
         };
         let col = first.col;
         match &first.tok {
-            Tok::Punct('}') => self.close_loop(&mut cur, col),
+            Tok::Punct('}') => self.close_block(&mut cur, col),
             Tok::Ident(word) => match word.as_str() {
                 "grid" | "block" | "regs" | "shared" | "buffer" => {
                     self.decls.header_directive(word, line, col)?;
@@ -52,6 +52,15 @@ impl Parser {
                     self.decls.body_started = true;
                     self.open_loop(&mut cur, col)
                 }
+                "if" => {
+                    self.decls.body_started = true;
+                    self.open_if(&mut cur, col)
+                }
+                "else" => Err(Diag::new(
+                    line,
+                    col,
+                    "`else` must follow the `}` that closes an `if` block, on the same line: `} else {`",
+                )),
                 _ => {
                     self.decls.body_started = true;
                     self.instruction(word, &mut cur, col)
@@ -171,39 +180,173 @@ impl Parser {
         Ok(())
     }
 
-    /// `loop NAME COUNT {`, the `loop` keyword at `col`.
+    /// `loop NAME COUNT {` or `loop NAME < EXPR {` (per-lane trip count), the `loop` keyword
+    /// at `col`.
     fn open_loop(&mut self, cur: &mut Cursor<'_>, col: usize) -> PResult<()> {
         let line = cur.line;
         self.decls.loop_depth(line, col)?;
         let (name, ncol) = cur.expect_ident("a loop variable name")?;
         self.decls.new_loop_var(name, line, ncol)?;
+        if cur.eat_punct('<') {
+            return self.open_lane_loop(name, cur, col);
+        }
         if cur.peek().is_none() || cur.is_punct('{') {
             return Err(cur.expected("the iteration count"));
         }
-        let (count, ccol) = parse_const(cur, "a loop count")?;
+        let (count, ccol) = parse_const(cur, "a loop count").map_err(|mut d| {
+            if d.message.contains("must be a constant") {
+                d.message
+                    .push_str("; for a per-lane trip count write `loop NAME < EXPR {`");
+            }
+            d
+        })?;
         let count = check::loop_count(count, line, ccol)?;
-        if !cur.is_punct('{') {
-            return Err(cur.expected("`{` at the end of the `loop` line"));
-        }
-        cur.bump();
-        cur.expect_end()?;
+        self.open_brace(cur, "loop")?;
         let start = self.low.loop_start(count);
-        self.decls.loops.push(OpenLoop {
-            name: name.to_string(),
-            start,
-            line,
-            col,
-        });
+        self.push_block(BlockKind::Loop, Some(name), start, line, col);
         Ok(())
     }
 
-    /// `}`, at `col`.
-    fn close_loop(&mut self, cur: &mut Cursor<'_>, col: usize) -> PResult<()> {
+    /// The rest of `loop NAME < EXPR {`: lowered to a loop-entry branch (lanes whose count
+    /// is 0 skip the loop) and, at the `}`, a back-edge branch.
+    fn open_lane_loop(&mut self, name: &str, cur: &mut Cursor<'_>, col: usize) -> PResult<()> {
         let line = cur.line;
-        cur.expect_end()?;
-        let l = self.decls.close_loop(line, col)?;
-        check::loop_body(&l, self.low.next_item(), line, col)?;
-        self.low.loop_end(l.start, line, col)
+        self.decls.divergent_depth(line, col)?;
+        if cur.peek().is_none() || cur.is_punct('{') {
+            return Err(cur.expected("the per-lane trip count after `<`"));
+        }
+        let ecol = cur.col();
+        let nodes = parse_expr(cur, Scope::Addr(&self.decls.loops))?;
+        self.open_brace(cur, "loop")?;
+        let count = self.low.lane_expr(nodes, line, ecol)?;
+        let depth = self.decls.loops.len() as u8;
+        let enter = self
+            .low
+            .branch(BranchKind::LoopEnter { count, depth }, line, col)?;
+        self.push_block(BlockKind::LaneLoop { depth }, Some(name), enter, line, col);
+        Ok(())
+    }
+
+    /// `if COND {`, the `if` keyword at `col`: a branch that the lanes whose condition is
+    /// false take, past the `then` block.
+    fn open_if(&mut self, cur: &mut Cursor<'_>, col: usize) -> PResult<()> {
+        let line = cur.line;
+        self.decls.divergent_depth(line, col)?;
+        if cur.peek().is_none() || cur.is_punct('{') {
+            return Err(cur.expected("a condition"));
+        }
+        let ccol = cur.col();
+        let nodes = parse_condition(cur, Scope::Addr(&self.decls.loops))?;
+        self.open_brace(cur, "if")?;
+        let cond = self.low.lane_expr(nodes, line, ccol)?;
+        let branch = self.low.branch(BranchKind::IfNot { cond }, line, col)?;
+        self.push_block(BlockKind::If { jump: None }, None, branch, line, col);
+        Ok(())
+    }
+
+    /// `{` ending the line of a block keyword `kw`.
+    fn open_brace(&self, cur: &mut Cursor<'_>, kw: &str) -> PResult<()> {
+        if !cur.is_punct('{') {
+            return Err(cur.expected(&format!("`{{` at the end of the `{kw}` line")));
+        }
+        cur.bump();
+        cur.expect_end()
+    }
+
+    fn push_block(
+        &mut self,
+        kind: BlockKind,
+        loop_name: Option<&str>,
+        start: usize,
+        line: usize,
+        col: usize,
+    ) {
+        if let Some(name) = loop_name {
+            self.decls.loops.push(OpenLoop {
+                name: name.to_string(),
+                line,
+            });
+        }
+        self.decls.blocks.push(OpenBlock {
+            kind,
+            start,
+            line,
+            col,
+            first_line: line,
+        });
+    }
+
+    /// `}` or `} else {`, the `}` at `col`.
+    fn close_block(&mut self, cur: &mut Cursor<'_>, col: usize) -> PResult<()> {
+        let line = cur.line;
+        let else_col = match cur.peek() {
+            Some(t) if t.tok == Tok::Ident("else".to_string()) => {
+                cur.bump();
+                Some(t.col)
+            }
+            _ => {
+                cur.expect_end()?;
+                None
+            }
+        };
+        let (b, l) = self.decls.close_block(line, col)?;
+        let end = self.low.next_item();
+        let what = |l: &Option<OpenLoop>| match l {
+            Some(l) => format!("loop `{}` (line {})", l.name, l.line),
+            None => format!("`if` block (line {})", b.first_line),
+        };
+        if let (Some(ecol), false) = (else_col, matches!(b.kind, BlockKind::If { jump: None })) {
+            let msg = match b.kind {
+                BlockKind::If { .. } => format!("the `if` of line {} already has an `else`", b.first_line),
+                _ => format!("`else` after a loop: the `}}` closes {}", what(&l)),
+            };
+            return Err(Diag::new(line, ecol, msg));
+        }
+        match b.kind {
+            BlockKind::Loop => {
+                check::block_body(&what(&l), b.start + 1, end, line, col)?;
+                self.low.loop_end(b.start, line, col)
+            }
+            BlockKind::LaneLoop { depth } => {
+                check::block_body(&what(&l), b.start + 1, end, line, col)?;
+                let back = self.low.branch(BranchKind::LoopBack { depth }, line, col)?;
+                // Lanes leave the loop, and reconverge, right after the back edge.
+                self.low.patch_branch(back, Some(b.start + 1), Some(back + 1));
+                self.low.patch_branch(b.start, Some(back + 1), Some(back + 1));
+                Ok(())
+            }
+            BlockKind::If { jump: None } => {
+                check::block_body(&what(&l), b.start + 1, end, line, col)?;
+                if else_col.is_some() {
+                    self.open_brace(cur, "else")?;
+                    let jump = self.low.branch(BranchKind::Always, line, col)?;
+                    // Lanes whose condition is false start the `else` block.
+                    self.low.patch_branch(b.start, Some(jump + 1), None);
+                    self.decls.blocks.push(OpenBlock {
+                        kind: BlockKind::If { jump: Some(jump) },
+                        start: b.start,
+                        line,
+                        col,
+                        first_line: b.first_line,
+                    });
+                } else {
+                    self.low.patch_branch(b.start, Some(end), Some(end));
+                }
+                Ok(())
+            }
+            BlockKind::If { jump: Some(jump) } => {
+                check::block_body(
+                    &format!("`else` block (line {})", b.line),
+                    jump + 1,
+                    end,
+                    line,
+                    col,
+                )?;
+                self.low.patch_branch(b.start, None, Some(end));
+                self.low.patch_branch(jump, Some(end), Some(end));
+                Ok(())
+            }
+        }
     }
 
     /// End of file at `eof` (line, column).
@@ -315,5 +458,213 @@ mod tests {
         check_err(&body(&deep), 9, 5, "nested deeper than MAX_LOOP_DEPTH = 4");
         // Sibling loops may reuse a name.
         assert!(parse(&body("loop i 2 {\nadd r1\n}\nloop i 3 {\nadd r1\n}\n")).is_ok());
+    }
+
+    #[test]
+    fn divergent_blocks_lower_to_branches() {
+        use crate::workload::program::{Branch, BranchKind, WarpCounts};
+        let k = parse(&body(
+            "if lane < 8 {\n add r1\n} else {\n add r2\n}\nloop i < tid % 3 {\n ld.global r3, A[4*i]\n}\n",
+        ))
+        .unwrap();
+        let p = &k.program;
+        let br = |i: usize| match p.items[i] {
+            Item::Inst(x) if x.op == OpKind::Branch => p.branches[x.addr as usize],
+            other => panic!("item {i} is {other:?}"),
+        };
+        let b = |kind, target, reconv| Branch { kind, target, reconv };
+        assert_eq!(br(0), b(BranchKind::IfNot { cond: 0 }, 3, 4));
+        assert_eq!(br(2), b(BranchKind::Always, 4, 4));
+        assert_eq!(br(4), b(BranchKind::LoopEnter { count: 1, depth: 0 }, 7, 7));
+        assert_eq!(br(6), b(BranchKind::LoopBack { depth: 0 }, 5, 7));
+        assert_eq!(p.items.len(), 7);
+        // One warp of lanes 0..32: if (32 lanes), then + jump (8), else (24), loop entry (32),
+        // iteration 0 (21 lanes with tid % 3 >= 1: load + back edge), iteration 1 (10 lanes).
+        let env = crate::workload::program::LaneEnv {
+            block: 32,
+            grid: 1,
+            ..Default::default()
+        };
+        assert_eq!(
+            p.warp_counts(&env, 32),
+            WarpCounts {
+                warp: 1 + 2 + 1 + 1 + 2 + 2,
+                thread: 32 + 2 * 8 + 24 + 32 + 2 * 21 + 2 * 10
+            }
+        );
+        assert_eq!(k.total_warp_instructions(), 9);
+        assert_eq!(k.total_thread_instructions(), Some(166));
+        // Comparisons, and conditions without one (true when not zero).
+        let k = parse(&body(
+            "if tid <= 3 {\nadd r1\n}\nif tid>=3 {\nadd r1\n}\nif tid == 3 {\nadd r1\n}\n\
+             if tid != 3 {\nadd r1\n}\nif tid > 3 {\nadd r1\n}\nif tid % 2 {\nadd r1\n}\nif 1 < 2 {\nadd r1\n}\n",
+        ))
+        .unwrap();
+        let truth: Vec<Vec<bool>> = k
+            .program
+            .exprs
+            .iter()
+            .map(|e| {
+                (2..5)
+                    .map(|t| {
+                        e.eval(&crate::workload::program::LaneEnv {
+                            tid: t,
+                            ..Default::default()
+                        }) != 0
+                    })
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            truth,
+            vec![
+                vec![true, true, false],
+                vec![false, true, true],
+                vec![false, true, false],
+                vec![true, false, true],
+                vec![false, false, true],
+                vec![false, true, false],
+                vec![true, true, true],
+            ]
+        );
+        assert_eq!(k.program.exprs[6].nodes.len(), 1, "constant condition folded");
+    }
+
+    #[test]
+    fn divergence_errors() {
+        check_err(
+            &body("if lane < 8 {\nbar\n}\n"),
+            6,
+            1,
+            "`bar` inside divergent code (the `if` of line 5)",
+        );
+        check_err(
+            &body("loop i < lane {\nloop j 2 {\nbar.sync\n}\n}\n"),
+            7,
+            1,
+            "inside divergent code (the per-lane loop of line 5)",
+        );
+        check_err(&body("if {\nadd r1\n}\n"), 5, 4, "expected a condition");
+        check_err(&body("if\n"), 5, 3, "expected a condition");
+        check_err(
+            &body("if lane < 8\nadd r1\n}\n"),
+            5,
+            12,
+            "expected `{` at the end of the `if` line",
+        );
+        check_err(&body("if lane < 8 { add r1\n"), 5, 15, "expected end of line");
+        check_err(&body("if lane = 8 {\n"), 5, 9, "expected a comparison");
+        check_err(&body("if lane ! 8 {\n"), 5, 9, "expected a comparison");
+        check_err(&body("if lane < 8 < 9 {\n"), 5, 13, "expected `{`");
+        check_err(&body("if foo < 3 {\n"), 5, 4, "unknown variable `foo`");
+        check_err(&body("if lane < tid / 0 {\n"), 5, 15, "division by zero");
+        check_err(&body("else {\nadd r1\n}\n"), 5, 1, "`else` must follow the `}`");
+        check_err(
+            &body("if lane < 2 {\nadd r1\n} else {\nadd r2\n} else {\nadd r3\n}\n"),
+            9,
+            3,
+            "the `if` of line 5 already has an `else`",
+        );
+        check_err(
+            &body("loop i 2 {\nadd r1\n} else {\n"),
+            7,
+            3,
+            "`else` after a loop",
+        );
+        check_err(&body("add r1\n} else {\n"), 6, 1, "stray `}`");
+        check_err(
+            &body("if lane < 2 {\nadd r1\n} else\n"),
+            7,
+            7,
+            "expected `{` at the end of the `else` line",
+        );
+        check_err(
+            &body("if lane < 2 {\n}\n"),
+            6,
+            1,
+            "`if` block (line 5) has an empty body",
+        );
+        check_err(&body("if lane < 2 {\n} else {\nadd r1\n}\n"), 6, 1, "empty body");
+        check_err(
+            &body("if lane < 2 {\nadd r1\n} else {\n}\n"),
+            8,
+            1,
+            "`else` block (line 7) has an empty body",
+        );
+        check_err(
+            &body("loop i < lane {\n}\n"),
+            6,
+            1,
+            "loop `i` (line 5) has an empty body",
+        );
+        check_err(
+            &body("if lane < 2 {\nadd r1\n"),
+            5,
+            1,
+            "`if` block is never closed",
+        );
+        check_err(
+            &body("add r1\n  if lane < 2 {\nadd r1\n} else {\nadd r1\n"),
+            8,
+            1,
+            "`else` block is never closed",
+        );
+        check_err(
+            &body("loop i < lane {\nadd r1\n"),
+            5,
+            1,
+            "loop `i` is never closed",
+        );
+        check_err(
+            &body("loop i < {\nadd r1\n}\n"),
+            5,
+            10,
+            "expected the per-lane trip count",
+        );
+        check_err(&body("loop i <\n"), 5, 9, "expected the per-lane trip count");
+        check_err(
+            &body("loop i < i + 1 {\nadd r1\n}\n"),
+            5,
+            10,
+            "unknown variable `i`",
+        );
+        check_err(
+            &body("loop i < lane\nadd r1\n}\n"),
+            5,
+            14,
+            "expected `{` at the end of the `loop` line",
+        );
+        check_err(
+            &body("loop i tid {\nadd r1\n}\n"),
+            5,
+            8,
+            "for a per-lane trip count write `loop NAME < EXPR {`",
+        );
+        // Per-lane loops count toward the loop depth and use the outer counters.
+        check_err(
+            &body("loop a < 2 {\nloop b 2 {\nloop c < a + b {\nloop d 2 {\nloop e < 2 {\n"),
+            9,
+            1,
+            "loops nested deeper than MAX_LOOP_DEPTH = 4",
+        );
+        // Eight divergent levels fit the SIMT stack; a ninth does not.
+        let mut deep = String::new();
+        for d in 0..9 {
+            deep.push_str(&format!("{}if lane > {d} {{\nadd r1\n", " ".repeat(d)));
+        }
+        check_err(
+            &body(&deep),
+            5 + 2 * 8,
+            9,
+            "nested deeper than MAX_DIVERGENT_NESTING = 8",
+        );
+        let mut ok = String::new();
+        for d in 0..8 {
+            ok.push_str(&format!("if lane > {d} {{\nadd r1\n"));
+        }
+        ok.push_str(&"}\n".repeat(8));
+        assert!(parse(&body(&ok)).is_ok());
+        // A barrier after the block has closed is fine.
+        assert!(parse(&body("if lane < 8 {\nadd r1\n}\nbar\n")).is_ok());
     }
 }

@@ -1,0 +1,227 @@
+//! The Verilator engine (`--features verilator`): the emitted Verilog itself, compiled by
+//! Verilator, in lockstep with the behavioural twins on every built-in kernel under every
+//! scheduler the RTL implements; the same statistics as the reference to the cycle; a
+//! planted disagreement found; SMs on several threads; and the command line's results,
+//! bench and waveforms with it.
+
+use mascar::config::{Config, Engine, NonOwnerMem};
+use mascar::engine::{reference_blocks, simulate};
+use mascar::gpu::SimError;
+use mascar::mascar::lockstep::Lockstep;
+use mascar::rtl::verilator::VerilatorBlocks;
+use mascar::sched::SchedulerKind;
+use mascar::workload::builtin;
+use std::process::Command;
+
+const RTL_SCHEDULERS: [SchedulerKind; 5] = [
+    SchedulerKind::Lrr,
+    SchedulerKind::Gto,
+    SchedulerKind::Mas,
+    SchedulerKind::Car,
+    SchedulerKind::Mascar,
+];
+
+fn cfg(s: SchedulerKind, engine: Engine) -> Config {
+    Config {
+        sms: 1,
+        scheduler: s,
+        engine,
+        ..Config::default()
+    }
+}
+
+/// The lockstep window: `MASCAR_LOCKSTEP_CYCLES`, 5,000 cycles by default (the Verilated
+/// blocks run about ten times faster than the rust-hdl ones, whose window is 1,500).
+fn lockstep_cycles() -> u64 {
+    std::env::var("MASCAR_LOCKSTEP_CYCLES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5000)
+}
+
+/// Lockstep over the first `cycles` cycles of `kernel`: a mismatch fails, reaching the window
+/// end is the expected way to stop.
+fn lockstep_window(kernel: &str, machine: Config, cycles: u64) {
+    let k = builtin::find(kernel).unwrap().kernel();
+    let s = machine.scheduler;
+    let c = Config {
+        max_cycles: cycles,
+        ..machine
+    };
+    match simulate(&c, &k, None) {
+        Ok(_) | Err(SimError::MaxCycles(_)) => {}
+        Err(e) => panic!("{kernel} under {s}: {e}"),
+    }
+}
+
+#[test]
+fn lockstep_against_the_verilog_passes_on_every_builtin_under_every_rtl_scheduler() {
+    let window = lockstep_cycles();
+    for b in builtin::builtins() {
+        for s in RTL_SCHEDULERS {
+            lockstep_window(b.name, cfg(s, Engine::LockstepVerilator), window);
+        }
+    }
+}
+
+#[test]
+fn lockstep_against_the_verilog_passes_with_hit_only_non_owners() {
+    let window = lockstep_cycles();
+    for b in builtin::builtins()
+        .iter()
+        .filter(|b| b.class.is_memory_intensive())
+    {
+        let machine = Config {
+            mascar_non_owner_mem: NonOwnerMem::HitOnly,
+            ..cfg(SchedulerKind::Mascar, Engine::LockstepVerilator)
+        };
+        lockstep_window(b.name, machine, window);
+    }
+}
+
+#[test]
+fn the_verilator_engine_gives_the_reference_statistics_to_the_cycle() {
+    for (kernel, s) in [
+        ("bp-2", SchedulerKind::Mascar),
+        ("srad-1", SchedulerKind::Gto),
+        ("bp-2", SchedulerKind::Car),
+        ("srad-1", SchedulerKind::Mas),
+        ("sgemm", SchedulerKind::Lrr),
+    ] {
+        let k = builtin::find(kernel).unwrap().kernel();
+        let small = |e| Config { sms: 2, ..cfg(s, e) };
+        let r = simulate(&small(Engine::Ref), &k, None).unwrap();
+        let v = simulate(&small(Engine::Verilator), &k, None).unwrap();
+        let json = |x| serde_json::to_string(&x).unwrap();
+        assert!(r.cycles > 0);
+        assert_eq!(json(&r), json(&v), "{kernel} under {s}: ref vs verilator");
+    }
+}
+
+#[test]
+fn lockstep_reports_a_planted_disagreement_of_the_verilog() {
+    // The Verilated blocks run GTO while the reference runs LRR: they must disagree on an issue.
+    let k = builtin::find("srad-1").unwrap().kernel();
+    let lrr = cfg(SchedulerKind::Lrr, Engine::Ref);
+    let gto = cfg(SchedulerKind::Gto, Engine::Ref);
+    let mut gpu = mascar::engine::gpu(&lrr).unwrap();
+    gpu.sms[0].blocks = Box::new(Lockstep::new(
+        0,
+        reference_blocks(&lrr, 0),
+        Box::new(VerilatorBlocks::like(&reference_blocks(&gto, 0))),
+    ));
+    match gpu.run(&k, None) {
+        Err(SimError::Lockstep(m)) => {
+            assert_eq!((m.sm, m.block), (0, "scheduler"));
+            assert!(m.signal.starts_with("issue"), "{m}");
+            assert_ne!(m.expected, m.actual);
+            if let Some(vcd) = m.vcd {
+                let _ = std::fs::remove_file(vcd);
+            }
+        }
+        other => panic!("expected a lockstep mismatch, got {:?}", other.map(|s| s.cycles)),
+    }
+}
+
+#[test]
+fn verilated_sms_on_several_threads_give_the_reference_statistics() {
+    // Each SM's blocks own their Verilated models (and contexts): runs on threads at once
+    // must not disturb each other.
+    let k = builtin::find("bp-2").unwrap().kernel();
+    let machine = |e| Config {
+        sms: 4,
+        ..cfg(SchedulerKind::Mascar, e)
+    };
+    let expected = serde_json::to_string(&simulate(&machine(Engine::Ref), &k, None).unwrap()).unwrap();
+    let runs: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let k = &k;
+                scope.spawn(move || {
+                    let s = simulate(&machine(Engine::Verilator), k, None).unwrap();
+                    serde_json::to_string(&s).unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for r in runs {
+        assert_eq!(r, expected);
+    }
+}
+
+#[test]
+fn the_verilator_engine_refuses_what_the_rtl_blocks_cannot_run() {
+    for engine in [Engine::Verilator, Engine::LockstepVerilator] {
+        let e = mascar::engine::for_config(&Config {
+            warps_per_sm: 64,
+            ..cfg(SchedulerKind::Gto, engine)
+        })
+        .err()
+        .expect("the Verilog holds 48 warps");
+        assert_eq!(e.key, "engine");
+        assert!(e.to_string().contains("48"), "{e}");
+    }
+}
+
+fn mascar_cmd() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mascar"))
+}
+
+#[test]
+fn a_run_records_the_verilator_engine_and_writes_a_waveform_with_it() {
+    let dir = std::env::temp_dir().join(format!("mascar-verilator-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (json, vcd) = (dir.join("run.json"), dir.join("run.vcd"));
+    let out = mascar_cmd()
+        .args([
+            "run",
+            "-k",
+            "bp-2",
+            "-s",
+            "mascar",
+            "--sms",
+            "1",
+            "--engine",
+            "verilator",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .arg("--vcd")
+        .arg(&vcd)
+        .args(["--vcd-window", "0..2000"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let runs = doc["runs"].as_array().expect("runs");
+    assert!(!runs.is_empty());
+    for r in runs {
+        assert_eq!(r["engine"], "verilator", "{r}");
+    }
+    // The reference signals are dumped (the Verilated blocks add none).
+    let text = std::fs::read_to_string(&vcd).unwrap();
+    assert!(text.contains("$enddefinitions"), "a VCD header");
+    assert!(
+        text.contains("#1999") || text.contains("#1998"),
+        "the window is covered"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bench_reports_the_verilator_engines_speed_against_its_target() {
+    let out = mascar_cmd()
+        .args(["bench", "-k", "bp-2", "-s", "gto", "--repeat", "1", "--sms", "1"])
+        .args(["--engine", "verilator"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("engine: verilator"), "{text}");
+    assert!(text.contains("target ≥ 0.2 M"), "{text}");
+}
