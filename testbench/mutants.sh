@@ -60,9 +60,11 @@ mutant() {
       # Issue 17 §4: the owner register ignores the WRC's release (kept until MP ends).
       plant src/rtl/scheduler.rs '\} else if self\.release_owner\.val\(\) \| !self\.owner_valid_r\.q\.val\(\) \{' \
         '} else if !self.owner_valid_r.q.val() {' ;;
-    rtl-reset-keeps-scheduler-ages)
-      # Issue 17 §2: the scheduler's reset leaves the age matrices as they were.
-      plant src/rtl/scheduler.rs '\n\s+self\.tri00\[j\]\.d\.next = 0\.into\(\);\n\s+self\.tri01\[j\]\.d\.next = 0\.into\(\);\n\s+self\.tri11\[j\]\.d\.next = 0\.into\(\);\n\s+self\.tri10\[j\]\.d\.next = 0\.into\(\);' '' ;;
+    rtl-reset-keeps-mode)
+      # Issue 17 §2: the scheduler's reset leaves the mode register (MP stays MP).
+      # (A reset that kept the age matrices instead is an equivalent mutant: every warp is
+      # launched again before it can issue or own, and a launch rewrites its age rows.)
+      plant src/rtl/scheduler.rs '\n\s+self\.mp_r\.d\.next = false;' '' ;;
     rtl-reset-keeps-queue-count)
       # Issue 17 §2: the queue's reset leaves its occupancy counter as it was.
       plant src/rtl/reexec_queue.rs '\n\s+self\.count_r\.d\.next = 0\.into\(\);' '' ;;
@@ -88,7 +90,7 @@ describe() {
     mas-mode-rechecked-every-cycle) echo "MAS re-checks saturation every cycle in MP (both twins), not only at owner hand-over" ;;
     rtl-second-picker-ignores-last-sp) echo "RTL scheduler 1 may pick an SP warp after scheduler 0 took the last SP lane" ;;
     rtl-owner-never-released) echo "RTL owner register ignores the WRC's release and keeps the owner until MP ends" ;;
-    rtl-reset-keeps-scheduler-ages) echo "RTL scheduler reset leaves the warp age matrices as they were" ;;
+    rtl-reset-keeps-mode) echo "RTL scheduler reset leaves the mode register as it was" ;;
     rtl-reset-keeps-queue-count) echo "RTL queue reset leaves the occupancy counter as it was" ;;
   esac
 }
@@ -97,7 +99,7 @@ mutants=(owner-kept-on-dependent-load queue-two-entries-per-warp lrr-pointer-mov
   mshr-merge-off-by-one rtl-queue-owner-ignores-valid rtl-wrc-always-stalls-non-owners
   wrc-no-quiet-handover l1-flushed-between-kernels mas-mode-rechecked-every-cycle
   rtl-queue-count-ignores-valid rtl-second-picker-ignores-last-sp rtl-owner-never-released
-  rtl-reset-keeps-scheduler-ages rtl-reset-keeps-queue-count)
+  rtl-reset-keeps-mode rtl-reset-keeps-queue-count)
 # MUTANTS_ONLY="a b" runs just those.
 if [ -n "${MUTANTS_ONLY:-}" ]; then
   read -r -a mutants <<< "$MUTANTS_ONLY"
