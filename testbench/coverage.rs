@@ -24,13 +24,29 @@ use mascar::stats::RunStats;
 use mascar::workload::builtin;
 use std::sync::{Arc, Mutex};
 
-/// An SM's blocks with the coverage counters watching their ports.
-struct Observed {
-    inner: Box<dyn MascarBlocks + Send>,
-    cov: Arc<Mutex<Coverage>>,
+/// What watches an SM's blocks: each cycle's final queue inputs and outputs, then the issue
+/// stage's.
+trait Watcher: Send {
+    fn queue(&mut self, i: &QueueIn, o: &QueueOut);
+    fn issue(&mut self, i: &IssueIn, v: &IssueView);
 }
 
-impl MascarBlocks for Observed {
+impl Watcher for Coverage {
+    fn queue(&mut self, i: &QueueIn, o: &QueueOut) {
+        self.observe_queue(i, o);
+    }
+    fn issue(&mut self, i: &IssueIn, v: &IssueView) {
+        self.observe_issue(i, v);
+    }
+}
+
+/// An SM's blocks with a watcher on their ports.
+struct Observed<W: Watcher> {
+    inner: Box<dyn MascarBlocks + Send>,
+    watcher: Arc<Mutex<W>>,
+}
+
+impl<W: Watcher> MascarBlocks for Observed<W> {
     fn registers(&self) -> (bool, Option<u8>) {
         self.inner.registers()
     }
@@ -41,7 +57,7 @@ impl MascarBlocks for Observed {
     /// the queue several times while it decides; this is the final settle).
     fn queue_clock(&mut self, cycle: u64, i: &QueueIn) {
         let o = self.inner.queue_eval(i);
-        self.cov.lock().unwrap().observe_queue(i, &o);
+        self.watcher.lock().unwrap().queue(i, &o);
         self.inner.queue_clock(cycle, i);
     }
     fn queue_state(&self) -> (u64, bool, usize) {
@@ -52,12 +68,53 @@ impl MascarBlocks for Observed {
     }
     fn issue_clock(&mut self, cycle: u64, i: &IssueIn) {
         let v = self.inner.issue_eval(i);
-        self.cov.lock().unwrap().observe_issue(i, &v);
+        self.watcher.lock().unwrap().issue(i, &v);
         self.inner.issue_clock(cycle, i);
     }
     fn reference_scheduler(&mut self) -> Option<&mut mascar::mascar::scheduler::Scheduler> {
         self.inner.reference_scheduler()
     }
+}
+
+/// Reference blocks for every SM, those that `watch` gives a watcher watched by it.
+struct ObservedEngine<W: Watcher> {
+    cfg: Config,
+    watch: fn(&Config, usize) -> Option<W>,
+    watchers: Mutex<Vec<Arc<Mutex<W>>>>,
+}
+
+impl<W: Watcher + 'static> BlockEngine for ObservedEngine<W> {
+    fn blocks(&self, sm: usize) -> Box<dyn MascarBlocks + Send> {
+        let inner = Box::new(reference_blocks(&self.cfg, sm));
+        let Some(w) = (self.watch)(&self.cfg, sm) else {
+            return inner;
+        };
+        let watcher = Arc::new(Mutex::new(w));
+        self.watchers.lock().unwrap().push(watcher.clone());
+        Box::new(Observed { inner, watcher })
+    }
+}
+
+/// Runs `k` on `cfg` with the SMs watched as `watch` says; the statistics of the window
+/// (it ends with an error by design) and the watchers.
+fn run_watched<W: Watcher + 'static>(
+    k: &mascar::workload::Kernel,
+    cfg: &Config,
+    watch: fn(&Config, usize) -> Option<W>,
+) -> (RunStats, Vec<Arc<Mutex<W>>>) {
+    let engine = Arc::new(ObservedEngine {
+        cfg: cfg.clone(),
+        watch,
+        watchers: Mutex::new(vec![]),
+    });
+    let mut gpu = Gpu::new(cfg, engine.clone()).unwrap();
+    let stats = match gpu.run(k, None) {
+        Ok(s) => s,
+        Err(SimError::MaxCycles(n)) => gpu.summary(k, n),
+        Err(e) => panic!("{}: {e}", k.name),
+    };
+    let watchers = std::mem::take(&mut *engine.watchers.lock().unwrap());
+    (stats, watchers)
 }
 
 /// One run: a built-in kernel on a machine, stopped after `max_cycles` (the corners show up
@@ -143,42 +200,18 @@ fn runs() -> Vec<Run> {
     ]
 }
 
-/// Reference blocks for every SM, each watched by its own counters.
-struct ObservedEngine {
-    cfg: Config,
-    counters: Mutex<Vec<Arc<Mutex<Coverage>>>>,
-}
-
-impl BlockEngine for ObservedEngine {
-    fn blocks(&self, sm: usize) -> Box<dyn MascarBlocks + Send> {
-        let cov = Arc::new(Mutex::new(Coverage::new(
-            self.cfg.warps_per_sm as usize,
-            self.cfg.schedulers_per_sm as usize,
-        )));
-        self.counters.lock().unwrap().push(cov.clone());
-        Box::new(Observed {
-            inner: Box::new(reference_blocks(&self.cfg, sm)),
-            cov,
-        })
-    }
-}
-
-/// Runs `r` with every SM observed; the statistics of the window and the summed counters.
+/// Runs `r` with every SM's counters watching; the statistics of the window and the summed
+/// counters.
 fn observe(r: &Run) -> (RunStats, Coverage) {
     let k = builtin::find(r.kernel).unwrap().kernel();
-    let engine = Arc::new(ObservedEngine {
-        cfg: r.cfg.clone(),
-        counters: Mutex::new(vec![]),
+    let (stats, counters) = run_watched(&k, &r.cfg, |cfg, _| {
+        Some(Coverage::new(
+            cfg.warps_per_sm as usize,
+            cfg.schedulers_per_sm as usize,
+        ))
     });
-    let mut gpu = Gpu::new(&r.cfg, engine.clone()).unwrap();
-    // The window ends with an error by design; the statistics so far are the SMs' own.
-    let stats = match gpu.run(&k, None) {
-        Ok(s) => s,
-        Err(SimError::MaxCycles(n)) => gpu.summary(&k, n),
-        Err(e) => panic!("{} ({}): {e}", r.kernel, r.what),
-    };
     let mut sum = Coverage::default();
-    for c in engine.counters.lock().unwrap().iter() {
+    for c in &counters {
         sum.add(&c.lock().unwrap());
     }
     (stats, sum)
@@ -283,61 +316,24 @@ struct Cycle {
     issue_out: IssueView,
 }
 
-/// Reference blocks that keep every cycle's ports.
-struct Recorded {
-    inner: Box<dyn MascarBlocks + Send>,
-    cycles: Arc<Mutex<Vec<Cycle>>>,
+/// Keeps every cycle's ports.
+#[derive(Default)]
+struct Recorder {
+    cycles: Vec<Cycle>,
     queue: Option<(QueueIn, QueueOut)>,
 }
 
-impl MascarBlocks for Recorded {
-    fn registers(&self) -> (bool, Option<u8>) {
-        self.inner.registers()
+impl Watcher for Recorder {
+    fn queue(&mut self, i: &QueueIn, o: &QueueOut) {
+        self.queue = Some((*i, *o));
     }
-    fn queue_eval(&mut self, i: &QueueIn) -> QueueOut {
-        self.inner.queue_eval(i)
-    }
-    fn queue_clock(&mut self, cycle: u64, i: &QueueIn) {
-        let o = self.inner.queue_eval(i);
-        self.queue = Some((*i, o));
-        self.inner.queue_clock(cycle, i);
-    }
-    fn queue_state(&self) -> (u64, bool, usize) {
-        self.inner.queue_state()
-    }
-    fn issue_eval(&mut self, i: &IssueIn) -> IssueView {
-        self.inner.issue_eval(i)
-    }
-    fn issue_clock(&mut self, cycle: u64, i: &IssueIn) {
-        let v = self.inner.issue_eval(i);
-        self.cycles.lock().unwrap().push(Cycle {
-            queue: self.queue.take(),
+    fn issue(&mut self, i: &IssueIn, v: &IssueView) {
+        let queue = self.queue.take();
+        self.cycles.push(Cycle {
+            queue,
             issue_in: *i,
-            issue_out: v,
+            issue_out: *v,
         });
-        self.inner.issue_clock(cycle, i);
-    }
-    fn reference_scheduler(&mut self) -> Option<&mut mascar::mascar::scheduler::Scheduler> {
-        self.inner.reference_scheduler()
-    }
-}
-
-struct RecordedEngine {
-    cfg: Config,
-    cycles: Arc<Mutex<Vec<Cycle>>>,
-}
-
-impl BlockEngine for RecordedEngine {
-    fn blocks(&self, sm: usize) -> Box<dyn MascarBlocks + Send> {
-        let inner = Box::new(reference_blocks(&self.cfg, sm));
-        if sm != 0 {
-            return inner;
-        }
-        Box::new(Recorded {
-            inner,
-            cycles: self.cycles.clone(),
-            queue: None,
-        })
     }
 }
 
@@ -359,18 +355,9 @@ fn reset_run() -> Run {
 fn recorded_cycles() -> Vec<Cycle> {
     let r = reset_run();
     let k = builtin::find(r.kernel).unwrap().kernel();
-    let cycles = Arc::new(Mutex::new(vec![]));
-    let engine = Arc::new(RecordedEngine {
-        cfg: r.cfg.clone(),
-        cycles: cycles.clone(),
-    });
-    let mut gpu = Gpu::new(&r.cfg, engine).unwrap();
-    match gpu.run(&k, None) {
-        Ok(_) | Err(SimError::MaxCycles(_)) => {}
-        Err(e) => panic!("{}: {e}", r.kernel),
-    }
-    let v = cycles.lock().unwrap().clone();
-    v
+    let (_, recorders) = run_watched(&k, &r.cfg, |_, sm| (sm == 0).then(Recorder::default));
+    let cycles = std::mem::take(&mut recorders[0].lock().unwrap().cycles);
+    cycles
 }
 
 /// Drives `blocks` (fresh) with the recorded ports up to a cycle in mid-run where the mode
