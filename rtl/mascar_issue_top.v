@@ -432,9 +432,38 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
     localparam  index_hot$2 = 6'b100;
     localparam  index_hot$3 = 6'b1000;
     localparam  index_hot$4 = 6'b10000;
-    localparam  kill_sp = 3'b1;
-    localparam  kill_sfu = 3'b10;
-    localparam  kill_lsu = 3'b100;
+    localparam  var_hot$0 = 8'h1;
+    localparam  var_hot$1 = 8'h2;
+    localparam  var_hot$2 = 8'h4;
+    localparam  var_hot$3 = 8'h8;
+    localparam  var_hot$4 = 8'h10;
+    localparam  var_hot$5 = 8'h20;
+    localparam  var_hot$6 = 8'h40;
+    localparam  var_hot$7 = 8'h80;
+    localparam  var_sp$0 = 1'b0;
+    localparam  var_sp$1 = 1'b1;
+    localparam  var_sp$2 = 1'b0;
+    localparam  var_sp$3 = 1'b1;
+    localparam  var_sp$4 = 1'b0;
+    localparam  var_sp$5 = 1'b1;
+    localparam  var_sp$6 = 1'b0;
+    localparam  var_sp$7 = 1'b1;
+    localparam  var_sfu$0 = 1'b0;
+    localparam  var_sfu$1 = 1'b0;
+    localparam  var_sfu$2 = 1'b1;
+    localparam  var_sfu$3 = 1'b1;
+    localparam  var_sfu$4 = 1'b0;
+    localparam  var_sfu$5 = 1'b0;
+    localparam  var_sfu$6 = 1'b1;
+    localparam  var_sfu$7 = 1'b1;
+    localparam  var_lsu$0 = 1'b0;
+    localparam  var_lsu$1 = 1'b0;
+    localparam  var_lsu$2 = 1'b0;
+    localparam  var_lsu$3 = 1'b0;
+    localparam  var_lsu$4 = 1'b1;
+    localparam  var_lsu$5 = 1'b1;
+    localparam  var_lsu$6 = 1'b1;
+    localparam  var_lsu$7 = 1'b1;
     localparam  one8 = 8'h1;
     localparam  one16 = 16'h1;
     
@@ -450,14 +479,12 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
     reg  picker0$sfu_avail;
     reg  picker0$lsu_avail;
     reg  picker0$load_avail;
-    reg  [2:0] picker0$kill;
+    reg  [7:0] picker0$var_sel;
     reg  picker0$policy_gto;
     reg  picker0$mas_enable;
     reg  picker0$mp;
-    reg  picker0$last_valid;
-    reg  [5:0] picker0$last_lane;
-    reg  picker0$greedy_valid;
-    reg  [5:0] picker0$greedy_lane;
+    reg  [23:0] picker0$after;
+    reg  [23:0] picker0$greedy;
     reg  [23:0] picker0$tri$0;
     reg  [23:0] picker0$tri$1;
     reg  [23:0] picker0$tri$2;
@@ -485,7 +512,7 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
     wire  picker0$pick_valid;
     wire  [5:0] picker0$pick_lane;
     wire  [23:0] picker0$pick_one_hot;
-    wire  [23:0] picker0$greedy_hot;
+    wire  [23:0] picker0$pick_after;
     reg  [23:0] picker1$ready;
     reg  [23:0] picker1$alu;
     reg  [23:0] picker1$sfu;
@@ -497,14 +524,12 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
     reg  picker1$sfu_avail;
     reg  picker1$lsu_avail;
     reg  picker1$load_avail;
-    reg  [2:0] picker1$kill;
+    reg  [7:0] picker1$var_sel;
     reg  picker1$policy_gto;
     reg  picker1$mas_enable;
     reg  picker1$mp;
-    reg  picker1$last_valid;
-    reg  [5:0] picker1$last_lane;
-    reg  picker1$greedy_valid;
-    reg  [5:0] picker1$greedy_lane;
+    reg  [23:0] picker1$after;
+    reg  [23:0] picker1$greedy;
     reg  [23:0] picker1$tri$0;
     reg  [23:0] picker1$tri$1;
     reg  [23:0] picker1$tri$2;
@@ -532,7 +557,7 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
     wire  picker1$pick_valid;
     wire  [5:0] picker1$pick_lane;
     wire  [23:0] picker1$pick_one_hot;
-    wire  [23:0] picker1$greedy_hot;
+    wire  [23:0] picker1$pick_after;
     reg  mp_r$d;
     wire  mp_r$q;
     reg  mp_r$clock;
@@ -545,30 +570,18 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
     reg  [5:0] owner_r$d;
     wire  [5:0] owner_r$q;
     reg  owner_r$clock;
-    reg  last_valid_r$0$d;
-    wire  last_valid_r$0$q;
-    reg  last_valid_r$0$clock;
-    reg  last_valid_r$1$d;
-    wire  last_valid_r$1$q;
-    reg  last_valid_r$1$clock;
-    reg  [5:0] last_lane_r$0$d;
-    wire  [5:0] last_lane_r$0$q;
-    reg  last_lane_r$0$clock;
-    reg  [5:0] last_lane_r$1$d;
-    wire  [5:0] last_lane_r$1$q;
-    reg  last_lane_r$1$clock;
-    reg  greedy_valid_r$0$d;
-    wire  greedy_valid_r$0$q;
-    reg  greedy_valid_r$0$clock;
-    reg  greedy_valid_r$1$d;
-    wire  greedy_valid_r$1$q;
-    reg  greedy_valid_r$1$clock;
-    reg  [5:0] greedy_lane_r$0$d;
-    wire  [5:0] greedy_lane_r$0$q;
-    reg  greedy_lane_r$0$clock;
-    reg  [5:0] greedy_lane_r$1$d;
-    wire  [5:0] greedy_lane_r$1$q;
-    reg  greedy_lane_r$1$clock;
+    reg  [23:0] after_r$0$d;
+    wire  [23:0] after_r$0$q;
+    reg  after_r$0$clock;
+    reg  [23:0] after_r$1$d;
+    wire  [23:0] after_r$1$q;
+    reg  after_r$1$clock;
+    reg  [23:0] greedy_r$0$d;
+    wire  [23:0] greedy_r$0$q;
+    reg  greedy_r$0$clock;
+    reg  [23:0] greedy_r$1$d;
+    wire  [23:0] greedy_r$1$q;
+    reg  greedy_r$1$clock;
     reg  [23:0] tri00$0$d;
     wire  [23:0] tri00$0$q;
     reg  tri00$0$clock;
@@ -859,7 +872,18 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
     reg  tri10$23$clock;
     
     // Local signals
-    reg  [2:0] kill;
+    reg  [23:0] take_sp;
+    reg  [23:0] take_sfu;
+    reg  [23:0] take_lsu;
+    reg  [23:0] var_lanes$0;
+    reg  [23:0] var_lanes$1;
+    reg  [23:0] var_lanes$2;
+    reg  [23:0] var_lanes$3;
+    reg  [23:0] var_lanes$4;
+    reg  [23:0] var_lanes$5;
+    reg  [23:0] var_lanes$6;
+    reg  [23:0] var_lanes$7;
+    reg  [7:0] var_sel;
     reg  [23:0] col_00;
     reg  [23:0] col_10;
     reg  [23:0] col_11;
@@ -885,14 +909,12 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         .sfu_avail(picker0$sfu_avail),
         .lsu_avail(picker0$lsu_avail),
         .load_avail(picker0$load_avail),
-        .kill(picker0$kill),
+        .var_sel(picker0$var_sel),
         .policy_gto(picker0$policy_gto),
         .mas_enable(picker0$mas_enable),
         .mp(picker0$mp),
-        .last_valid(picker0$last_valid),
-        .last_lane(picker0$last_lane),
-        .greedy_valid(picker0$greedy_valid),
-        .greedy_lane(picker0$greedy_lane),
+        .after(picker0$after),
+        .greedy(picker0$greedy),
         .tri$0(picker0$tri$0),
         .tri$1(picker0$tri$1),
         .tri$2(picker0$tri$2),
@@ -920,7 +942,7 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         .pick_valid(picker0$pick_valid),
         .pick_lane(picker0$pick_lane),
         .pick_one_hot(picker0$pick_one_hot),
-        .greedy_hot(picker0$greedy_hot)
+        .pick_after(picker0$pick_after)
     );
     mascar_issue_top$sched$picker1 picker1(
         .ready(picker1$ready),
@@ -934,14 +956,12 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         .sfu_avail(picker1$sfu_avail),
         .lsu_avail(picker1$lsu_avail),
         .load_avail(picker1$load_avail),
-        .kill(picker1$kill),
+        .var_sel(picker1$var_sel),
         .policy_gto(picker1$policy_gto),
         .mas_enable(picker1$mas_enable),
         .mp(picker1$mp),
-        .last_valid(picker1$last_valid),
-        .last_lane(picker1$last_lane),
-        .greedy_valid(picker1$greedy_valid),
-        .greedy_lane(picker1$greedy_lane),
+        .after(picker1$after),
+        .greedy(picker1$greedy),
         .tri$0(picker1$tri$0),
         .tri$1(picker1$tri$1),
         .tri$2(picker1$tri$2),
@@ -969,7 +989,7 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         .pick_valid(picker1$pick_valid),
         .pick_lane(picker1$pick_lane),
         .pick_one_hot(picker1$pick_one_hot),
-        .greedy_hot(picker1$greedy_hot)
+        .pick_after(picker1$pick_after)
     );
     mascar_issue_top$sched$mp_r mp_r(
         .d(mp_r$d),
@@ -991,45 +1011,25 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         .q(owner_r$q),
         .clock(owner_r$clock)
     );
-    mascar_issue_top$sched$last_valid_r$0 last_valid_r$0(
-        .d(last_valid_r$0$d),
-        .q(last_valid_r$0$q),
-        .clock(last_valid_r$0$clock)
+    mascar_issue_top$sched$after_r$0 after_r$0(
+        .d(after_r$0$d),
+        .q(after_r$0$q),
+        .clock(after_r$0$clock)
     );
-    mascar_issue_top$sched$last_valid_r$1 last_valid_r$1(
-        .d(last_valid_r$1$d),
-        .q(last_valid_r$1$q),
-        .clock(last_valid_r$1$clock)
+    mascar_issue_top$sched$after_r$1 after_r$1(
+        .d(after_r$1$d),
+        .q(after_r$1$q),
+        .clock(after_r$1$clock)
     );
-    mascar_issue_top$sched$last_lane_r$0 last_lane_r$0(
-        .d(last_lane_r$0$d),
-        .q(last_lane_r$0$q),
-        .clock(last_lane_r$0$clock)
+    mascar_issue_top$sched$greedy_r$0 greedy_r$0(
+        .d(greedy_r$0$d),
+        .q(greedy_r$0$q),
+        .clock(greedy_r$0$clock)
     );
-    mascar_issue_top$sched$last_lane_r$1 last_lane_r$1(
-        .d(last_lane_r$1$d),
-        .q(last_lane_r$1$q),
-        .clock(last_lane_r$1$clock)
-    );
-    mascar_issue_top$sched$greedy_valid_r$0 greedy_valid_r$0(
-        .d(greedy_valid_r$0$d),
-        .q(greedy_valid_r$0$q),
-        .clock(greedy_valid_r$0$clock)
-    );
-    mascar_issue_top$sched$greedy_valid_r$1 greedy_valid_r$1(
-        .d(greedy_valid_r$1$d),
-        .q(greedy_valid_r$1$q),
-        .clock(greedy_valid_r$1$clock)
-    );
-    mascar_issue_top$sched$greedy_lane_r$0 greedy_lane_r$0(
-        .d(greedy_lane_r$0$d),
-        .q(greedy_lane_r$0$q),
-        .clock(greedy_lane_r$0$clock)
-    );
-    mascar_issue_top$sched$greedy_lane_r$1 greedy_lane_r$1(
-        .d(greedy_lane_r$1$d),
-        .q(greedy_lane_r$1$q),
-        .clock(greedy_lane_r$1$clock)
+    mascar_issue_top$sched$greedy_r$1 greedy_r$1(
+        .d(greedy_r$1$d),
+        .q(greedy_r$1$q),
+        .clock(greedy_r$1$clock)
     );
     mascar_issue_top$sched$tri00$0 tri00$0(
         .d(tri00$0$d),
@@ -1522,22 +1522,14 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         hold_r$d = hold_r$q;
         owner_valid_r$d = owner_valid_r$q;
         owner_r$d = owner_r$q;
-        last_valid_r$0$clock = clock;
-        last_valid_r$0$d = last_valid_r$0$q;
-        last_lane_r$0$clock = clock;
-        last_lane_r$0$d = last_lane_r$0$q;
-        greedy_valid_r$0$clock = clock;
-        greedy_valid_r$0$d = greedy_valid_r$0$q;
-        greedy_lane_r$0$clock = clock;
-        greedy_lane_r$0$d = greedy_lane_r$0$q;
-        last_valid_r$1$clock = clock;
-        last_valid_r$1$d = last_valid_r$1$q;
-        last_lane_r$1$clock = clock;
-        last_lane_r$1$d = last_lane_r$1$q;
-        greedy_valid_r$1$clock = clock;
-        greedy_valid_r$1$d = greedy_valid_r$1$q;
-        greedy_lane_r$1$clock = clock;
-        greedy_lane_r$1$d = greedy_lane_r$1$q;
+        after_r$0$clock = clock;
+        after_r$0$d = after_r$0$q;
+        greedy_r$0$clock = clock;
+        greedy_r$0$d = greedy_r$0$q;
+        after_r$1$clock = clock;
+        after_r$1$d = after_r$1$q;
+        greedy_r$1$clock = clock;
+        greedy_r$1$d = greedy_r$1$q;
         mp = mp_r$q;
         owner_valid = owner_valid_r$q;
         owner = owner_r$q;
@@ -1552,14 +1544,12 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         picker0$sfu_avail = |sfu_free;
         picker0$lsu_avail = lsu_free;
         picker0$load_avail = load_slot_free;
-        picker0$kill = 32'h0;
+        picker0$var_sel = var_hot$0;
         picker0$policy_gto = policy_gto;
         picker0$mas_enable = mas_enable;
         picker0$mp = mp_r$q;
-        picker0$last_valid = last_valid_r$0$q;
-        picker0$last_lane = last_lane_r$0$q;
-        picker0$greedy_valid = greedy_valid_r$0$q;
-        picker0$greedy_lane = greedy_lane_r$0$q;
+        picker0$after = after_r$0$q;
+        picker0$greedy = greedy_r$0$q;
         picker1$ready = ready$1;
         picker1$alu = alu$1;
         picker1$sfu = sfu$1;
@@ -1571,24 +1561,201 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         picker1$sfu_avail = |sfu_free;
         picker1$lsu_avail = lsu_free;
         picker1$load_avail = load_slot_free;
-        kill = 32'h0;
-        if ((sp_free == one8) & |(alu$0 & picker0$pick_one_hot)) begin
-            kill = kill | kill_sp;
+        take_sp = 32'h0;
+        if (sp_free == one8) begin
+            take_sp = alu$0;
         end
-        if ((sfu_free == one8) & |(sfu$0 & picker0$pick_one_hot)) begin
-            kill = kill | kill_sfu;
+        take_sfu = 32'h0;
+        if (sfu_free == one8) begin
+            take_sfu = sfu$0;
         end
-        if (|(ldst_take$0 & picker0$pick_one_hot)) begin
-            kill = kill | kill_lsu;
+        take_lsu = ldst_take$0;
+        var_sel = 32'h0;
+        var_lanes$0 = at_or_above$0;
+        if (var_sp$0) begin
+            var_lanes$0 = var_lanes$0 & take_sp;
         end
-        picker1$kill = kill;
+        else begin
+            var_lanes$0 = var_lanes$0 & ~take_sp;
+        end
+        if (var_sfu$0) begin
+            var_lanes$0 = var_lanes$0 & take_sfu;
+        end
+        else begin
+            var_lanes$0 = var_lanes$0 & ~take_sfu;
+        end
+        if (var_lsu$0) begin
+            var_lanes$0 = var_lanes$0 & take_lsu;
+        end
+        else begin
+            var_lanes$0 = var_lanes$0 & ~take_lsu;
+        end
+        if (|(picker0$pick_one_hot & var_lanes$0)) begin
+            var_sel = var_sel | var_hot$0;
+        end
+        var_lanes$1 = at_or_above$0;
+        if (var_sp$1) begin
+            var_lanes$1 = var_lanes$1 & take_sp;
+        end
+        else begin
+            var_lanes$1 = var_lanes$1 & ~take_sp;
+        end
+        if (var_sfu$1) begin
+            var_lanes$1 = var_lanes$1 & take_sfu;
+        end
+        else begin
+            var_lanes$1 = var_lanes$1 & ~take_sfu;
+        end
+        if (var_lsu$1) begin
+            var_lanes$1 = var_lanes$1 & take_lsu;
+        end
+        else begin
+            var_lanes$1 = var_lanes$1 & ~take_lsu;
+        end
+        if (|(picker0$pick_one_hot & var_lanes$1)) begin
+            var_sel = var_sel | var_hot$1;
+        end
+        var_lanes$2 = at_or_above$0;
+        if (var_sp$2) begin
+            var_lanes$2 = var_lanes$2 & take_sp;
+        end
+        else begin
+            var_lanes$2 = var_lanes$2 & ~take_sp;
+        end
+        if (var_sfu$2) begin
+            var_lanes$2 = var_lanes$2 & take_sfu;
+        end
+        else begin
+            var_lanes$2 = var_lanes$2 & ~take_sfu;
+        end
+        if (var_lsu$2) begin
+            var_lanes$2 = var_lanes$2 & take_lsu;
+        end
+        else begin
+            var_lanes$2 = var_lanes$2 & ~take_lsu;
+        end
+        if (|(picker0$pick_one_hot & var_lanes$2)) begin
+            var_sel = var_sel | var_hot$2;
+        end
+        var_lanes$3 = at_or_above$0;
+        if (var_sp$3) begin
+            var_lanes$3 = var_lanes$3 & take_sp;
+        end
+        else begin
+            var_lanes$3 = var_lanes$3 & ~take_sp;
+        end
+        if (var_sfu$3) begin
+            var_lanes$3 = var_lanes$3 & take_sfu;
+        end
+        else begin
+            var_lanes$3 = var_lanes$3 & ~take_sfu;
+        end
+        if (var_lsu$3) begin
+            var_lanes$3 = var_lanes$3 & take_lsu;
+        end
+        else begin
+            var_lanes$3 = var_lanes$3 & ~take_lsu;
+        end
+        if (|(picker0$pick_one_hot & var_lanes$3)) begin
+            var_sel = var_sel | var_hot$3;
+        end
+        var_lanes$4 = at_or_above$0;
+        if (var_sp$4) begin
+            var_lanes$4 = var_lanes$4 & take_sp;
+        end
+        else begin
+            var_lanes$4 = var_lanes$4 & ~take_sp;
+        end
+        if (var_sfu$4) begin
+            var_lanes$4 = var_lanes$4 & take_sfu;
+        end
+        else begin
+            var_lanes$4 = var_lanes$4 & ~take_sfu;
+        end
+        if (var_lsu$4) begin
+            var_lanes$4 = var_lanes$4 & take_lsu;
+        end
+        else begin
+            var_lanes$4 = var_lanes$4 & ~take_lsu;
+        end
+        if (|(picker0$pick_one_hot & var_lanes$4)) begin
+            var_sel = var_sel | var_hot$4;
+        end
+        var_lanes$5 = at_or_above$0;
+        if (var_sp$5) begin
+            var_lanes$5 = var_lanes$5 & take_sp;
+        end
+        else begin
+            var_lanes$5 = var_lanes$5 & ~take_sp;
+        end
+        if (var_sfu$5) begin
+            var_lanes$5 = var_lanes$5 & take_sfu;
+        end
+        else begin
+            var_lanes$5 = var_lanes$5 & ~take_sfu;
+        end
+        if (var_lsu$5) begin
+            var_lanes$5 = var_lanes$5 & take_lsu;
+        end
+        else begin
+            var_lanes$5 = var_lanes$5 & ~take_lsu;
+        end
+        if (|(picker0$pick_one_hot & var_lanes$5)) begin
+            var_sel = var_sel | var_hot$5;
+        end
+        var_lanes$6 = at_or_above$0;
+        if (var_sp$6) begin
+            var_lanes$6 = var_lanes$6 & take_sp;
+        end
+        else begin
+            var_lanes$6 = var_lanes$6 & ~take_sp;
+        end
+        if (var_sfu$6) begin
+            var_lanes$6 = var_lanes$6 & take_sfu;
+        end
+        else begin
+            var_lanes$6 = var_lanes$6 & ~take_sfu;
+        end
+        if (var_lsu$6) begin
+            var_lanes$6 = var_lanes$6 & take_lsu;
+        end
+        else begin
+            var_lanes$6 = var_lanes$6 & ~take_lsu;
+        end
+        if (|(picker0$pick_one_hot & var_lanes$6)) begin
+            var_sel = var_sel | var_hot$6;
+        end
+        var_lanes$7 = at_or_above$0;
+        if (var_sp$7) begin
+            var_lanes$7 = var_lanes$7 & take_sp;
+        end
+        else begin
+            var_lanes$7 = var_lanes$7 & ~take_sp;
+        end
+        if (var_sfu$7) begin
+            var_lanes$7 = var_lanes$7 & take_sfu;
+        end
+        else begin
+            var_lanes$7 = var_lanes$7 & ~take_sfu;
+        end
+        if (var_lsu$7) begin
+            var_lanes$7 = var_lanes$7 & take_lsu;
+        end
+        else begin
+            var_lanes$7 = var_lanes$7 & ~take_lsu;
+        end
+        if (|(picker0$pick_one_hot & var_lanes$7)) begin
+            var_sel = var_sel | var_hot$7;
+        end
+        if (~picker0$pick_valid) begin
+            var_sel = var_sel | var_hot$0;
+        end
+        picker1$var_sel = var_sel;
         picker1$policy_gto = policy_gto;
         picker1$mas_enable = mas_enable;
         picker1$mp = mp_r$q;
-        picker1$last_valid = last_valid_r$1$q;
-        picker1$last_lane = last_lane_r$1$q;
-        picker1$greedy_valid = greedy_valid_r$1$q;
-        picker1$greedy_lane = greedy_lane_r$1$q;
+        picker1$after = after_r$1$q;
+        picker1$greedy = greedy_r$1$q;
         picker0$tri$0 = tri00$0$q;
         picker1$tri$0 = tri11$0$q;
         picker0$tri$1 = tri00$1$q;
@@ -1642,22 +1809,18 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         issue_warp$0 = picker0$pick_lane << 32'h1;
         issue_warp$1 = (picker1$pick_lane << 32'h1) | index_hot$0;
         if (picker0$pick_valid) begin
-            last_valid_r$0$d = 1'b1;
-            last_lane_r$0$d = picker0$pick_lane;
-            greedy_valid_r$0$d = 1'b1;
-            greedy_lane_r$0$d = picker0$pick_lane;
+            after_r$0$d = picker0$pick_after;
+            greedy_r$0$d = picker0$pick_one_hot;
         end
-        else if (|(exited$0 & picker0$greedy_hot)) begin
-            greedy_valid_r$0$d = 1'b0;
+        else if (|(exited$0 & greedy_r$0$q)) begin
+            greedy_r$0$d = 32'h0;
         end
         if (picker1$pick_valid) begin
-            last_valid_r$1$d = 1'b1;
-            last_lane_r$1$d = picker1$pick_lane;
-            greedy_valid_r$1$d = 1'b1;
-            greedy_lane_r$1$d = picker1$pick_lane;
+            after_r$1$d = picker1$pick_after;
+            greedy_r$1$d = picker1$pick_one_hot;
         end
-        else if (|(exited$1 & picker1$greedy_hot)) begin
-            greedy_valid_r$1$d = 1'b0;
+        else if (|(exited$1 & greedy_r$1$q)) begin
+            greedy_r$1$d = 32'h0;
         end
         tri00$0$clock = clock;
         tri01$0$clock = clock;
@@ -2434,14 +2597,10 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
             hold_r$d = 32'h0;
             owner_valid_r$d = 1'b0;
             owner_r$d = 32'h0;
-            last_valid_r$0$d = 1'b0;
-            last_lane_r$0$d = 32'h0;
-            greedy_valid_r$0$d = 1'b0;
-            greedy_lane_r$0$d = 32'h0;
-            last_valid_r$1$d = 1'b0;
-            last_lane_r$1$d = 32'h0;
-            greedy_valid_r$1$d = 1'b0;
-            greedy_lane_r$1$d = 32'h0;
+            after_r$0$d = 32'h0;
+            greedy_r$0$d = 32'h0;
+            after_r$1$d = 32'h0;
+            greedy_r$1$d = 32'h0;
             tri00$0$d = 32'h0;
             tri01$0$d = 32'h0;
             tri11$0$d = 32'h0;
@@ -2544,80 +2703,80 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
 endmodule // mascar_issue_top$sched
 
 
-module mascar_issue_top$sched$greedy_lane_r$0(d,q,clock);
+module mascar_issue_top$sched$after_r$0(d,q,clock);
     
     // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
+    input wire  [23:0] d;
+    output reg  [23:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 6'h0;
+       q = 24'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // mascar_issue_top$sched$greedy_lane_r$0
+endmodule // mascar_issue_top$sched$after_r$0
 
 
-module mascar_issue_top$sched$greedy_lane_r$1(d,q,clock);
+module mascar_issue_top$sched$after_r$1(d,q,clock);
     
     // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
+    input wire  [23:0] d;
+    output reg  [23:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 6'h0;
+       q = 24'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // mascar_issue_top$sched$greedy_lane_r$1
+endmodule // mascar_issue_top$sched$after_r$1
 
 
-module mascar_issue_top$sched$greedy_valid_r$0(d,q,clock);
+module mascar_issue_top$sched$greedy_r$0(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [23:0] d;
+    output reg  [23:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 24'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // mascar_issue_top$sched$greedy_valid_r$0
+endmodule // mascar_issue_top$sched$greedy_r$0
 
 
-module mascar_issue_top$sched$greedy_valid_r$1(d,q,clock);
+module mascar_issue_top$sched$greedy_r$1(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [23:0] d;
+    output reg  [23:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 24'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // mascar_issue_top$sched$greedy_valid_r$1
+endmodule // mascar_issue_top$sched$greedy_r$1
 
 
 module mascar_issue_top$sched$hold_r(d,q,clock);
@@ -2637,82 +2796,6 @@ module mascar_issue_top$sched$hold_r(d,q,clock);
     end
           
 endmodule // mascar_issue_top$sched$hold_r
-
-
-module mascar_issue_top$sched$last_lane_r$0(d,q,clock);
-    
-    // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 6'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_issue_top$sched$last_lane_r$0
-
-
-module mascar_issue_top$sched$last_lane_r$1(d,q,clock);
-    
-    // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 6'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_issue_top$sched$last_lane_r$1
-
-
-module mascar_issue_top$sched$last_valid_r$0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_issue_top$sched$last_valid_r$0
-
-
-module mascar_issue_top$sched$last_valid_r$1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_issue_top$sched$last_valid_r$1
 
 
 module mascar_issue_top$sched$mp_r(d,q,clock);
@@ -2772,7 +2855,7 @@ module mascar_issue_top$sched$owner_valid_r(d,q,clock);
 endmodule // mascar_issue_top$sched$owner_valid_r
 
 
-module mascar_issue_top$sched$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_avail,sfu_avail,lsu_avail,load_avail,kill,policy_gto,mas_enable,mp,last_valid,last_lane,greedy_valid,greedy_lane,tri$0,tri$1,tri$2,tri$3,tri$4,tri$5,tri$6,tri$7,tri$8,tri$9,tri$10,tri$11,tri$12,tri$13,tri$14,tri$15,tri$16,tri$17,tri$18,tri$19,tri$20,tri$21,tri$22,tri$23,pick_valid,pick_lane,pick_one_hot,greedy_hot);
+module mascar_issue_top$sched$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_avail,sfu_avail,lsu_avail,load_avail,var_sel,policy_gto,mas_enable,mp,after,greedy,tri$0,tri$1,tri$2,tri$3,tri$4,tri$5,tri$6,tri$7,tri$8,tri$9,tri$10,tri$11,tri$12,tri$13,tri$14,tri$15,tri$16,tri$17,tri$18,tri$19,tri$20,tri$21,tri$22,tri$23,pick_valid,pick_lane,pick_one_hot,pick_after);
     
     // Module arguments
     input wire  [23:0] ready;
@@ -2786,14 +2869,12 @@ module mascar_issue_top$sched$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
     input wire  sfu_avail;
     input wire  lsu_avail;
     input wire  load_avail;
-    input wire  [2:0] kill;
+    input wire  [7:0] var_sel;
     input wire  policy_gto;
     input wire  mas_enable;
     input wire  mp;
-    input wire  last_valid;
-    input wire  [5:0] last_lane;
-    input wire  greedy_valid;
-    input wire  [5:0] greedy_lane;
+    input wire  [23:0] after;
+    input wire  [23:0] greedy;
     input wire  [23:0] tri$0;
     input wire  [23:0] tri$1;
     input wire  [23:0] tri$2;
@@ -2821,7 +2902,7 @@ module mascar_issue_top$sched$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
     output reg  pick_valid;
     output reg  [5:0] pick_lane;
     output reg  [23:0] pick_one_hot;
-    output reg  [23:0] greedy_hot;
+    output reg  [23:0] pick_after;
     
     // Constant declarations
     localparam  ones = 24'hffffff;
@@ -2873,30 +2954,6 @@ module mascar_issue_top$sched$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
     localparam  above$21 = 24'hc00000;
     localparam  above$22 = 24'h800000;
     localparam  above$23 = 24'h0;
-    localparam  lane_id$0 = 6'b0;
-    localparam  lane_id$1 = 6'b1;
-    localparam  lane_id$2 = 6'b10;
-    localparam  lane_id$3 = 6'b11;
-    localparam  lane_id$4 = 6'b100;
-    localparam  lane_id$5 = 6'b101;
-    localparam  lane_id$6 = 6'b110;
-    localparam  lane_id$7 = 6'b111;
-    localparam  lane_id$8 = 6'b1000;
-    localparam  lane_id$9 = 6'b1001;
-    localparam  lane_id$10 = 6'b1010;
-    localparam  lane_id$11 = 6'b1011;
-    localparam  lane_id$12 = 6'b1100;
-    localparam  lane_id$13 = 6'b1101;
-    localparam  lane_id$14 = 6'b1110;
-    localparam  lane_id$15 = 6'b1111;
-    localparam  lane_id$16 = 6'b10000;
-    localparam  lane_id$17 = 6'b10001;
-    localparam  lane_id$18 = 6'b10010;
-    localparam  lane_id$19 = 6'b10011;
-    localparam  lane_id$20 = 6'b10100;
-    localparam  lane_id$21 = 6'b10101;
-    localparam  lane_id$22 = 6'b10110;
-    localparam  lane_id$23 = 6'b10111;
     localparam  id_bit$0 = 24'haaaaaa;
     localparam  id_bit$1 = 24'hcccccc;
     localparam  id_bit$2 = 24'hf0f0f0;
@@ -2931,7 +2988,6 @@ module mascar_issue_top$sched$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
     localparam  index_hot$2 = 6'b100;
     localparam  index_hot$3 = 6'b1000;
     localparam  index_hot$4 = 6'b10000;
-    localparam  var_id$0 = 3'b0;
     localparam  var_sp$0 = 1'b0;
     localparam  var_sfu$0 = 1'b0;
     localparam  var_lsu$0 = 1'b0;
@@ -2939,8 +2995,6 @@ module mascar_issue_top$sched$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
     // Local signals
     reg  [23:0] base;
     reg  [23:0] preferred;
-    reg  [23:0] after;
-    reg  [23:0] greedy;
     reg  [23:0] lrr_before$0;
     reg  [23:0] lrr_before$1;
     reg  [23:0] lrr_before$2;
@@ -2965,15 +3019,82 @@ module mascar_issue_top$sched$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
     reg  [23:0] lrr_before$21;
     reg  [23:0] lrr_before$22;
     reg  [23:0] lrr_before$23;
+    reg  [23:0] older$0;
+    reg  [23:0] older$1;
+    reg  [23:0] older$2;
+    reg  [23:0] older$3;
+    reg  [23:0] older$4;
+    reg  [23:0] older$5;
+    reg  [23:0] older$6;
+    reg  [23:0] older$7;
+    reg  [23:0] older$8;
+    reg  [23:0] older$9;
+    reg  [23:0] older$10;
+    reg  [23:0] older$11;
+    reg  [23:0] older$12;
+    reg  [23:0] older$13;
+    reg  [23:0] older$14;
+    reg  [23:0] older$15;
+    reg  [23:0] older$16;
+    reg  [23:0] older$17;
+    reg  [23:0] older$18;
+    reg  [23:0] older$19;
+    reg  [23:0] older$20;
+    reg  [23:0] older$21;
+    reg  [23:0] older$22;
+    reg  [23:0] older$23;
+    reg  [23:0] order$0;
+    reg  [23:0] order$1;
+    reg  [23:0] order$2;
+    reg  [23:0] order$3;
+    reg  [23:0] order$4;
+    reg  [23:0] order$5;
+    reg  [23:0] order$6;
+    reg  [23:0] order$7;
+    reg  [23:0] order$8;
+    reg  [23:0] order$9;
+    reg  [23:0] order$10;
+    reg  [23:0] order$11;
+    reg  [23:0] order$12;
+    reg  [23:0] order$13;
+    reg  [23:0] order$14;
+    reg  [23:0] order$15;
+    reg  [23:0] order$16;
+    reg  [23:0] order$17;
+    reg  [23:0] order$18;
+    reg  [23:0] order$19;
+    reg  [23:0] order$20;
+    reg  [23:0] order$21;
+    reg  [23:0] order$22;
+    reg  [23:0] order$23;
+    reg  [23:0] before$0;
+    reg  [23:0] before$1;
+    reg  [23:0] before$2;
+    reg  [23:0] before$3;
+    reg  [23:0] before$4;
+    reg  [23:0] before$5;
+    reg  [23:0] before$6;
+    reg  [23:0] before$7;
+    reg  [23:0] before$8;
+    reg  [23:0] before$9;
+    reg  [23:0] before$10;
+    reg  [23:0] before$11;
+    reg  [23:0] before$12;
+    reg  [23:0] before$13;
+    reg  [23:0] before$14;
+    reg  [23:0] before$15;
+    reg  [23:0] before$16;
+    reg  [23:0] before$17;
+    reg  [23:0] before$18;
+    reg  [23:0] before$19;
+    reg  [23:0] before$20;
+    reg  [23:0] before$21;
+    reg  [23:0] before$22;
+    reg  [23:0] before$23;
     reg  [23:0] elig$0;
-    reg  [23:0] ep$0;
-    reg  [23:0] en$0;
-    reg  [23:0] col_p$0;
-    reg  [23:0] col_n$0;
-    reg  [23:0] dom_p$0;
-    reg  [23:0] dom_n$0;
     reg  [23:0] sel$0;
     reg  [5:0] lane$0;
+    reg  [23:0] above_sel$0;
     
     // Update code
     always @(*) begin
@@ -2999,150 +3120,6 @@ module mascar_issue_top$sched$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
                 preferred = wst_mem;
             end
         end
-        after = 32'h0;
-        greedy = 32'h0;
-        if (last_valid & (lane_id$1 > last_lane)) begin
-            after = after | lane_hot$1;
-        end
-        if (last_valid & (lane_id$2 > last_lane)) begin
-            after = after | lane_hot$2;
-        end
-        if (last_valid & (lane_id$3 > last_lane)) begin
-            after = after | lane_hot$3;
-        end
-        if (last_valid & (lane_id$4 > last_lane)) begin
-            after = after | lane_hot$4;
-        end
-        if (last_valid & (lane_id$5 > last_lane)) begin
-            after = after | lane_hot$5;
-        end
-        if (last_valid & (lane_id$6 > last_lane)) begin
-            after = after | lane_hot$6;
-        end
-        if (last_valid & (lane_id$7 > last_lane)) begin
-            after = after | lane_hot$7;
-        end
-        if (last_valid & (lane_id$8 > last_lane)) begin
-            after = after | lane_hot$8;
-        end
-        if (last_valid & (lane_id$9 > last_lane)) begin
-            after = after | lane_hot$9;
-        end
-        if (last_valid & (lane_id$10 > last_lane)) begin
-            after = after | lane_hot$10;
-        end
-        if (last_valid & (lane_id$11 > last_lane)) begin
-            after = after | lane_hot$11;
-        end
-        if (last_valid & (lane_id$12 > last_lane)) begin
-            after = after | lane_hot$12;
-        end
-        if (last_valid & (lane_id$13 > last_lane)) begin
-            after = after | lane_hot$13;
-        end
-        if (last_valid & (lane_id$14 > last_lane)) begin
-            after = after | lane_hot$14;
-        end
-        if (last_valid & (lane_id$15 > last_lane)) begin
-            after = after | lane_hot$15;
-        end
-        if (last_valid & (lane_id$16 > last_lane)) begin
-            after = after | lane_hot$16;
-        end
-        if (last_valid & (lane_id$17 > last_lane)) begin
-            after = after | lane_hot$17;
-        end
-        if (last_valid & (lane_id$18 > last_lane)) begin
-            after = after | lane_hot$18;
-        end
-        if (last_valid & (lane_id$19 > last_lane)) begin
-            after = after | lane_hot$19;
-        end
-        if (last_valid & (lane_id$20 > last_lane)) begin
-            after = after | lane_hot$20;
-        end
-        if (last_valid & (lane_id$21 > last_lane)) begin
-            after = after | lane_hot$21;
-        end
-        if (last_valid & (lane_id$22 > last_lane)) begin
-            after = after | lane_hot$22;
-        end
-        if (last_valid & (lane_id$23 > last_lane)) begin
-            after = after | lane_hot$23;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$0)) begin
-            greedy = greedy | lane_hot$0;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$1)) begin
-            greedy = greedy | lane_hot$1;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$2)) begin
-            greedy = greedy | lane_hot$2;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$3)) begin
-            greedy = greedy | lane_hot$3;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$4)) begin
-            greedy = greedy | lane_hot$4;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$5)) begin
-            greedy = greedy | lane_hot$5;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$6)) begin
-            greedy = greedy | lane_hot$6;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$7)) begin
-            greedy = greedy | lane_hot$7;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$8)) begin
-            greedy = greedy | lane_hot$8;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$9)) begin
-            greedy = greedy | lane_hot$9;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$10)) begin
-            greedy = greedy | lane_hot$10;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$11)) begin
-            greedy = greedy | lane_hot$11;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$12)) begin
-            greedy = greedy | lane_hot$12;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$13)) begin
-            greedy = greedy | lane_hot$13;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$14)) begin
-            greedy = greedy | lane_hot$14;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$15)) begin
-            greedy = greedy | lane_hot$15;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$16)) begin
-            greedy = greedy | lane_hot$16;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$17)) begin
-            greedy = greedy | lane_hot$17;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$18)) begin
-            greedy = greedy | lane_hot$18;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$19)) begin
-            greedy = greedy | lane_hot$19;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$20)) begin
-            greedy = greedy | lane_hot$20;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$21)) begin
-            greedy = greedy | lane_hot$21;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$22)) begin
-            greedy = greedy | lane_hot$22;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$23)) begin
-            greedy = greedy | lane_hot$23;
-        end
-        greedy_hot = greedy;
         lrr_before$0 = after | below$0;
         if (after[0]) begin
             lrr_before$0 = after & below$0;
@@ -3239,6 +3216,2022 @@ module mascar_issue_top$sched$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         if (after[23]) begin
             lrr_before$23 = after & below$23;
         end
+        older$0 = tri$0 & above$0;
+        if (~tri$0[0]) begin
+            older$0 = older$0 | (lane_hot$0 & below$0);
+        end
+        if (~tri$1[0]) begin
+            older$0 = older$0 | (lane_hot$1 & below$0);
+        end
+        if (~tri$2[0]) begin
+            older$0 = older$0 | (lane_hot$2 & below$0);
+        end
+        if (~tri$3[0]) begin
+            older$0 = older$0 | (lane_hot$3 & below$0);
+        end
+        if (~tri$4[0]) begin
+            older$0 = older$0 | (lane_hot$4 & below$0);
+        end
+        if (~tri$5[0]) begin
+            older$0 = older$0 | (lane_hot$5 & below$0);
+        end
+        if (~tri$6[0]) begin
+            older$0 = older$0 | (lane_hot$6 & below$0);
+        end
+        if (~tri$7[0]) begin
+            older$0 = older$0 | (lane_hot$7 & below$0);
+        end
+        if (~tri$8[0]) begin
+            older$0 = older$0 | (lane_hot$8 & below$0);
+        end
+        if (~tri$9[0]) begin
+            older$0 = older$0 | (lane_hot$9 & below$0);
+        end
+        if (~tri$10[0]) begin
+            older$0 = older$0 | (lane_hot$10 & below$0);
+        end
+        if (~tri$11[0]) begin
+            older$0 = older$0 | (lane_hot$11 & below$0);
+        end
+        if (~tri$12[0]) begin
+            older$0 = older$0 | (lane_hot$12 & below$0);
+        end
+        if (~tri$13[0]) begin
+            older$0 = older$0 | (lane_hot$13 & below$0);
+        end
+        if (~tri$14[0]) begin
+            older$0 = older$0 | (lane_hot$14 & below$0);
+        end
+        if (~tri$15[0]) begin
+            older$0 = older$0 | (lane_hot$15 & below$0);
+        end
+        if (~tri$16[0]) begin
+            older$0 = older$0 | (lane_hot$16 & below$0);
+        end
+        if (~tri$17[0]) begin
+            older$0 = older$0 | (lane_hot$17 & below$0);
+        end
+        if (~tri$18[0]) begin
+            older$0 = older$0 | (lane_hot$18 & below$0);
+        end
+        if (~tri$19[0]) begin
+            older$0 = older$0 | (lane_hot$19 & below$0);
+        end
+        if (~tri$20[0]) begin
+            older$0 = older$0 | (lane_hot$20 & below$0);
+        end
+        if (~tri$21[0]) begin
+            older$0 = older$0 | (lane_hot$21 & below$0);
+        end
+        if (~tri$22[0]) begin
+            older$0 = older$0 | (lane_hot$22 & below$0);
+        end
+        if (~tri$23[0]) begin
+            older$0 = older$0 | (lane_hot$23 & below$0);
+        end
+        order$0 = lrr_before$0;
+        if (policy_gto) begin
+            order$0 = 32'h0;
+            if (~greedy[0]) begin
+                order$0 = greedy | older$0;
+            end
+        end
+        before$0 = preferred | order$0;
+        if (preferred[0]) begin
+            before$0 = preferred & order$0;
+        end
+        older$1 = tri$1 & above$1;
+        if (~tri$0[1]) begin
+            older$1 = older$1 | (lane_hot$0 & below$1);
+        end
+        if (~tri$1[1]) begin
+            older$1 = older$1 | (lane_hot$1 & below$1);
+        end
+        if (~tri$2[1]) begin
+            older$1 = older$1 | (lane_hot$2 & below$1);
+        end
+        if (~tri$3[1]) begin
+            older$1 = older$1 | (lane_hot$3 & below$1);
+        end
+        if (~tri$4[1]) begin
+            older$1 = older$1 | (lane_hot$4 & below$1);
+        end
+        if (~tri$5[1]) begin
+            older$1 = older$1 | (lane_hot$5 & below$1);
+        end
+        if (~tri$6[1]) begin
+            older$1 = older$1 | (lane_hot$6 & below$1);
+        end
+        if (~tri$7[1]) begin
+            older$1 = older$1 | (lane_hot$7 & below$1);
+        end
+        if (~tri$8[1]) begin
+            older$1 = older$1 | (lane_hot$8 & below$1);
+        end
+        if (~tri$9[1]) begin
+            older$1 = older$1 | (lane_hot$9 & below$1);
+        end
+        if (~tri$10[1]) begin
+            older$1 = older$1 | (lane_hot$10 & below$1);
+        end
+        if (~tri$11[1]) begin
+            older$1 = older$1 | (lane_hot$11 & below$1);
+        end
+        if (~tri$12[1]) begin
+            older$1 = older$1 | (lane_hot$12 & below$1);
+        end
+        if (~tri$13[1]) begin
+            older$1 = older$1 | (lane_hot$13 & below$1);
+        end
+        if (~tri$14[1]) begin
+            older$1 = older$1 | (lane_hot$14 & below$1);
+        end
+        if (~tri$15[1]) begin
+            older$1 = older$1 | (lane_hot$15 & below$1);
+        end
+        if (~tri$16[1]) begin
+            older$1 = older$1 | (lane_hot$16 & below$1);
+        end
+        if (~tri$17[1]) begin
+            older$1 = older$1 | (lane_hot$17 & below$1);
+        end
+        if (~tri$18[1]) begin
+            older$1 = older$1 | (lane_hot$18 & below$1);
+        end
+        if (~tri$19[1]) begin
+            older$1 = older$1 | (lane_hot$19 & below$1);
+        end
+        if (~tri$20[1]) begin
+            older$1 = older$1 | (lane_hot$20 & below$1);
+        end
+        if (~tri$21[1]) begin
+            older$1 = older$1 | (lane_hot$21 & below$1);
+        end
+        if (~tri$22[1]) begin
+            older$1 = older$1 | (lane_hot$22 & below$1);
+        end
+        if (~tri$23[1]) begin
+            older$1 = older$1 | (lane_hot$23 & below$1);
+        end
+        order$1 = lrr_before$1;
+        if (policy_gto) begin
+            order$1 = 32'h0;
+            if (~greedy[1]) begin
+                order$1 = greedy | older$1;
+            end
+        end
+        before$1 = preferred | order$1;
+        if (preferred[1]) begin
+            before$1 = preferred & order$1;
+        end
+        older$2 = tri$2 & above$2;
+        if (~tri$0[2]) begin
+            older$2 = older$2 | (lane_hot$0 & below$2);
+        end
+        if (~tri$1[2]) begin
+            older$2 = older$2 | (lane_hot$1 & below$2);
+        end
+        if (~tri$2[2]) begin
+            older$2 = older$2 | (lane_hot$2 & below$2);
+        end
+        if (~tri$3[2]) begin
+            older$2 = older$2 | (lane_hot$3 & below$2);
+        end
+        if (~tri$4[2]) begin
+            older$2 = older$2 | (lane_hot$4 & below$2);
+        end
+        if (~tri$5[2]) begin
+            older$2 = older$2 | (lane_hot$5 & below$2);
+        end
+        if (~tri$6[2]) begin
+            older$2 = older$2 | (lane_hot$6 & below$2);
+        end
+        if (~tri$7[2]) begin
+            older$2 = older$2 | (lane_hot$7 & below$2);
+        end
+        if (~tri$8[2]) begin
+            older$2 = older$2 | (lane_hot$8 & below$2);
+        end
+        if (~tri$9[2]) begin
+            older$2 = older$2 | (lane_hot$9 & below$2);
+        end
+        if (~tri$10[2]) begin
+            older$2 = older$2 | (lane_hot$10 & below$2);
+        end
+        if (~tri$11[2]) begin
+            older$2 = older$2 | (lane_hot$11 & below$2);
+        end
+        if (~tri$12[2]) begin
+            older$2 = older$2 | (lane_hot$12 & below$2);
+        end
+        if (~tri$13[2]) begin
+            older$2 = older$2 | (lane_hot$13 & below$2);
+        end
+        if (~tri$14[2]) begin
+            older$2 = older$2 | (lane_hot$14 & below$2);
+        end
+        if (~tri$15[2]) begin
+            older$2 = older$2 | (lane_hot$15 & below$2);
+        end
+        if (~tri$16[2]) begin
+            older$2 = older$2 | (lane_hot$16 & below$2);
+        end
+        if (~tri$17[2]) begin
+            older$2 = older$2 | (lane_hot$17 & below$2);
+        end
+        if (~tri$18[2]) begin
+            older$2 = older$2 | (lane_hot$18 & below$2);
+        end
+        if (~tri$19[2]) begin
+            older$2 = older$2 | (lane_hot$19 & below$2);
+        end
+        if (~tri$20[2]) begin
+            older$2 = older$2 | (lane_hot$20 & below$2);
+        end
+        if (~tri$21[2]) begin
+            older$2 = older$2 | (lane_hot$21 & below$2);
+        end
+        if (~tri$22[2]) begin
+            older$2 = older$2 | (lane_hot$22 & below$2);
+        end
+        if (~tri$23[2]) begin
+            older$2 = older$2 | (lane_hot$23 & below$2);
+        end
+        order$2 = lrr_before$2;
+        if (policy_gto) begin
+            order$2 = 32'h0;
+            if (~greedy[2]) begin
+                order$2 = greedy | older$2;
+            end
+        end
+        before$2 = preferred | order$2;
+        if (preferred[2]) begin
+            before$2 = preferred & order$2;
+        end
+        older$3 = tri$3 & above$3;
+        if (~tri$0[3]) begin
+            older$3 = older$3 | (lane_hot$0 & below$3);
+        end
+        if (~tri$1[3]) begin
+            older$3 = older$3 | (lane_hot$1 & below$3);
+        end
+        if (~tri$2[3]) begin
+            older$3 = older$3 | (lane_hot$2 & below$3);
+        end
+        if (~tri$3[3]) begin
+            older$3 = older$3 | (lane_hot$3 & below$3);
+        end
+        if (~tri$4[3]) begin
+            older$3 = older$3 | (lane_hot$4 & below$3);
+        end
+        if (~tri$5[3]) begin
+            older$3 = older$3 | (lane_hot$5 & below$3);
+        end
+        if (~tri$6[3]) begin
+            older$3 = older$3 | (lane_hot$6 & below$3);
+        end
+        if (~tri$7[3]) begin
+            older$3 = older$3 | (lane_hot$7 & below$3);
+        end
+        if (~tri$8[3]) begin
+            older$3 = older$3 | (lane_hot$8 & below$3);
+        end
+        if (~tri$9[3]) begin
+            older$3 = older$3 | (lane_hot$9 & below$3);
+        end
+        if (~tri$10[3]) begin
+            older$3 = older$3 | (lane_hot$10 & below$3);
+        end
+        if (~tri$11[3]) begin
+            older$3 = older$3 | (lane_hot$11 & below$3);
+        end
+        if (~tri$12[3]) begin
+            older$3 = older$3 | (lane_hot$12 & below$3);
+        end
+        if (~tri$13[3]) begin
+            older$3 = older$3 | (lane_hot$13 & below$3);
+        end
+        if (~tri$14[3]) begin
+            older$3 = older$3 | (lane_hot$14 & below$3);
+        end
+        if (~tri$15[3]) begin
+            older$3 = older$3 | (lane_hot$15 & below$3);
+        end
+        if (~tri$16[3]) begin
+            older$3 = older$3 | (lane_hot$16 & below$3);
+        end
+        if (~tri$17[3]) begin
+            older$3 = older$3 | (lane_hot$17 & below$3);
+        end
+        if (~tri$18[3]) begin
+            older$3 = older$3 | (lane_hot$18 & below$3);
+        end
+        if (~tri$19[3]) begin
+            older$3 = older$3 | (lane_hot$19 & below$3);
+        end
+        if (~tri$20[3]) begin
+            older$3 = older$3 | (lane_hot$20 & below$3);
+        end
+        if (~tri$21[3]) begin
+            older$3 = older$3 | (lane_hot$21 & below$3);
+        end
+        if (~tri$22[3]) begin
+            older$3 = older$3 | (lane_hot$22 & below$3);
+        end
+        if (~tri$23[3]) begin
+            older$3 = older$3 | (lane_hot$23 & below$3);
+        end
+        order$3 = lrr_before$3;
+        if (policy_gto) begin
+            order$3 = 32'h0;
+            if (~greedy[3]) begin
+                order$3 = greedy | older$3;
+            end
+        end
+        before$3 = preferred | order$3;
+        if (preferred[3]) begin
+            before$3 = preferred & order$3;
+        end
+        older$4 = tri$4 & above$4;
+        if (~tri$0[4]) begin
+            older$4 = older$4 | (lane_hot$0 & below$4);
+        end
+        if (~tri$1[4]) begin
+            older$4 = older$4 | (lane_hot$1 & below$4);
+        end
+        if (~tri$2[4]) begin
+            older$4 = older$4 | (lane_hot$2 & below$4);
+        end
+        if (~tri$3[4]) begin
+            older$4 = older$4 | (lane_hot$3 & below$4);
+        end
+        if (~tri$4[4]) begin
+            older$4 = older$4 | (lane_hot$4 & below$4);
+        end
+        if (~tri$5[4]) begin
+            older$4 = older$4 | (lane_hot$5 & below$4);
+        end
+        if (~tri$6[4]) begin
+            older$4 = older$4 | (lane_hot$6 & below$4);
+        end
+        if (~tri$7[4]) begin
+            older$4 = older$4 | (lane_hot$7 & below$4);
+        end
+        if (~tri$8[4]) begin
+            older$4 = older$4 | (lane_hot$8 & below$4);
+        end
+        if (~tri$9[4]) begin
+            older$4 = older$4 | (lane_hot$9 & below$4);
+        end
+        if (~tri$10[4]) begin
+            older$4 = older$4 | (lane_hot$10 & below$4);
+        end
+        if (~tri$11[4]) begin
+            older$4 = older$4 | (lane_hot$11 & below$4);
+        end
+        if (~tri$12[4]) begin
+            older$4 = older$4 | (lane_hot$12 & below$4);
+        end
+        if (~tri$13[4]) begin
+            older$4 = older$4 | (lane_hot$13 & below$4);
+        end
+        if (~tri$14[4]) begin
+            older$4 = older$4 | (lane_hot$14 & below$4);
+        end
+        if (~tri$15[4]) begin
+            older$4 = older$4 | (lane_hot$15 & below$4);
+        end
+        if (~tri$16[4]) begin
+            older$4 = older$4 | (lane_hot$16 & below$4);
+        end
+        if (~tri$17[4]) begin
+            older$4 = older$4 | (lane_hot$17 & below$4);
+        end
+        if (~tri$18[4]) begin
+            older$4 = older$4 | (lane_hot$18 & below$4);
+        end
+        if (~tri$19[4]) begin
+            older$4 = older$4 | (lane_hot$19 & below$4);
+        end
+        if (~tri$20[4]) begin
+            older$4 = older$4 | (lane_hot$20 & below$4);
+        end
+        if (~tri$21[4]) begin
+            older$4 = older$4 | (lane_hot$21 & below$4);
+        end
+        if (~tri$22[4]) begin
+            older$4 = older$4 | (lane_hot$22 & below$4);
+        end
+        if (~tri$23[4]) begin
+            older$4 = older$4 | (lane_hot$23 & below$4);
+        end
+        order$4 = lrr_before$4;
+        if (policy_gto) begin
+            order$4 = 32'h0;
+            if (~greedy[4]) begin
+                order$4 = greedy | older$4;
+            end
+        end
+        before$4 = preferred | order$4;
+        if (preferred[4]) begin
+            before$4 = preferred & order$4;
+        end
+        older$5 = tri$5 & above$5;
+        if (~tri$0[5]) begin
+            older$5 = older$5 | (lane_hot$0 & below$5);
+        end
+        if (~tri$1[5]) begin
+            older$5 = older$5 | (lane_hot$1 & below$5);
+        end
+        if (~tri$2[5]) begin
+            older$5 = older$5 | (lane_hot$2 & below$5);
+        end
+        if (~tri$3[5]) begin
+            older$5 = older$5 | (lane_hot$3 & below$5);
+        end
+        if (~tri$4[5]) begin
+            older$5 = older$5 | (lane_hot$4 & below$5);
+        end
+        if (~tri$5[5]) begin
+            older$5 = older$5 | (lane_hot$5 & below$5);
+        end
+        if (~tri$6[5]) begin
+            older$5 = older$5 | (lane_hot$6 & below$5);
+        end
+        if (~tri$7[5]) begin
+            older$5 = older$5 | (lane_hot$7 & below$5);
+        end
+        if (~tri$8[5]) begin
+            older$5 = older$5 | (lane_hot$8 & below$5);
+        end
+        if (~tri$9[5]) begin
+            older$5 = older$5 | (lane_hot$9 & below$5);
+        end
+        if (~tri$10[5]) begin
+            older$5 = older$5 | (lane_hot$10 & below$5);
+        end
+        if (~tri$11[5]) begin
+            older$5 = older$5 | (lane_hot$11 & below$5);
+        end
+        if (~tri$12[5]) begin
+            older$5 = older$5 | (lane_hot$12 & below$5);
+        end
+        if (~tri$13[5]) begin
+            older$5 = older$5 | (lane_hot$13 & below$5);
+        end
+        if (~tri$14[5]) begin
+            older$5 = older$5 | (lane_hot$14 & below$5);
+        end
+        if (~tri$15[5]) begin
+            older$5 = older$5 | (lane_hot$15 & below$5);
+        end
+        if (~tri$16[5]) begin
+            older$5 = older$5 | (lane_hot$16 & below$5);
+        end
+        if (~tri$17[5]) begin
+            older$5 = older$5 | (lane_hot$17 & below$5);
+        end
+        if (~tri$18[5]) begin
+            older$5 = older$5 | (lane_hot$18 & below$5);
+        end
+        if (~tri$19[5]) begin
+            older$5 = older$5 | (lane_hot$19 & below$5);
+        end
+        if (~tri$20[5]) begin
+            older$5 = older$5 | (lane_hot$20 & below$5);
+        end
+        if (~tri$21[5]) begin
+            older$5 = older$5 | (lane_hot$21 & below$5);
+        end
+        if (~tri$22[5]) begin
+            older$5 = older$5 | (lane_hot$22 & below$5);
+        end
+        if (~tri$23[5]) begin
+            older$5 = older$5 | (lane_hot$23 & below$5);
+        end
+        order$5 = lrr_before$5;
+        if (policy_gto) begin
+            order$5 = 32'h0;
+            if (~greedy[5]) begin
+                order$5 = greedy | older$5;
+            end
+        end
+        before$5 = preferred | order$5;
+        if (preferred[5]) begin
+            before$5 = preferred & order$5;
+        end
+        older$6 = tri$6 & above$6;
+        if (~tri$0[6]) begin
+            older$6 = older$6 | (lane_hot$0 & below$6);
+        end
+        if (~tri$1[6]) begin
+            older$6 = older$6 | (lane_hot$1 & below$6);
+        end
+        if (~tri$2[6]) begin
+            older$6 = older$6 | (lane_hot$2 & below$6);
+        end
+        if (~tri$3[6]) begin
+            older$6 = older$6 | (lane_hot$3 & below$6);
+        end
+        if (~tri$4[6]) begin
+            older$6 = older$6 | (lane_hot$4 & below$6);
+        end
+        if (~tri$5[6]) begin
+            older$6 = older$6 | (lane_hot$5 & below$6);
+        end
+        if (~tri$6[6]) begin
+            older$6 = older$6 | (lane_hot$6 & below$6);
+        end
+        if (~tri$7[6]) begin
+            older$6 = older$6 | (lane_hot$7 & below$6);
+        end
+        if (~tri$8[6]) begin
+            older$6 = older$6 | (lane_hot$8 & below$6);
+        end
+        if (~tri$9[6]) begin
+            older$6 = older$6 | (lane_hot$9 & below$6);
+        end
+        if (~tri$10[6]) begin
+            older$6 = older$6 | (lane_hot$10 & below$6);
+        end
+        if (~tri$11[6]) begin
+            older$6 = older$6 | (lane_hot$11 & below$6);
+        end
+        if (~tri$12[6]) begin
+            older$6 = older$6 | (lane_hot$12 & below$6);
+        end
+        if (~tri$13[6]) begin
+            older$6 = older$6 | (lane_hot$13 & below$6);
+        end
+        if (~tri$14[6]) begin
+            older$6 = older$6 | (lane_hot$14 & below$6);
+        end
+        if (~tri$15[6]) begin
+            older$6 = older$6 | (lane_hot$15 & below$6);
+        end
+        if (~tri$16[6]) begin
+            older$6 = older$6 | (lane_hot$16 & below$6);
+        end
+        if (~tri$17[6]) begin
+            older$6 = older$6 | (lane_hot$17 & below$6);
+        end
+        if (~tri$18[6]) begin
+            older$6 = older$6 | (lane_hot$18 & below$6);
+        end
+        if (~tri$19[6]) begin
+            older$6 = older$6 | (lane_hot$19 & below$6);
+        end
+        if (~tri$20[6]) begin
+            older$6 = older$6 | (lane_hot$20 & below$6);
+        end
+        if (~tri$21[6]) begin
+            older$6 = older$6 | (lane_hot$21 & below$6);
+        end
+        if (~tri$22[6]) begin
+            older$6 = older$6 | (lane_hot$22 & below$6);
+        end
+        if (~tri$23[6]) begin
+            older$6 = older$6 | (lane_hot$23 & below$6);
+        end
+        order$6 = lrr_before$6;
+        if (policy_gto) begin
+            order$6 = 32'h0;
+            if (~greedy[6]) begin
+                order$6 = greedy | older$6;
+            end
+        end
+        before$6 = preferred | order$6;
+        if (preferred[6]) begin
+            before$6 = preferred & order$6;
+        end
+        older$7 = tri$7 & above$7;
+        if (~tri$0[7]) begin
+            older$7 = older$7 | (lane_hot$0 & below$7);
+        end
+        if (~tri$1[7]) begin
+            older$7 = older$7 | (lane_hot$1 & below$7);
+        end
+        if (~tri$2[7]) begin
+            older$7 = older$7 | (lane_hot$2 & below$7);
+        end
+        if (~tri$3[7]) begin
+            older$7 = older$7 | (lane_hot$3 & below$7);
+        end
+        if (~tri$4[7]) begin
+            older$7 = older$7 | (lane_hot$4 & below$7);
+        end
+        if (~tri$5[7]) begin
+            older$7 = older$7 | (lane_hot$5 & below$7);
+        end
+        if (~tri$6[7]) begin
+            older$7 = older$7 | (lane_hot$6 & below$7);
+        end
+        if (~tri$7[7]) begin
+            older$7 = older$7 | (lane_hot$7 & below$7);
+        end
+        if (~tri$8[7]) begin
+            older$7 = older$7 | (lane_hot$8 & below$7);
+        end
+        if (~tri$9[7]) begin
+            older$7 = older$7 | (lane_hot$9 & below$7);
+        end
+        if (~tri$10[7]) begin
+            older$7 = older$7 | (lane_hot$10 & below$7);
+        end
+        if (~tri$11[7]) begin
+            older$7 = older$7 | (lane_hot$11 & below$7);
+        end
+        if (~tri$12[7]) begin
+            older$7 = older$7 | (lane_hot$12 & below$7);
+        end
+        if (~tri$13[7]) begin
+            older$7 = older$7 | (lane_hot$13 & below$7);
+        end
+        if (~tri$14[7]) begin
+            older$7 = older$7 | (lane_hot$14 & below$7);
+        end
+        if (~tri$15[7]) begin
+            older$7 = older$7 | (lane_hot$15 & below$7);
+        end
+        if (~tri$16[7]) begin
+            older$7 = older$7 | (lane_hot$16 & below$7);
+        end
+        if (~tri$17[7]) begin
+            older$7 = older$7 | (lane_hot$17 & below$7);
+        end
+        if (~tri$18[7]) begin
+            older$7 = older$7 | (lane_hot$18 & below$7);
+        end
+        if (~tri$19[7]) begin
+            older$7 = older$7 | (lane_hot$19 & below$7);
+        end
+        if (~tri$20[7]) begin
+            older$7 = older$7 | (lane_hot$20 & below$7);
+        end
+        if (~tri$21[7]) begin
+            older$7 = older$7 | (lane_hot$21 & below$7);
+        end
+        if (~tri$22[7]) begin
+            older$7 = older$7 | (lane_hot$22 & below$7);
+        end
+        if (~tri$23[7]) begin
+            older$7 = older$7 | (lane_hot$23 & below$7);
+        end
+        order$7 = lrr_before$7;
+        if (policy_gto) begin
+            order$7 = 32'h0;
+            if (~greedy[7]) begin
+                order$7 = greedy | older$7;
+            end
+        end
+        before$7 = preferred | order$7;
+        if (preferred[7]) begin
+            before$7 = preferred & order$7;
+        end
+        older$8 = tri$8 & above$8;
+        if (~tri$0[8]) begin
+            older$8 = older$8 | (lane_hot$0 & below$8);
+        end
+        if (~tri$1[8]) begin
+            older$8 = older$8 | (lane_hot$1 & below$8);
+        end
+        if (~tri$2[8]) begin
+            older$8 = older$8 | (lane_hot$2 & below$8);
+        end
+        if (~tri$3[8]) begin
+            older$8 = older$8 | (lane_hot$3 & below$8);
+        end
+        if (~tri$4[8]) begin
+            older$8 = older$8 | (lane_hot$4 & below$8);
+        end
+        if (~tri$5[8]) begin
+            older$8 = older$8 | (lane_hot$5 & below$8);
+        end
+        if (~tri$6[8]) begin
+            older$8 = older$8 | (lane_hot$6 & below$8);
+        end
+        if (~tri$7[8]) begin
+            older$8 = older$8 | (lane_hot$7 & below$8);
+        end
+        if (~tri$8[8]) begin
+            older$8 = older$8 | (lane_hot$8 & below$8);
+        end
+        if (~tri$9[8]) begin
+            older$8 = older$8 | (lane_hot$9 & below$8);
+        end
+        if (~tri$10[8]) begin
+            older$8 = older$8 | (lane_hot$10 & below$8);
+        end
+        if (~tri$11[8]) begin
+            older$8 = older$8 | (lane_hot$11 & below$8);
+        end
+        if (~tri$12[8]) begin
+            older$8 = older$8 | (lane_hot$12 & below$8);
+        end
+        if (~tri$13[8]) begin
+            older$8 = older$8 | (lane_hot$13 & below$8);
+        end
+        if (~tri$14[8]) begin
+            older$8 = older$8 | (lane_hot$14 & below$8);
+        end
+        if (~tri$15[8]) begin
+            older$8 = older$8 | (lane_hot$15 & below$8);
+        end
+        if (~tri$16[8]) begin
+            older$8 = older$8 | (lane_hot$16 & below$8);
+        end
+        if (~tri$17[8]) begin
+            older$8 = older$8 | (lane_hot$17 & below$8);
+        end
+        if (~tri$18[8]) begin
+            older$8 = older$8 | (lane_hot$18 & below$8);
+        end
+        if (~tri$19[8]) begin
+            older$8 = older$8 | (lane_hot$19 & below$8);
+        end
+        if (~tri$20[8]) begin
+            older$8 = older$8 | (lane_hot$20 & below$8);
+        end
+        if (~tri$21[8]) begin
+            older$8 = older$8 | (lane_hot$21 & below$8);
+        end
+        if (~tri$22[8]) begin
+            older$8 = older$8 | (lane_hot$22 & below$8);
+        end
+        if (~tri$23[8]) begin
+            older$8 = older$8 | (lane_hot$23 & below$8);
+        end
+        order$8 = lrr_before$8;
+        if (policy_gto) begin
+            order$8 = 32'h0;
+            if (~greedy[8]) begin
+                order$8 = greedy | older$8;
+            end
+        end
+        before$8 = preferred | order$8;
+        if (preferred[8]) begin
+            before$8 = preferred & order$8;
+        end
+        older$9 = tri$9 & above$9;
+        if (~tri$0[9]) begin
+            older$9 = older$9 | (lane_hot$0 & below$9);
+        end
+        if (~tri$1[9]) begin
+            older$9 = older$9 | (lane_hot$1 & below$9);
+        end
+        if (~tri$2[9]) begin
+            older$9 = older$9 | (lane_hot$2 & below$9);
+        end
+        if (~tri$3[9]) begin
+            older$9 = older$9 | (lane_hot$3 & below$9);
+        end
+        if (~tri$4[9]) begin
+            older$9 = older$9 | (lane_hot$4 & below$9);
+        end
+        if (~tri$5[9]) begin
+            older$9 = older$9 | (lane_hot$5 & below$9);
+        end
+        if (~tri$6[9]) begin
+            older$9 = older$9 | (lane_hot$6 & below$9);
+        end
+        if (~tri$7[9]) begin
+            older$9 = older$9 | (lane_hot$7 & below$9);
+        end
+        if (~tri$8[9]) begin
+            older$9 = older$9 | (lane_hot$8 & below$9);
+        end
+        if (~tri$9[9]) begin
+            older$9 = older$9 | (lane_hot$9 & below$9);
+        end
+        if (~tri$10[9]) begin
+            older$9 = older$9 | (lane_hot$10 & below$9);
+        end
+        if (~tri$11[9]) begin
+            older$9 = older$9 | (lane_hot$11 & below$9);
+        end
+        if (~tri$12[9]) begin
+            older$9 = older$9 | (lane_hot$12 & below$9);
+        end
+        if (~tri$13[9]) begin
+            older$9 = older$9 | (lane_hot$13 & below$9);
+        end
+        if (~tri$14[9]) begin
+            older$9 = older$9 | (lane_hot$14 & below$9);
+        end
+        if (~tri$15[9]) begin
+            older$9 = older$9 | (lane_hot$15 & below$9);
+        end
+        if (~tri$16[9]) begin
+            older$9 = older$9 | (lane_hot$16 & below$9);
+        end
+        if (~tri$17[9]) begin
+            older$9 = older$9 | (lane_hot$17 & below$9);
+        end
+        if (~tri$18[9]) begin
+            older$9 = older$9 | (lane_hot$18 & below$9);
+        end
+        if (~tri$19[9]) begin
+            older$9 = older$9 | (lane_hot$19 & below$9);
+        end
+        if (~tri$20[9]) begin
+            older$9 = older$9 | (lane_hot$20 & below$9);
+        end
+        if (~tri$21[9]) begin
+            older$9 = older$9 | (lane_hot$21 & below$9);
+        end
+        if (~tri$22[9]) begin
+            older$9 = older$9 | (lane_hot$22 & below$9);
+        end
+        if (~tri$23[9]) begin
+            older$9 = older$9 | (lane_hot$23 & below$9);
+        end
+        order$9 = lrr_before$9;
+        if (policy_gto) begin
+            order$9 = 32'h0;
+            if (~greedy[9]) begin
+                order$9 = greedy | older$9;
+            end
+        end
+        before$9 = preferred | order$9;
+        if (preferred[9]) begin
+            before$9 = preferred & order$9;
+        end
+        older$10 = tri$10 & above$10;
+        if (~tri$0[10]) begin
+            older$10 = older$10 | (lane_hot$0 & below$10);
+        end
+        if (~tri$1[10]) begin
+            older$10 = older$10 | (lane_hot$1 & below$10);
+        end
+        if (~tri$2[10]) begin
+            older$10 = older$10 | (lane_hot$2 & below$10);
+        end
+        if (~tri$3[10]) begin
+            older$10 = older$10 | (lane_hot$3 & below$10);
+        end
+        if (~tri$4[10]) begin
+            older$10 = older$10 | (lane_hot$4 & below$10);
+        end
+        if (~tri$5[10]) begin
+            older$10 = older$10 | (lane_hot$5 & below$10);
+        end
+        if (~tri$6[10]) begin
+            older$10 = older$10 | (lane_hot$6 & below$10);
+        end
+        if (~tri$7[10]) begin
+            older$10 = older$10 | (lane_hot$7 & below$10);
+        end
+        if (~tri$8[10]) begin
+            older$10 = older$10 | (lane_hot$8 & below$10);
+        end
+        if (~tri$9[10]) begin
+            older$10 = older$10 | (lane_hot$9 & below$10);
+        end
+        if (~tri$10[10]) begin
+            older$10 = older$10 | (lane_hot$10 & below$10);
+        end
+        if (~tri$11[10]) begin
+            older$10 = older$10 | (lane_hot$11 & below$10);
+        end
+        if (~tri$12[10]) begin
+            older$10 = older$10 | (lane_hot$12 & below$10);
+        end
+        if (~tri$13[10]) begin
+            older$10 = older$10 | (lane_hot$13 & below$10);
+        end
+        if (~tri$14[10]) begin
+            older$10 = older$10 | (lane_hot$14 & below$10);
+        end
+        if (~tri$15[10]) begin
+            older$10 = older$10 | (lane_hot$15 & below$10);
+        end
+        if (~tri$16[10]) begin
+            older$10 = older$10 | (lane_hot$16 & below$10);
+        end
+        if (~tri$17[10]) begin
+            older$10 = older$10 | (lane_hot$17 & below$10);
+        end
+        if (~tri$18[10]) begin
+            older$10 = older$10 | (lane_hot$18 & below$10);
+        end
+        if (~tri$19[10]) begin
+            older$10 = older$10 | (lane_hot$19 & below$10);
+        end
+        if (~tri$20[10]) begin
+            older$10 = older$10 | (lane_hot$20 & below$10);
+        end
+        if (~tri$21[10]) begin
+            older$10 = older$10 | (lane_hot$21 & below$10);
+        end
+        if (~tri$22[10]) begin
+            older$10 = older$10 | (lane_hot$22 & below$10);
+        end
+        if (~tri$23[10]) begin
+            older$10 = older$10 | (lane_hot$23 & below$10);
+        end
+        order$10 = lrr_before$10;
+        if (policy_gto) begin
+            order$10 = 32'h0;
+            if (~greedy[10]) begin
+                order$10 = greedy | older$10;
+            end
+        end
+        before$10 = preferred | order$10;
+        if (preferred[10]) begin
+            before$10 = preferred & order$10;
+        end
+        older$11 = tri$11 & above$11;
+        if (~tri$0[11]) begin
+            older$11 = older$11 | (lane_hot$0 & below$11);
+        end
+        if (~tri$1[11]) begin
+            older$11 = older$11 | (lane_hot$1 & below$11);
+        end
+        if (~tri$2[11]) begin
+            older$11 = older$11 | (lane_hot$2 & below$11);
+        end
+        if (~tri$3[11]) begin
+            older$11 = older$11 | (lane_hot$3 & below$11);
+        end
+        if (~tri$4[11]) begin
+            older$11 = older$11 | (lane_hot$4 & below$11);
+        end
+        if (~tri$5[11]) begin
+            older$11 = older$11 | (lane_hot$5 & below$11);
+        end
+        if (~tri$6[11]) begin
+            older$11 = older$11 | (lane_hot$6 & below$11);
+        end
+        if (~tri$7[11]) begin
+            older$11 = older$11 | (lane_hot$7 & below$11);
+        end
+        if (~tri$8[11]) begin
+            older$11 = older$11 | (lane_hot$8 & below$11);
+        end
+        if (~tri$9[11]) begin
+            older$11 = older$11 | (lane_hot$9 & below$11);
+        end
+        if (~tri$10[11]) begin
+            older$11 = older$11 | (lane_hot$10 & below$11);
+        end
+        if (~tri$11[11]) begin
+            older$11 = older$11 | (lane_hot$11 & below$11);
+        end
+        if (~tri$12[11]) begin
+            older$11 = older$11 | (lane_hot$12 & below$11);
+        end
+        if (~tri$13[11]) begin
+            older$11 = older$11 | (lane_hot$13 & below$11);
+        end
+        if (~tri$14[11]) begin
+            older$11 = older$11 | (lane_hot$14 & below$11);
+        end
+        if (~tri$15[11]) begin
+            older$11 = older$11 | (lane_hot$15 & below$11);
+        end
+        if (~tri$16[11]) begin
+            older$11 = older$11 | (lane_hot$16 & below$11);
+        end
+        if (~tri$17[11]) begin
+            older$11 = older$11 | (lane_hot$17 & below$11);
+        end
+        if (~tri$18[11]) begin
+            older$11 = older$11 | (lane_hot$18 & below$11);
+        end
+        if (~tri$19[11]) begin
+            older$11 = older$11 | (lane_hot$19 & below$11);
+        end
+        if (~tri$20[11]) begin
+            older$11 = older$11 | (lane_hot$20 & below$11);
+        end
+        if (~tri$21[11]) begin
+            older$11 = older$11 | (lane_hot$21 & below$11);
+        end
+        if (~tri$22[11]) begin
+            older$11 = older$11 | (lane_hot$22 & below$11);
+        end
+        if (~tri$23[11]) begin
+            older$11 = older$11 | (lane_hot$23 & below$11);
+        end
+        order$11 = lrr_before$11;
+        if (policy_gto) begin
+            order$11 = 32'h0;
+            if (~greedy[11]) begin
+                order$11 = greedy | older$11;
+            end
+        end
+        before$11 = preferred | order$11;
+        if (preferred[11]) begin
+            before$11 = preferred & order$11;
+        end
+        older$12 = tri$12 & above$12;
+        if (~tri$0[12]) begin
+            older$12 = older$12 | (lane_hot$0 & below$12);
+        end
+        if (~tri$1[12]) begin
+            older$12 = older$12 | (lane_hot$1 & below$12);
+        end
+        if (~tri$2[12]) begin
+            older$12 = older$12 | (lane_hot$2 & below$12);
+        end
+        if (~tri$3[12]) begin
+            older$12 = older$12 | (lane_hot$3 & below$12);
+        end
+        if (~tri$4[12]) begin
+            older$12 = older$12 | (lane_hot$4 & below$12);
+        end
+        if (~tri$5[12]) begin
+            older$12 = older$12 | (lane_hot$5 & below$12);
+        end
+        if (~tri$6[12]) begin
+            older$12 = older$12 | (lane_hot$6 & below$12);
+        end
+        if (~tri$7[12]) begin
+            older$12 = older$12 | (lane_hot$7 & below$12);
+        end
+        if (~tri$8[12]) begin
+            older$12 = older$12 | (lane_hot$8 & below$12);
+        end
+        if (~tri$9[12]) begin
+            older$12 = older$12 | (lane_hot$9 & below$12);
+        end
+        if (~tri$10[12]) begin
+            older$12 = older$12 | (lane_hot$10 & below$12);
+        end
+        if (~tri$11[12]) begin
+            older$12 = older$12 | (lane_hot$11 & below$12);
+        end
+        if (~tri$12[12]) begin
+            older$12 = older$12 | (lane_hot$12 & below$12);
+        end
+        if (~tri$13[12]) begin
+            older$12 = older$12 | (lane_hot$13 & below$12);
+        end
+        if (~tri$14[12]) begin
+            older$12 = older$12 | (lane_hot$14 & below$12);
+        end
+        if (~tri$15[12]) begin
+            older$12 = older$12 | (lane_hot$15 & below$12);
+        end
+        if (~tri$16[12]) begin
+            older$12 = older$12 | (lane_hot$16 & below$12);
+        end
+        if (~tri$17[12]) begin
+            older$12 = older$12 | (lane_hot$17 & below$12);
+        end
+        if (~tri$18[12]) begin
+            older$12 = older$12 | (lane_hot$18 & below$12);
+        end
+        if (~tri$19[12]) begin
+            older$12 = older$12 | (lane_hot$19 & below$12);
+        end
+        if (~tri$20[12]) begin
+            older$12 = older$12 | (lane_hot$20 & below$12);
+        end
+        if (~tri$21[12]) begin
+            older$12 = older$12 | (lane_hot$21 & below$12);
+        end
+        if (~tri$22[12]) begin
+            older$12 = older$12 | (lane_hot$22 & below$12);
+        end
+        if (~tri$23[12]) begin
+            older$12 = older$12 | (lane_hot$23 & below$12);
+        end
+        order$12 = lrr_before$12;
+        if (policy_gto) begin
+            order$12 = 32'h0;
+            if (~greedy[12]) begin
+                order$12 = greedy | older$12;
+            end
+        end
+        before$12 = preferred | order$12;
+        if (preferred[12]) begin
+            before$12 = preferred & order$12;
+        end
+        older$13 = tri$13 & above$13;
+        if (~tri$0[13]) begin
+            older$13 = older$13 | (lane_hot$0 & below$13);
+        end
+        if (~tri$1[13]) begin
+            older$13 = older$13 | (lane_hot$1 & below$13);
+        end
+        if (~tri$2[13]) begin
+            older$13 = older$13 | (lane_hot$2 & below$13);
+        end
+        if (~tri$3[13]) begin
+            older$13 = older$13 | (lane_hot$3 & below$13);
+        end
+        if (~tri$4[13]) begin
+            older$13 = older$13 | (lane_hot$4 & below$13);
+        end
+        if (~tri$5[13]) begin
+            older$13 = older$13 | (lane_hot$5 & below$13);
+        end
+        if (~tri$6[13]) begin
+            older$13 = older$13 | (lane_hot$6 & below$13);
+        end
+        if (~tri$7[13]) begin
+            older$13 = older$13 | (lane_hot$7 & below$13);
+        end
+        if (~tri$8[13]) begin
+            older$13 = older$13 | (lane_hot$8 & below$13);
+        end
+        if (~tri$9[13]) begin
+            older$13 = older$13 | (lane_hot$9 & below$13);
+        end
+        if (~tri$10[13]) begin
+            older$13 = older$13 | (lane_hot$10 & below$13);
+        end
+        if (~tri$11[13]) begin
+            older$13 = older$13 | (lane_hot$11 & below$13);
+        end
+        if (~tri$12[13]) begin
+            older$13 = older$13 | (lane_hot$12 & below$13);
+        end
+        if (~tri$13[13]) begin
+            older$13 = older$13 | (lane_hot$13 & below$13);
+        end
+        if (~tri$14[13]) begin
+            older$13 = older$13 | (lane_hot$14 & below$13);
+        end
+        if (~tri$15[13]) begin
+            older$13 = older$13 | (lane_hot$15 & below$13);
+        end
+        if (~tri$16[13]) begin
+            older$13 = older$13 | (lane_hot$16 & below$13);
+        end
+        if (~tri$17[13]) begin
+            older$13 = older$13 | (lane_hot$17 & below$13);
+        end
+        if (~tri$18[13]) begin
+            older$13 = older$13 | (lane_hot$18 & below$13);
+        end
+        if (~tri$19[13]) begin
+            older$13 = older$13 | (lane_hot$19 & below$13);
+        end
+        if (~tri$20[13]) begin
+            older$13 = older$13 | (lane_hot$20 & below$13);
+        end
+        if (~tri$21[13]) begin
+            older$13 = older$13 | (lane_hot$21 & below$13);
+        end
+        if (~tri$22[13]) begin
+            older$13 = older$13 | (lane_hot$22 & below$13);
+        end
+        if (~tri$23[13]) begin
+            older$13 = older$13 | (lane_hot$23 & below$13);
+        end
+        order$13 = lrr_before$13;
+        if (policy_gto) begin
+            order$13 = 32'h0;
+            if (~greedy[13]) begin
+                order$13 = greedy | older$13;
+            end
+        end
+        before$13 = preferred | order$13;
+        if (preferred[13]) begin
+            before$13 = preferred & order$13;
+        end
+        older$14 = tri$14 & above$14;
+        if (~tri$0[14]) begin
+            older$14 = older$14 | (lane_hot$0 & below$14);
+        end
+        if (~tri$1[14]) begin
+            older$14 = older$14 | (lane_hot$1 & below$14);
+        end
+        if (~tri$2[14]) begin
+            older$14 = older$14 | (lane_hot$2 & below$14);
+        end
+        if (~tri$3[14]) begin
+            older$14 = older$14 | (lane_hot$3 & below$14);
+        end
+        if (~tri$4[14]) begin
+            older$14 = older$14 | (lane_hot$4 & below$14);
+        end
+        if (~tri$5[14]) begin
+            older$14 = older$14 | (lane_hot$5 & below$14);
+        end
+        if (~tri$6[14]) begin
+            older$14 = older$14 | (lane_hot$6 & below$14);
+        end
+        if (~tri$7[14]) begin
+            older$14 = older$14 | (lane_hot$7 & below$14);
+        end
+        if (~tri$8[14]) begin
+            older$14 = older$14 | (lane_hot$8 & below$14);
+        end
+        if (~tri$9[14]) begin
+            older$14 = older$14 | (lane_hot$9 & below$14);
+        end
+        if (~tri$10[14]) begin
+            older$14 = older$14 | (lane_hot$10 & below$14);
+        end
+        if (~tri$11[14]) begin
+            older$14 = older$14 | (lane_hot$11 & below$14);
+        end
+        if (~tri$12[14]) begin
+            older$14 = older$14 | (lane_hot$12 & below$14);
+        end
+        if (~tri$13[14]) begin
+            older$14 = older$14 | (lane_hot$13 & below$14);
+        end
+        if (~tri$14[14]) begin
+            older$14 = older$14 | (lane_hot$14 & below$14);
+        end
+        if (~tri$15[14]) begin
+            older$14 = older$14 | (lane_hot$15 & below$14);
+        end
+        if (~tri$16[14]) begin
+            older$14 = older$14 | (lane_hot$16 & below$14);
+        end
+        if (~tri$17[14]) begin
+            older$14 = older$14 | (lane_hot$17 & below$14);
+        end
+        if (~tri$18[14]) begin
+            older$14 = older$14 | (lane_hot$18 & below$14);
+        end
+        if (~tri$19[14]) begin
+            older$14 = older$14 | (lane_hot$19 & below$14);
+        end
+        if (~tri$20[14]) begin
+            older$14 = older$14 | (lane_hot$20 & below$14);
+        end
+        if (~tri$21[14]) begin
+            older$14 = older$14 | (lane_hot$21 & below$14);
+        end
+        if (~tri$22[14]) begin
+            older$14 = older$14 | (lane_hot$22 & below$14);
+        end
+        if (~tri$23[14]) begin
+            older$14 = older$14 | (lane_hot$23 & below$14);
+        end
+        order$14 = lrr_before$14;
+        if (policy_gto) begin
+            order$14 = 32'h0;
+            if (~greedy[14]) begin
+                order$14 = greedy | older$14;
+            end
+        end
+        before$14 = preferred | order$14;
+        if (preferred[14]) begin
+            before$14 = preferred & order$14;
+        end
+        older$15 = tri$15 & above$15;
+        if (~tri$0[15]) begin
+            older$15 = older$15 | (lane_hot$0 & below$15);
+        end
+        if (~tri$1[15]) begin
+            older$15 = older$15 | (lane_hot$1 & below$15);
+        end
+        if (~tri$2[15]) begin
+            older$15 = older$15 | (lane_hot$2 & below$15);
+        end
+        if (~tri$3[15]) begin
+            older$15 = older$15 | (lane_hot$3 & below$15);
+        end
+        if (~tri$4[15]) begin
+            older$15 = older$15 | (lane_hot$4 & below$15);
+        end
+        if (~tri$5[15]) begin
+            older$15 = older$15 | (lane_hot$5 & below$15);
+        end
+        if (~tri$6[15]) begin
+            older$15 = older$15 | (lane_hot$6 & below$15);
+        end
+        if (~tri$7[15]) begin
+            older$15 = older$15 | (lane_hot$7 & below$15);
+        end
+        if (~tri$8[15]) begin
+            older$15 = older$15 | (lane_hot$8 & below$15);
+        end
+        if (~tri$9[15]) begin
+            older$15 = older$15 | (lane_hot$9 & below$15);
+        end
+        if (~tri$10[15]) begin
+            older$15 = older$15 | (lane_hot$10 & below$15);
+        end
+        if (~tri$11[15]) begin
+            older$15 = older$15 | (lane_hot$11 & below$15);
+        end
+        if (~tri$12[15]) begin
+            older$15 = older$15 | (lane_hot$12 & below$15);
+        end
+        if (~tri$13[15]) begin
+            older$15 = older$15 | (lane_hot$13 & below$15);
+        end
+        if (~tri$14[15]) begin
+            older$15 = older$15 | (lane_hot$14 & below$15);
+        end
+        if (~tri$15[15]) begin
+            older$15 = older$15 | (lane_hot$15 & below$15);
+        end
+        if (~tri$16[15]) begin
+            older$15 = older$15 | (lane_hot$16 & below$15);
+        end
+        if (~tri$17[15]) begin
+            older$15 = older$15 | (lane_hot$17 & below$15);
+        end
+        if (~tri$18[15]) begin
+            older$15 = older$15 | (lane_hot$18 & below$15);
+        end
+        if (~tri$19[15]) begin
+            older$15 = older$15 | (lane_hot$19 & below$15);
+        end
+        if (~tri$20[15]) begin
+            older$15 = older$15 | (lane_hot$20 & below$15);
+        end
+        if (~tri$21[15]) begin
+            older$15 = older$15 | (lane_hot$21 & below$15);
+        end
+        if (~tri$22[15]) begin
+            older$15 = older$15 | (lane_hot$22 & below$15);
+        end
+        if (~tri$23[15]) begin
+            older$15 = older$15 | (lane_hot$23 & below$15);
+        end
+        order$15 = lrr_before$15;
+        if (policy_gto) begin
+            order$15 = 32'h0;
+            if (~greedy[15]) begin
+                order$15 = greedy | older$15;
+            end
+        end
+        before$15 = preferred | order$15;
+        if (preferred[15]) begin
+            before$15 = preferred & order$15;
+        end
+        older$16 = tri$16 & above$16;
+        if (~tri$0[16]) begin
+            older$16 = older$16 | (lane_hot$0 & below$16);
+        end
+        if (~tri$1[16]) begin
+            older$16 = older$16 | (lane_hot$1 & below$16);
+        end
+        if (~tri$2[16]) begin
+            older$16 = older$16 | (lane_hot$2 & below$16);
+        end
+        if (~tri$3[16]) begin
+            older$16 = older$16 | (lane_hot$3 & below$16);
+        end
+        if (~tri$4[16]) begin
+            older$16 = older$16 | (lane_hot$4 & below$16);
+        end
+        if (~tri$5[16]) begin
+            older$16 = older$16 | (lane_hot$5 & below$16);
+        end
+        if (~tri$6[16]) begin
+            older$16 = older$16 | (lane_hot$6 & below$16);
+        end
+        if (~tri$7[16]) begin
+            older$16 = older$16 | (lane_hot$7 & below$16);
+        end
+        if (~tri$8[16]) begin
+            older$16 = older$16 | (lane_hot$8 & below$16);
+        end
+        if (~tri$9[16]) begin
+            older$16 = older$16 | (lane_hot$9 & below$16);
+        end
+        if (~tri$10[16]) begin
+            older$16 = older$16 | (lane_hot$10 & below$16);
+        end
+        if (~tri$11[16]) begin
+            older$16 = older$16 | (lane_hot$11 & below$16);
+        end
+        if (~tri$12[16]) begin
+            older$16 = older$16 | (lane_hot$12 & below$16);
+        end
+        if (~tri$13[16]) begin
+            older$16 = older$16 | (lane_hot$13 & below$16);
+        end
+        if (~tri$14[16]) begin
+            older$16 = older$16 | (lane_hot$14 & below$16);
+        end
+        if (~tri$15[16]) begin
+            older$16 = older$16 | (lane_hot$15 & below$16);
+        end
+        if (~tri$16[16]) begin
+            older$16 = older$16 | (lane_hot$16 & below$16);
+        end
+        if (~tri$17[16]) begin
+            older$16 = older$16 | (lane_hot$17 & below$16);
+        end
+        if (~tri$18[16]) begin
+            older$16 = older$16 | (lane_hot$18 & below$16);
+        end
+        if (~tri$19[16]) begin
+            older$16 = older$16 | (lane_hot$19 & below$16);
+        end
+        if (~tri$20[16]) begin
+            older$16 = older$16 | (lane_hot$20 & below$16);
+        end
+        if (~tri$21[16]) begin
+            older$16 = older$16 | (lane_hot$21 & below$16);
+        end
+        if (~tri$22[16]) begin
+            older$16 = older$16 | (lane_hot$22 & below$16);
+        end
+        if (~tri$23[16]) begin
+            older$16 = older$16 | (lane_hot$23 & below$16);
+        end
+        order$16 = lrr_before$16;
+        if (policy_gto) begin
+            order$16 = 32'h0;
+            if (~greedy[16]) begin
+                order$16 = greedy | older$16;
+            end
+        end
+        before$16 = preferred | order$16;
+        if (preferred[16]) begin
+            before$16 = preferred & order$16;
+        end
+        older$17 = tri$17 & above$17;
+        if (~tri$0[17]) begin
+            older$17 = older$17 | (lane_hot$0 & below$17);
+        end
+        if (~tri$1[17]) begin
+            older$17 = older$17 | (lane_hot$1 & below$17);
+        end
+        if (~tri$2[17]) begin
+            older$17 = older$17 | (lane_hot$2 & below$17);
+        end
+        if (~tri$3[17]) begin
+            older$17 = older$17 | (lane_hot$3 & below$17);
+        end
+        if (~tri$4[17]) begin
+            older$17 = older$17 | (lane_hot$4 & below$17);
+        end
+        if (~tri$5[17]) begin
+            older$17 = older$17 | (lane_hot$5 & below$17);
+        end
+        if (~tri$6[17]) begin
+            older$17 = older$17 | (lane_hot$6 & below$17);
+        end
+        if (~tri$7[17]) begin
+            older$17 = older$17 | (lane_hot$7 & below$17);
+        end
+        if (~tri$8[17]) begin
+            older$17 = older$17 | (lane_hot$8 & below$17);
+        end
+        if (~tri$9[17]) begin
+            older$17 = older$17 | (lane_hot$9 & below$17);
+        end
+        if (~tri$10[17]) begin
+            older$17 = older$17 | (lane_hot$10 & below$17);
+        end
+        if (~tri$11[17]) begin
+            older$17 = older$17 | (lane_hot$11 & below$17);
+        end
+        if (~tri$12[17]) begin
+            older$17 = older$17 | (lane_hot$12 & below$17);
+        end
+        if (~tri$13[17]) begin
+            older$17 = older$17 | (lane_hot$13 & below$17);
+        end
+        if (~tri$14[17]) begin
+            older$17 = older$17 | (lane_hot$14 & below$17);
+        end
+        if (~tri$15[17]) begin
+            older$17 = older$17 | (lane_hot$15 & below$17);
+        end
+        if (~tri$16[17]) begin
+            older$17 = older$17 | (lane_hot$16 & below$17);
+        end
+        if (~tri$17[17]) begin
+            older$17 = older$17 | (lane_hot$17 & below$17);
+        end
+        if (~tri$18[17]) begin
+            older$17 = older$17 | (lane_hot$18 & below$17);
+        end
+        if (~tri$19[17]) begin
+            older$17 = older$17 | (lane_hot$19 & below$17);
+        end
+        if (~tri$20[17]) begin
+            older$17 = older$17 | (lane_hot$20 & below$17);
+        end
+        if (~tri$21[17]) begin
+            older$17 = older$17 | (lane_hot$21 & below$17);
+        end
+        if (~tri$22[17]) begin
+            older$17 = older$17 | (lane_hot$22 & below$17);
+        end
+        if (~tri$23[17]) begin
+            older$17 = older$17 | (lane_hot$23 & below$17);
+        end
+        order$17 = lrr_before$17;
+        if (policy_gto) begin
+            order$17 = 32'h0;
+            if (~greedy[17]) begin
+                order$17 = greedy | older$17;
+            end
+        end
+        before$17 = preferred | order$17;
+        if (preferred[17]) begin
+            before$17 = preferred & order$17;
+        end
+        older$18 = tri$18 & above$18;
+        if (~tri$0[18]) begin
+            older$18 = older$18 | (lane_hot$0 & below$18);
+        end
+        if (~tri$1[18]) begin
+            older$18 = older$18 | (lane_hot$1 & below$18);
+        end
+        if (~tri$2[18]) begin
+            older$18 = older$18 | (lane_hot$2 & below$18);
+        end
+        if (~tri$3[18]) begin
+            older$18 = older$18 | (lane_hot$3 & below$18);
+        end
+        if (~tri$4[18]) begin
+            older$18 = older$18 | (lane_hot$4 & below$18);
+        end
+        if (~tri$5[18]) begin
+            older$18 = older$18 | (lane_hot$5 & below$18);
+        end
+        if (~tri$6[18]) begin
+            older$18 = older$18 | (lane_hot$6 & below$18);
+        end
+        if (~tri$7[18]) begin
+            older$18 = older$18 | (lane_hot$7 & below$18);
+        end
+        if (~tri$8[18]) begin
+            older$18 = older$18 | (lane_hot$8 & below$18);
+        end
+        if (~tri$9[18]) begin
+            older$18 = older$18 | (lane_hot$9 & below$18);
+        end
+        if (~tri$10[18]) begin
+            older$18 = older$18 | (lane_hot$10 & below$18);
+        end
+        if (~tri$11[18]) begin
+            older$18 = older$18 | (lane_hot$11 & below$18);
+        end
+        if (~tri$12[18]) begin
+            older$18 = older$18 | (lane_hot$12 & below$18);
+        end
+        if (~tri$13[18]) begin
+            older$18 = older$18 | (lane_hot$13 & below$18);
+        end
+        if (~tri$14[18]) begin
+            older$18 = older$18 | (lane_hot$14 & below$18);
+        end
+        if (~tri$15[18]) begin
+            older$18 = older$18 | (lane_hot$15 & below$18);
+        end
+        if (~tri$16[18]) begin
+            older$18 = older$18 | (lane_hot$16 & below$18);
+        end
+        if (~tri$17[18]) begin
+            older$18 = older$18 | (lane_hot$17 & below$18);
+        end
+        if (~tri$18[18]) begin
+            older$18 = older$18 | (lane_hot$18 & below$18);
+        end
+        if (~tri$19[18]) begin
+            older$18 = older$18 | (lane_hot$19 & below$18);
+        end
+        if (~tri$20[18]) begin
+            older$18 = older$18 | (lane_hot$20 & below$18);
+        end
+        if (~tri$21[18]) begin
+            older$18 = older$18 | (lane_hot$21 & below$18);
+        end
+        if (~tri$22[18]) begin
+            older$18 = older$18 | (lane_hot$22 & below$18);
+        end
+        if (~tri$23[18]) begin
+            older$18 = older$18 | (lane_hot$23 & below$18);
+        end
+        order$18 = lrr_before$18;
+        if (policy_gto) begin
+            order$18 = 32'h0;
+            if (~greedy[18]) begin
+                order$18 = greedy | older$18;
+            end
+        end
+        before$18 = preferred | order$18;
+        if (preferred[18]) begin
+            before$18 = preferred & order$18;
+        end
+        older$19 = tri$19 & above$19;
+        if (~tri$0[19]) begin
+            older$19 = older$19 | (lane_hot$0 & below$19);
+        end
+        if (~tri$1[19]) begin
+            older$19 = older$19 | (lane_hot$1 & below$19);
+        end
+        if (~tri$2[19]) begin
+            older$19 = older$19 | (lane_hot$2 & below$19);
+        end
+        if (~tri$3[19]) begin
+            older$19 = older$19 | (lane_hot$3 & below$19);
+        end
+        if (~tri$4[19]) begin
+            older$19 = older$19 | (lane_hot$4 & below$19);
+        end
+        if (~tri$5[19]) begin
+            older$19 = older$19 | (lane_hot$5 & below$19);
+        end
+        if (~tri$6[19]) begin
+            older$19 = older$19 | (lane_hot$6 & below$19);
+        end
+        if (~tri$7[19]) begin
+            older$19 = older$19 | (lane_hot$7 & below$19);
+        end
+        if (~tri$8[19]) begin
+            older$19 = older$19 | (lane_hot$8 & below$19);
+        end
+        if (~tri$9[19]) begin
+            older$19 = older$19 | (lane_hot$9 & below$19);
+        end
+        if (~tri$10[19]) begin
+            older$19 = older$19 | (lane_hot$10 & below$19);
+        end
+        if (~tri$11[19]) begin
+            older$19 = older$19 | (lane_hot$11 & below$19);
+        end
+        if (~tri$12[19]) begin
+            older$19 = older$19 | (lane_hot$12 & below$19);
+        end
+        if (~tri$13[19]) begin
+            older$19 = older$19 | (lane_hot$13 & below$19);
+        end
+        if (~tri$14[19]) begin
+            older$19 = older$19 | (lane_hot$14 & below$19);
+        end
+        if (~tri$15[19]) begin
+            older$19 = older$19 | (lane_hot$15 & below$19);
+        end
+        if (~tri$16[19]) begin
+            older$19 = older$19 | (lane_hot$16 & below$19);
+        end
+        if (~tri$17[19]) begin
+            older$19 = older$19 | (lane_hot$17 & below$19);
+        end
+        if (~tri$18[19]) begin
+            older$19 = older$19 | (lane_hot$18 & below$19);
+        end
+        if (~tri$19[19]) begin
+            older$19 = older$19 | (lane_hot$19 & below$19);
+        end
+        if (~tri$20[19]) begin
+            older$19 = older$19 | (lane_hot$20 & below$19);
+        end
+        if (~tri$21[19]) begin
+            older$19 = older$19 | (lane_hot$21 & below$19);
+        end
+        if (~tri$22[19]) begin
+            older$19 = older$19 | (lane_hot$22 & below$19);
+        end
+        if (~tri$23[19]) begin
+            older$19 = older$19 | (lane_hot$23 & below$19);
+        end
+        order$19 = lrr_before$19;
+        if (policy_gto) begin
+            order$19 = 32'h0;
+            if (~greedy[19]) begin
+                order$19 = greedy | older$19;
+            end
+        end
+        before$19 = preferred | order$19;
+        if (preferred[19]) begin
+            before$19 = preferred & order$19;
+        end
+        older$20 = tri$20 & above$20;
+        if (~tri$0[20]) begin
+            older$20 = older$20 | (lane_hot$0 & below$20);
+        end
+        if (~tri$1[20]) begin
+            older$20 = older$20 | (lane_hot$1 & below$20);
+        end
+        if (~tri$2[20]) begin
+            older$20 = older$20 | (lane_hot$2 & below$20);
+        end
+        if (~tri$3[20]) begin
+            older$20 = older$20 | (lane_hot$3 & below$20);
+        end
+        if (~tri$4[20]) begin
+            older$20 = older$20 | (lane_hot$4 & below$20);
+        end
+        if (~tri$5[20]) begin
+            older$20 = older$20 | (lane_hot$5 & below$20);
+        end
+        if (~tri$6[20]) begin
+            older$20 = older$20 | (lane_hot$6 & below$20);
+        end
+        if (~tri$7[20]) begin
+            older$20 = older$20 | (lane_hot$7 & below$20);
+        end
+        if (~tri$8[20]) begin
+            older$20 = older$20 | (lane_hot$8 & below$20);
+        end
+        if (~tri$9[20]) begin
+            older$20 = older$20 | (lane_hot$9 & below$20);
+        end
+        if (~tri$10[20]) begin
+            older$20 = older$20 | (lane_hot$10 & below$20);
+        end
+        if (~tri$11[20]) begin
+            older$20 = older$20 | (lane_hot$11 & below$20);
+        end
+        if (~tri$12[20]) begin
+            older$20 = older$20 | (lane_hot$12 & below$20);
+        end
+        if (~tri$13[20]) begin
+            older$20 = older$20 | (lane_hot$13 & below$20);
+        end
+        if (~tri$14[20]) begin
+            older$20 = older$20 | (lane_hot$14 & below$20);
+        end
+        if (~tri$15[20]) begin
+            older$20 = older$20 | (lane_hot$15 & below$20);
+        end
+        if (~tri$16[20]) begin
+            older$20 = older$20 | (lane_hot$16 & below$20);
+        end
+        if (~tri$17[20]) begin
+            older$20 = older$20 | (lane_hot$17 & below$20);
+        end
+        if (~tri$18[20]) begin
+            older$20 = older$20 | (lane_hot$18 & below$20);
+        end
+        if (~tri$19[20]) begin
+            older$20 = older$20 | (lane_hot$19 & below$20);
+        end
+        if (~tri$20[20]) begin
+            older$20 = older$20 | (lane_hot$20 & below$20);
+        end
+        if (~tri$21[20]) begin
+            older$20 = older$20 | (lane_hot$21 & below$20);
+        end
+        if (~tri$22[20]) begin
+            older$20 = older$20 | (lane_hot$22 & below$20);
+        end
+        if (~tri$23[20]) begin
+            older$20 = older$20 | (lane_hot$23 & below$20);
+        end
+        order$20 = lrr_before$20;
+        if (policy_gto) begin
+            order$20 = 32'h0;
+            if (~greedy[20]) begin
+                order$20 = greedy | older$20;
+            end
+        end
+        before$20 = preferred | order$20;
+        if (preferred[20]) begin
+            before$20 = preferred & order$20;
+        end
+        older$21 = tri$21 & above$21;
+        if (~tri$0[21]) begin
+            older$21 = older$21 | (lane_hot$0 & below$21);
+        end
+        if (~tri$1[21]) begin
+            older$21 = older$21 | (lane_hot$1 & below$21);
+        end
+        if (~tri$2[21]) begin
+            older$21 = older$21 | (lane_hot$2 & below$21);
+        end
+        if (~tri$3[21]) begin
+            older$21 = older$21 | (lane_hot$3 & below$21);
+        end
+        if (~tri$4[21]) begin
+            older$21 = older$21 | (lane_hot$4 & below$21);
+        end
+        if (~tri$5[21]) begin
+            older$21 = older$21 | (lane_hot$5 & below$21);
+        end
+        if (~tri$6[21]) begin
+            older$21 = older$21 | (lane_hot$6 & below$21);
+        end
+        if (~tri$7[21]) begin
+            older$21 = older$21 | (lane_hot$7 & below$21);
+        end
+        if (~tri$8[21]) begin
+            older$21 = older$21 | (lane_hot$8 & below$21);
+        end
+        if (~tri$9[21]) begin
+            older$21 = older$21 | (lane_hot$9 & below$21);
+        end
+        if (~tri$10[21]) begin
+            older$21 = older$21 | (lane_hot$10 & below$21);
+        end
+        if (~tri$11[21]) begin
+            older$21 = older$21 | (lane_hot$11 & below$21);
+        end
+        if (~tri$12[21]) begin
+            older$21 = older$21 | (lane_hot$12 & below$21);
+        end
+        if (~tri$13[21]) begin
+            older$21 = older$21 | (lane_hot$13 & below$21);
+        end
+        if (~tri$14[21]) begin
+            older$21 = older$21 | (lane_hot$14 & below$21);
+        end
+        if (~tri$15[21]) begin
+            older$21 = older$21 | (lane_hot$15 & below$21);
+        end
+        if (~tri$16[21]) begin
+            older$21 = older$21 | (lane_hot$16 & below$21);
+        end
+        if (~tri$17[21]) begin
+            older$21 = older$21 | (lane_hot$17 & below$21);
+        end
+        if (~tri$18[21]) begin
+            older$21 = older$21 | (lane_hot$18 & below$21);
+        end
+        if (~tri$19[21]) begin
+            older$21 = older$21 | (lane_hot$19 & below$21);
+        end
+        if (~tri$20[21]) begin
+            older$21 = older$21 | (lane_hot$20 & below$21);
+        end
+        if (~tri$21[21]) begin
+            older$21 = older$21 | (lane_hot$21 & below$21);
+        end
+        if (~tri$22[21]) begin
+            older$21 = older$21 | (lane_hot$22 & below$21);
+        end
+        if (~tri$23[21]) begin
+            older$21 = older$21 | (lane_hot$23 & below$21);
+        end
+        order$21 = lrr_before$21;
+        if (policy_gto) begin
+            order$21 = 32'h0;
+            if (~greedy[21]) begin
+                order$21 = greedy | older$21;
+            end
+        end
+        before$21 = preferred | order$21;
+        if (preferred[21]) begin
+            before$21 = preferred & order$21;
+        end
+        older$22 = tri$22 & above$22;
+        if (~tri$0[22]) begin
+            older$22 = older$22 | (lane_hot$0 & below$22);
+        end
+        if (~tri$1[22]) begin
+            older$22 = older$22 | (lane_hot$1 & below$22);
+        end
+        if (~tri$2[22]) begin
+            older$22 = older$22 | (lane_hot$2 & below$22);
+        end
+        if (~tri$3[22]) begin
+            older$22 = older$22 | (lane_hot$3 & below$22);
+        end
+        if (~tri$4[22]) begin
+            older$22 = older$22 | (lane_hot$4 & below$22);
+        end
+        if (~tri$5[22]) begin
+            older$22 = older$22 | (lane_hot$5 & below$22);
+        end
+        if (~tri$6[22]) begin
+            older$22 = older$22 | (lane_hot$6 & below$22);
+        end
+        if (~tri$7[22]) begin
+            older$22 = older$22 | (lane_hot$7 & below$22);
+        end
+        if (~tri$8[22]) begin
+            older$22 = older$22 | (lane_hot$8 & below$22);
+        end
+        if (~tri$9[22]) begin
+            older$22 = older$22 | (lane_hot$9 & below$22);
+        end
+        if (~tri$10[22]) begin
+            older$22 = older$22 | (lane_hot$10 & below$22);
+        end
+        if (~tri$11[22]) begin
+            older$22 = older$22 | (lane_hot$11 & below$22);
+        end
+        if (~tri$12[22]) begin
+            older$22 = older$22 | (lane_hot$12 & below$22);
+        end
+        if (~tri$13[22]) begin
+            older$22 = older$22 | (lane_hot$13 & below$22);
+        end
+        if (~tri$14[22]) begin
+            older$22 = older$22 | (lane_hot$14 & below$22);
+        end
+        if (~tri$15[22]) begin
+            older$22 = older$22 | (lane_hot$15 & below$22);
+        end
+        if (~tri$16[22]) begin
+            older$22 = older$22 | (lane_hot$16 & below$22);
+        end
+        if (~tri$17[22]) begin
+            older$22 = older$22 | (lane_hot$17 & below$22);
+        end
+        if (~tri$18[22]) begin
+            older$22 = older$22 | (lane_hot$18 & below$22);
+        end
+        if (~tri$19[22]) begin
+            older$22 = older$22 | (lane_hot$19 & below$22);
+        end
+        if (~tri$20[22]) begin
+            older$22 = older$22 | (lane_hot$20 & below$22);
+        end
+        if (~tri$21[22]) begin
+            older$22 = older$22 | (lane_hot$21 & below$22);
+        end
+        if (~tri$22[22]) begin
+            older$22 = older$22 | (lane_hot$22 & below$22);
+        end
+        if (~tri$23[22]) begin
+            older$22 = older$22 | (lane_hot$23 & below$22);
+        end
+        order$22 = lrr_before$22;
+        if (policy_gto) begin
+            order$22 = 32'h0;
+            if (~greedy[22]) begin
+                order$22 = greedy | older$22;
+            end
+        end
+        before$22 = preferred | order$22;
+        if (preferred[22]) begin
+            before$22 = preferred & order$22;
+        end
+        older$23 = tri$23 & above$23;
+        if (~tri$0[23]) begin
+            older$23 = older$23 | (lane_hot$0 & below$23);
+        end
+        if (~tri$1[23]) begin
+            older$23 = older$23 | (lane_hot$1 & below$23);
+        end
+        if (~tri$2[23]) begin
+            older$23 = older$23 | (lane_hot$2 & below$23);
+        end
+        if (~tri$3[23]) begin
+            older$23 = older$23 | (lane_hot$3 & below$23);
+        end
+        if (~tri$4[23]) begin
+            older$23 = older$23 | (lane_hot$4 & below$23);
+        end
+        if (~tri$5[23]) begin
+            older$23 = older$23 | (lane_hot$5 & below$23);
+        end
+        if (~tri$6[23]) begin
+            older$23 = older$23 | (lane_hot$6 & below$23);
+        end
+        if (~tri$7[23]) begin
+            older$23 = older$23 | (lane_hot$7 & below$23);
+        end
+        if (~tri$8[23]) begin
+            older$23 = older$23 | (lane_hot$8 & below$23);
+        end
+        if (~tri$9[23]) begin
+            older$23 = older$23 | (lane_hot$9 & below$23);
+        end
+        if (~tri$10[23]) begin
+            older$23 = older$23 | (lane_hot$10 & below$23);
+        end
+        if (~tri$11[23]) begin
+            older$23 = older$23 | (lane_hot$11 & below$23);
+        end
+        if (~tri$12[23]) begin
+            older$23 = older$23 | (lane_hot$12 & below$23);
+        end
+        if (~tri$13[23]) begin
+            older$23 = older$23 | (lane_hot$13 & below$23);
+        end
+        if (~tri$14[23]) begin
+            older$23 = older$23 | (lane_hot$14 & below$23);
+        end
+        if (~tri$15[23]) begin
+            older$23 = older$23 | (lane_hot$15 & below$23);
+        end
+        if (~tri$16[23]) begin
+            older$23 = older$23 | (lane_hot$16 & below$23);
+        end
+        if (~tri$17[23]) begin
+            older$23 = older$23 | (lane_hot$17 & below$23);
+        end
+        if (~tri$18[23]) begin
+            older$23 = older$23 | (lane_hot$18 & below$23);
+        end
+        if (~tri$19[23]) begin
+            older$23 = older$23 | (lane_hot$19 & below$23);
+        end
+        if (~tri$20[23]) begin
+            older$23 = older$23 | (lane_hot$20 & below$23);
+        end
+        if (~tri$21[23]) begin
+            older$23 = older$23 | (lane_hot$21 & below$23);
+        end
+        if (~tri$22[23]) begin
+            older$23 = older$23 | (lane_hot$22 & below$23);
+        end
+        if (~tri$23[23]) begin
+            older$23 = older$23 | (lane_hot$23 & below$23);
+        end
+        order$23 = lrr_before$23;
+        if (policy_gto) begin
+            order$23 = 32'h0;
+            if (~greedy[23]) begin
+                order$23 = greedy | older$23;
+            end
+        end
+        before$23 = preferred | order$23;
+        if (preferred[23]) begin
+            before$23 = preferred & order$23;
+        end
         elig$0 = base;
         if (var_sp$0) begin
             elig$0 = elig$0 & ~alu;
@@ -3249,303 +5242,148 @@ module mascar_issue_top$sched$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         if (var_lsu$0) begin
             elig$0 = elig$0 & ~ldst;
         end
-        ep$0 = elig$0 & preferred;
-        en$0 = elig$0 & ~preferred;
-        col_p$0 = 32'h0;
-        col_n$0 = 32'h0;
-        if (ep$0[0]) begin
-            col_p$0 = col_p$0 | (~tri$0 & above$0);
+        sel$0 = elig$0;
+        if (|(elig$0 & before$0)) begin
+            sel$0 = sel$0 & ~lane_hot$0;
         end
-        if (en$0[0]) begin
-            col_n$0 = col_n$0 | (~tri$0 & above$0);
+        if (|(elig$0 & before$1)) begin
+            sel$0 = sel$0 & ~lane_hot$1;
         end
-        if (ep$0[1]) begin
-            col_p$0 = col_p$0 | (~tri$1 & above$1);
+        if (|(elig$0 & before$2)) begin
+            sel$0 = sel$0 & ~lane_hot$2;
         end
-        if (en$0[1]) begin
-            col_n$0 = col_n$0 | (~tri$1 & above$1);
+        if (|(elig$0 & before$3)) begin
+            sel$0 = sel$0 & ~lane_hot$3;
         end
-        if (ep$0[2]) begin
-            col_p$0 = col_p$0 | (~tri$2 & above$2);
+        if (|(elig$0 & before$4)) begin
+            sel$0 = sel$0 & ~lane_hot$4;
         end
-        if (en$0[2]) begin
-            col_n$0 = col_n$0 | (~tri$2 & above$2);
+        if (|(elig$0 & before$5)) begin
+            sel$0 = sel$0 & ~lane_hot$5;
         end
-        if (ep$0[3]) begin
-            col_p$0 = col_p$0 | (~tri$3 & above$3);
+        if (|(elig$0 & before$6)) begin
+            sel$0 = sel$0 & ~lane_hot$6;
         end
-        if (en$0[3]) begin
-            col_n$0 = col_n$0 | (~tri$3 & above$3);
+        if (|(elig$0 & before$7)) begin
+            sel$0 = sel$0 & ~lane_hot$7;
         end
-        if (ep$0[4]) begin
-            col_p$0 = col_p$0 | (~tri$4 & above$4);
+        if (|(elig$0 & before$8)) begin
+            sel$0 = sel$0 & ~lane_hot$8;
         end
-        if (en$0[4]) begin
-            col_n$0 = col_n$0 | (~tri$4 & above$4);
+        if (|(elig$0 & before$9)) begin
+            sel$0 = sel$0 & ~lane_hot$9;
         end
-        if (ep$0[5]) begin
-            col_p$0 = col_p$0 | (~tri$5 & above$5);
+        if (|(elig$0 & before$10)) begin
+            sel$0 = sel$0 & ~lane_hot$10;
         end
-        if (en$0[5]) begin
-            col_n$0 = col_n$0 | (~tri$5 & above$5);
+        if (|(elig$0 & before$11)) begin
+            sel$0 = sel$0 & ~lane_hot$11;
         end
-        if (ep$0[6]) begin
-            col_p$0 = col_p$0 | (~tri$6 & above$6);
+        if (|(elig$0 & before$12)) begin
+            sel$0 = sel$0 & ~lane_hot$12;
         end
-        if (en$0[6]) begin
-            col_n$0 = col_n$0 | (~tri$6 & above$6);
+        if (|(elig$0 & before$13)) begin
+            sel$0 = sel$0 & ~lane_hot$13;
         end
-        if (ep$0[7]) begin
-            col_p$0 = col_p$0 | (~tri$7 & above$7);
+        if (|(elig$0 & before$14)) begin
+            sel$0 = sel$0 & ~lane_hot$14;
         end
-        if (en$0[7]) begin
-            col_n$0 = col_n$0 | (~tri$7 & above$7);
+        if (|(elig$0 & before$15)) begin
+            sel$0 = sel$0 & ~lane_hot$15;
         end
-        if (ep$0[8]) begin
-            col_p$0 = col_p$0 | (~tri$8 & above$8);
+        if (|(elig$0 & before$16)) begin
+            sel$0 = sel$0 & ~lane_hot$16;
         end
-        if (en$0[8]) begin
-            col_n$0 = col_n$0 | (~tri$8 & above$8);
+        if (|(elig$0 & before$17)) begin
+            sel$0 = sel$0 & ~lane_hot$17;
         end
-        if (ep$0[9]) begin
-            col_p$0 = col_p$0 | (~tri$9 & above$9);
+        if (|(elig$0 & before$18)) begin
+            sel$0 = sel$0 & ~lane_hot$18;
         end
-        if (en$0[9]) begin
-            col_n$0 = col_n$0 | (~tri$9 & above$9);
+        if (|(elig$0 & before$19)) begin
+            sel$0 = sel$0 & ~lane_hot$19;
         end
-        if (ep$0[10]) begin
-            col_p$0 = col_p$0 | (~tri$10 & above$10);
+        if (|(elig$0 & before$20)) begin
+            sel$0 = sel$0 & ~lane_hot$20;
         end
-        if (en$0[10]) begin
-            col_n$0 = col_n$0 | (~tri$10 & above$10);
+        if (|(elig$0 & before$21)) begin
+            sel$0 = sel$0 & ~lane_hot$21;
         end
-        if (ep$0[11]) begin
-            col_p$0 = col_p$0 | (~tri$11 & above$11);
+        if (|(elig$0 & before$22)) begin
+            sel$0 = sel$0 & ~lane_hot$22;
         end
-        if (en$0[11]) begin
-            col_n$0 = col_n$0 | (~tri$11 & above$11);
+        if (|(elig$0 & before$23)) begin
+            sel$0 = sel$0 & ~lane_hot$23;
         end
-        if (ep$0[12]) begin
-            col_p$0 = col_p$0 | (~tri$12 & above$12);
+        above_sel$0 = 32'h0;
+        if (|(sel$0 & below$1)) begin
+            above_sel$0 = above_sel$0 | lane_hot$1;
         end
-        if (en$0[12]) begin
-            col_n$0 = col_n$0 | (~tri$12 & above$12);
+        if (|(sel$0 & below$2)) begin
+            above_sel$0 = above_sel$0 | lane_hot$2;
         end
-        if (ep$0[13]) begin
-            col_p$0 = col_p$0 | (~tri$13 & above$13);
+        if (|(sel$0 & below$3)) begin
+            above_sel$0 = above_sel$0 | lane_hot$3;
         end
-        if (en$0[13]) begin
-            col_n$0 = col_n$0 | (~tri$13 & above$13);
+        if (|(sel$0 & below$4)) begin
+            above_sel$0 = above_sel$0 | lane_hot$4;
         end
-        if (ep$0[14]) begin
-            col_p$0 = col_p$0 | (~tri$14 & above$14);
+        if (|(sel$0 & below$5)) begin
+            above_sel$0 = above_sel$0 | lane_hot$5;
         end
-        if (en$0[14]) begin
-            col_n$0 = col_n$0 | (~tri$14 & above$14);
+        if (|(sel$0 & below$6)) begin
+            above_sel$0 = above_sel$0 | lane_hot$6;
         end
-        if (ep$0[15]) begin
-            col_p$0 = col_p$0 | (~tri$15 & above$15);
+        if (|(sel$0 & below$7)) begin
+            above_sel$0 = above_sel$0 | lane_hot$7;
         end
-        if (en$0[15]) begin
-            col_n$0 = col_n$0 | (~tri$15 & above$15);
+        if (|(sel$0 & below$8)) begin
+            above_sel$0 = above_sel$0 | lane_hot$8;
         end
-        if (ep$0[16]) begin
-            col_p$0 = col_p$0 | (~tri$16 & above$16);
+        if (|(sel$0 & below$9)) begin
+            above_sel$0 = above_sel$0 | lane_hot$9;
         end
-        if (en$0[16]) begin
-            col_n$0 = col_n$0 | (~tri$16 & above$16);
+        if (|(sel$0 & below$10)) begin
+            above_sel$0 = above_sel$0 | lane_hot$10;
         end
-        if (ep$0[17]) begin
-            col_p$0 = col_p$0 | (~tri$17 & above$17);
+        if (|(sel$0 & below$11)) begin
+            above_sel$0 = above_sel$0 | lane_hot$11;
         end
-        if (en$0[17]) begin
-            col_n$0 = col_n$0 | (~tri$17 & above$17);
+        if (|(sel$0 & below$12)) begin
+            above_sel$0 = above_sel$0 | lane_hot$12;
         end
-        if (ep$0[18]) begin
-            col_p$0 = col_p$0 | (~tri$18 & above$18);
+        if (|(sel$0 & below$13)) begin
+            above_sel$0 = above_sel$0 | lane_hot$13;
         end
-        if (en$0[18]) begin
-            col_n$0 = col_n$0 | (~tri$18 & above$18);
+        if (|(sel$0 & below$14)) begin
+            above_sel$0 = above_sel$0 | lane_hot$14;
         end
-        if (ep$0[19]) begin
-            col_p$0 = col_p$0 | (~tri$19 & above$19);
+        if (|(sel$0 & below$15)) begin
+            above_sel$0 = above_sel$0 | lane_hot$15;
         end
-        if (en$0[19]) begin
-            col_n$0 = col_n$0 | (~tri$19 & above$19);
+        if (|(sel$0 & below$16)) begin
+            above_sel$0 = above_sel$0 | lane_hot$16;
         end
-        if (ep$0[20]) begin
-            col_p$0 = col_p$0 | (~tri$20 & above$20);
+        if (|(sel$0 & below$17)) begin
+            above_sel$0 = above_sel$0 | lane_hot$17;
         end
-        if (en$0[20]) begin
-            col_n$0 = col_n$0 | (~tri$20 & above$20);
+        if (|(sel$0 & below$18)) begin
+            above_sel$0 = above_sel$0 | lane_hot$18;
         end
-        if (ep$0[21]) begin
-            col_p$0 = col_p$0 | (~tri$21 & above$21);
+        if (|(sel$0 & below$19)) begin
+            above_sel$0 = above_sel$0 | lane_hot$19;
         end
-        if (en$0[21]) begin
-            col_n$0 = col_n$0 | (~tri$21 & above$21);
+        if (|(sel$0 & below$20)) begin
+            above_sel$0 = above_sel$0 | lane_hot$20;
         end
-        if (ep$0[22]) begin
-            col_p$0 = col_p$0 | (~tri$22 & above$22);
+        if (|(sel$0 & below$21)) begin
+            above_sel$0 = above_sel$0 | lane_hot$21;
         end
-        if (en$0[22]) begin
-            col_n$0 = col_n$0 | (~tri$22 & above$22);
+        if (|(sel$0 & below$22)) begin
+            above_sel$0 = above_sel$0 | lane_hot$22;
         end
-        if (ep$0[23]) begin
-            col_p$0 = col_p$0 | (~tri$23 & above$23);
-        end
-        if (en$0[23]) begin
-            col_n$0 = col_n$0 | (~tri$23 & above$23);
-        end
-        dom_p$0 = 32'h0;
-        dom_n$0 = 32'h0;
-        if ((policy_gto & ~greedy[0] & (|(ep$0 & greedy) | |(ep$0 & tri$0) | col_p$0[0])) | (~policy_gto & |(ep$0 & lrr_before$0))) begin
-            dom_p$0 = dom_p$0 | lane_hot$0;
-        end
-        if ((policy_gto & ~greedy[0] & (|(en$0 & greedy) | |(en$0 & tri$0) | col_n$0[0])) | (~policy_gto & |(en$0 & lrr_before$0))) begin
-            dom_n$0 = dom_n$0 | lane_hot$0;
-        end
-        if ((policy_gto & ~greedy[1] & (|(ep$0 & greedy) | |(ep$0 & tri$1) | col_p$0[1])) | (~policy_gto & |(ep$0 & lrr_before$1))) begin
-            dom_p$0 = dom_p$0 | lane_hot$1;
-        end
-        if ((policy_gto & ~greedy[1] & (|(en$0 & greedy) | |(en$0 & tri$1) | col_n$0[1])) | (~policy_gto & |(en$0 & lrr_before$1))) begin
-            dom_n$0 = dom_n$0 | lane_hot$1;
-        end
-        if ((policy_gto & ~greedy[2] & (|(ep$0 & greedy) | |(ep$0 & tri$2) | col_p$0[2])) | (~policy_gto & |(ep$0 & lrr_before$2))) begin
-            dom_p$0 = dom_p$0 | lane_hot$2;
-        end
-        if ((policy_gto & ~greedy[2] & (|(en$0 & greedy) | |(en$0 & tri$2) | col_n$0[2])) | (~policy_gto & |(en$0 & lrr_before$2))) begin
-            dom_n$0 = dom_n$0 | lane_hot$2;
-        end
-        if ((policy_gto & ~greedy[3] & (|(ep$0 & greedy) | |(ep$0 & tri$3) | col_p$0[3])) | (~policy_gto & |(ep$0 & lrr_before$3))) begin
-            dom_p$0 = dom_p$0 | lane_hot$3;
-        end
-        if ((policy_gto & ~greedy[3] & (|(en$0 & greedy) | |(en$0 & tri$3) | col_n$0[3])) | (~policy_gto & |(en$0 & lrr_before$3))) begin
-            dom_n$0 = dom_n$0 | lane_hot$3;
-        end
-        if ((policy_gto & ~greedy[4] & (|(ep$0 & greedy) | |(ep$0 & tri$4) | col_p$0[4])) | (~policy_gto & |(ep$0 & lrr_before$4))) begin
-            dom_p$0 = dom_p$0 | lane_hot$4;
-        end
-        if ((policy_gto & ~greedy[4] & (|(en$0 & greedy) | |(en$0 & tri$4) | col_n$0[4])) | (~policy_gto & |(en$0 & lrr_before$4))) begin
-            dom_n$0 = dom_n$0 | lane_hot$4;
-        end
-        if ((policy_gto & ~greedy[5] & (|(ep$0 & greedy) | |(ep$0 & tri$5) | col_p$0[5])) | (~policy_gto & |(ep$0 & lrr_before$5))) begin
-            dom_p$0 = dom_p$0 | lane_hot$5;
-        end
-        if ((policy_gto & ~greedy[5] & (|(en$0 & greedy) | |(en$0 & tri$5) | col_n$0[5])) | (~policy_gto & |(en$0 & lrr_before$5))) begin
-            dom_n$0 = dom_n$0 | lane_hot$5;
-        end
-        if ((policy_gto & ~greedy[6] & (|(ep$0 & greedy) | |(ep$0 & tri$6) | col_p$0[6])) | (~policy_gto & |(ep$0 & lrr_before$6))) begin
-            dom_p$0 = dom_p$0 | lane_hot$6;
-        end
-        if ((policy_gto & ~greedy[6] & (|(en$0 & greedy) | |(en$0 & tri$6) | col_n$0[6])) | (~policy_gto & |(en$0 & lrr_before$6))) begin
-            dom_n$0 = dom_n$0 | lane_hot$6;
-        end
-        if ((policy_gto & ~greedy[7] & (|(ep$0 & greedy) | |(ep$0 & tri$7) | col_p$0[7])) | (~policy_gto & |(ep$0 & lrr_before$7))) begin
-            dom_p$0 = dom_p$0 | lane_hot$7;
-        end
-        if ((policy_gto & ~greedy[7] & (|(en$0 & greedy) | |(en$0 & tri$7) | col_n$0[7])) | (~policy_gto & |(en$0 & lrr_before$7))) begin
-            dom_n$0 = dom_n$0 | lane_hot$7;
-        end
-        if ((policy_gto & ~greedy[8] & (|(ep$0 & greedy) | |(ep$0 & tri$8) | col_p$0[8])) | (~policy_gto & |(ep$0 & lrr_before$8))) begin
-            dom_p$0 = dom_p$0 | lane_hot$8;
-        end
-        if ((policy_gto & ~greedy[8] & (|(en$0 & greedy) | |(en$0 & tri$8) | col_n$0[8])) | (~policy_gto & |(en$0 & lrr_before$8))) begin
-            dom_n$0 = dom_n$0 | lane_hot$8;
-        end
-        if ((policy_gto & ~greedy[9] & (|(ep$0 & greedy) | |(ep$0 & tri$9) | col_p$0[9])) | (~policy_gto & |(ep$0 & lrr_before$9))) begin
-            dom_p$0 = dom_p$0 | lane_hot$9;
-        end
-        if ((policy_gto & ~greedy[9] & (|(en$0 & greedy) | |(en$0 & tri$9) | col_n$0[9])) | (~policy_gto & |(en$0 & lrr_before$9))) begin
-            dom_n$0 = dom_n$0 | lane_hot$9;
-        end
-        if ((policy_gto & ~greedy[10] & (|(ep$0 & greedy) | |(ep$0 & tri$10) | col_p$0[10])) | (~policy_gto & |(ep$0 & lrr_before$10))) begin
-            dom_p$0 = dom_p$0 | lane_hot$10;
-        end
-        if ((policy_gto & ~greedy[10] & (|(en$0 & greedy) | |(en$0 & tri$10) | col_n$0[10])) | (~policy_gto & |(en$0 & lrr_before$10))) begin
-            dom_n$0 = dom_n$0 | lane_hot$10;
-        end
-        if ((policy_gto & ~greedy[11] & (|(ep$0 & greedy) | |(ep$0 & tri$11) | col_p$0[11])) | (~policy_gto & |(ep$0 & lrr_before$11))) begin
-            dom_p$0 = dom_p$0 | lane_hot$11;
-        end
-        if ((policy_gto & ~greedy[11] & (|(en$0 & greedy) | |(en$0 & tri$11) | col_n$0[11])) | (~policy_gto & |(en$0 & lrr_before$11))) begin
-            dom_n$0 = dom_n$0 | lane_hot$11;
-        end
-        if ((policy_gto & ~greedy[12] & (|(ep$0 & greedy) | |(ep$0 & tri$12) | col_p$0[12])) | (~policy_gto & |(ep$0 & lrr_before$12))) begin
-            dom_p$0 = dom_p$0 | lane_hot$12;
-        end
-        if ((policy_gto & ~greedy[12] & (|(en$0 & greedy) | |(en$0 & tri$12) | col_n$0[12])) | (~policy_gto & |(en$0 & lrr_before$12))) begin
-            dom_n$0 = dom_n$0 | lane_hot$12;
-        end
-        if ((policy_gto & ~greedy[13] & (|(ep$0 & greedy) | |(ep$0 & tri$13) | col_p$0[13])) | (~policy_gto & |(ep$0 & lrr_before$13))) begin
-            dom_p$0 = dom_p$0 | lane_hot$13;
-        end
-        if ((policy_gto & ~greedy[13] & (|(en$0 & greedy) | |(en$0 & tri$13) | col_n$0[13])) | (~policy_gto & |(en$0 & lrr_before$13))) begin
-            dom_n$0 = dom_n$0 | lane_hot$13;
-        end
-        if ((policy_gto & ~greedy[14] & (|(ep$0 & greedy) | |(ep$0 & tri$14) | col_p$0[14])) | (~policy_gto & |(ep$0 & lrr_before$14))) begin
-            dom_p$0 = dom_p$0 | lane_hot$14;
-        end
-        if ((policy_gto & ~greedy[14] & (|(en$0 & greedy) | |(en$0 & tri$14) | col_n$0[14])) | (~policy_gto & |(en$0 & lrr_before$14))) begin
-            dom_n$0 = dom_n$0 | lane_hot$14;
-        end
-        if ((policy_gto & ~greedy[15] & (|(ep$0 & greedy) | |(ep$0 & tri$15) | col_p$0[15])) | (~policy_gto & |(ep$0 & lrr_before$15))) begin
-            dom_p$0 = dom_p$0 | lane_hot$15;
-        end
-        if ((policy_gto & ~greedy[15] & (|(en$0 & greedy) | |(en$0 & tri$15) | col_n$0[15])) | (~policy_gto & |(en$0 & lrr_before$15))) begin
-            dom_n$0 = dom_n$0 | lane_hot$15;
-        end
-        if ((policy_gto & ~greedy[16] & (|(ep$0 & greedy) | |(ep$0 & tri$16) | col_p$0[16])) | (~policy_gto & |(ep$0 & lrr_before$16))) begin
-            dom_p$0 = dom_p$0 | lane_hot$16;
-        end
-        if ((policy_gto & ~greedy[16] & (|(en$0 & greedy) | |(en$0 & tri$16) | col_n$0[16])) | (~policy_gto & |(en$0 & lrr_before$16))) begin
-            dom_n$0 = dom_n$0 | lane_hot$16;
-        end
-        if ((policy_gto & ~greedy[17] & (|(ep$0 & greedy) | |(ep$0 & tri$17) | col_p$0[17])) | (~policy_gto & |(ep$0 & lrr_before$17))) begin
-            dom_p$0 = dom_p$0 | lane_hot$17;
-        end
-        if ((policy_gto & ~greedy[17] & (|(en$0 & greedy) | |(en$0 & tri$17) | col_n$0[17])) | (~policy_gto & |(en$0 & lrr_before$17))) begin
-            dom_n$0 = dom_n$0 | lane_hot$17;
-        end
-        if ((policy_gto & ~greedy[18] & (|(ep$0 & greedy) | |(ep$0 & tri$18) | col_p$0[18])) | (~policy_gto & |(ep$0 & lrr_before$18))) begin
-            dom_p$0 = dom_p$0 | lane_hot$18;
-        end
-        if ((policy_gto & ~greedy[18] & (|(en$0 & greedy) | |(en$0 & tri$18) | col_n$0[18])) | (~policy_gto & |(en$0 & lrr_before$18))) begin
-            dom_n$0 = dom_n$0 | lane_hot$18;
-        end
-        if ((policy_gto & ~greedy[19] & (|(ep$0 & greedy) | |(ep$0 & tri$19) | col_p$0[19])) | (~policy_gto & |(ep$0 & lrr_before$19))) begin
-            dom_p$0 = dom_p$0 | lane_hot$19;
-        end
-        if ((policy_gto & ~greedy[19] & (|(en$0 & greedy) | |(en$0 & tri$19) | col_n$0[19])) | (~policy_gto & |(en$0 & lrr_before$19))) begin
-            dom_n$0 = dom_n$0 | lane_hot$19;
-        end
-        if ((policy_gto & ~greedy[20] & (|(ep$0 & greedy) | |(ep$0 & tri$20) | col_p$0[20])) | (~policy_gto & |(ep$0 & lrr_before$20))) begin
-            dom_p$0 = dom_p$0 | lane_hot$20;
-        end
-        if ((policy_gto & ~greedy[20] & (|(en$0 & greedy) | |(en$0 & tri$20) | col_n$0[20])) | (~policy_gto & |(en$0 & lrr_before$20))) begin
-            dom_n$0 = dom_n$0 | lane_hot$20;
-        end
-        if ((policy_gto & ~greedy[21] & (|(ep$0 & greedy) | |(ep$0 & tri$21) | col_p$0[21])) | (~policy_gto & |(ep$0 & lrr_before$21))) begin
-            dom_p$0 = dom_p$0 | lane_hot$21;
-        end
-        if ((policy_gto & ~greedy[21] & (|(en$0 & greedy) | |(en$0 & tri$21) | col_n$0[21])) | (~policy_gto & |(en$0 & lrr_before$21))) begin
-            dom_n$0 = dom_n$0 | lane_hot$21;
-        end
-        if ((policy_gto & ~greedy[22] & (|(ep$0 & greedy) | |(ep$0 & tri$22) | col_p$0[22])) | (~policy_gto & |(ep$0 & lrr_before$22))) begin
-            dom_p$0 = dom_p$0 | lane_hot$22;
-        end
-        if ((policy_gto & ~greedy[22] & (|(en$0 & greedy) | |(en$0 & tri$22) | col_n$0[22])) | (~policy_gto & |(en$0 & lrr_before$22))) begin
-            dom_n$0 = dom_n$0 | lane_hot$22;
-        end
-        if ((policy_gto & ~greedy[23] & (|(ep$0 & greedy) | |(ep$0 & tri$23) | col_p$0[23])) | (~policy_gto & |(ep$0 & lrr_before$23))) begin
-            dom_p$0 = dom_p$0 | lane_hot$23;
-        end
-        if ((policy_gto & ~greedy[23] & (|(en$0 & greedy) | |(en$0 & tri$23) | col_n$0[23])) | (~policy_gto & |(en$0 & lrr_before$23))) begin
-            dom_n$0 = dom_n$0 | lane_hot$23;
-        end
-        sel$0 = ep$0 & ~dom_p$0;
-        if (~|ep$0) begin
-            sel$0 = en$0 & ~dom_n$0;
+        if (|(sel$0 & below$23)) begin
+            above_sel$0 = above_sel$0 | lane_hot$23;
         end
         lane$0 = 32'h0;
         if (|(sel$0 & id_bit$0)) begin
@@ -3566,17 +5404,19 @@ module mascar_issue_top$sched$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         pick_valid = 1'b0;
         pick_lane = 32'h0;
         pick_one_hot = 32'h0;
-        if (kill == var_id$0) begin
+        pick_after = 32'h0;
+        if (var_sel[0]) begin
             pick_valid = pick_valid | |elig$0;
             pick_lane = pick_lane | lane$0;
             pick_one_hot = pick_one_hot | sel$0;
+            pick_after = pick_after | above_sel$0;
         end
     end
     
 endmodule // mascar_issue_top$sched$picker0
 
 
-module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_avail,sfu_avail,lsu_avail,load_avail,kill,policy_gto,mas_enable,mp,last_valid,last_lane,greedy_valid,greedy_lane,tri$0,tri$1,tri$2,tri$3,tri$4,tri$5,tri$6,tri$7,tri$8,tri$9,tri$10,tri$11,tri$12,tri$13,tri$14,tri$15,tri$16,tri$17,tri$18,tri$19,tri$20,tri$21,tri$22,tri$23,pick_valid,pick_lane,pick_one_hot,greedy_hot);
+module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_avail,sfu_avail,lsu_avail,load_avail,var_sel,policy_gto,mas_enable,mp,after,greedy,tri$0,tri$1,tri$2,tri$3,tri$4,tri$5,tri$6,tri$7,tri$8,tri$9,tri$10,tri$11,tri$12,tri$13,tri$14,tri$15,tri$16,tri$17,tri$18,tri$19,tri$20,tri$21,tri$22,tri$23,pick_valid,pick_lane,pick_one_hot,pick_after);
     
     // Module arguments
     input wire  [23:0] ready;
@@ -3590,14 +5430,12 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
     input wire  sfu_avail;
     input wire  lsu_avail;
     input wire  load_avail;
-    input wire  [2:0] kill;
+    input wire  [7:0] var_sel;
     input wire  policy_gto;
     input wire  mas_enable;
     input wire  mp;
-    input wire  last_valid;
-    input wire  [5:0] last_lane;
-    input wire  greedy_valid;
-    input wire  [5:0] greedy_lane;
+    input wire  [23:0] after;
+    input wire  [23:0] greedy;
     input wire  [23:0] tri$0;
     input wire  [23:0] tri$1;
     input wire  [23:0] tri$2;
@@ -3625,7 +5463,7 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
     output reg  pick_valid;
     output reg  [5:0] pick_lane;
     output reg  [23:0] pick_one_hot;
-    output reg  [23:0] greedy_hot;
+    output reg  [23:0] pick_after;
     
     // Constant declarations
     localparam  ones = 24'hffffff;
@@ -3677,30 +5515,6 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
     localparam  above$21 = 24'hc00000;
     localparam  above$22 = 24'h800000;
     localparam  above$23 = 24'h0;
-    localparam  lane_id$0 = 6'b0;
-    localparam  lane_id$1 = 6'b1;
-    localparam  lane_id$2 = 6'b10;
-    localparam  lane_id$3 = 6'b11;
-    localparam  lane_id$4 = 6'b100;
-    localparam  lane_id$5 = 6'b101;
-    localparam  lane_id$6 = 6'b110;
-    localparam  lane_id$7 = 6'b111;
-    localparam  lane_id$8 = 6'b1000;
-    localparam  lane_id$9 = 6'b1001;
-    localparam  lane_id$10 = 6'b1010;
-    localparam  lane_id$11 = 6'b1011;
-    localparam  lane_id$12 = 6'b1100;
-    localparam  lane_id$13 = 6'b1101;
-    localparam  lane_id$14 = 6'b1110;
-    localparam  lane_id$15 = 6'b1111;
-    localparam  lane_id$16 = 6'b10000;
-    localparam  lane_id$17 = 6'b10001;
-    localparam  lane_id$18 = 6'b10010;
-    localparam  lane_id$19 = 6'b10011;
-    localparam  lane_id$20 = 6'b10100;
-    localparam  lane_id$21 = 6'b10101;
-    localparam  lane_id$22 = 6'b10110;
-    localparam  lane_id$23 = 6'b10111;
     localparam  id_bit$0 = 24'haaaaaa;
     localparam  id_bit$1 = 24'hcccccc;
     localparam  id_bit$2 = 24'hf0f0f0;
@@ -3735,14 +5549,6 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
     localparam  index_hot$2 = 6'b100;
     localparam  index_hot$3 = 6'b1000;
     localparam  index_hot$4 = 6'b10000;
-    localparam  var_id$0 = 3'b0;
-    localparam  var_id$1 = 3'b1;
-    localparam  var_id$2 = 3'b10;
-    localparam  var_id$3 = 3'b11;
-    localparam  var_id$4 = 3'b100;
-    localparam  var_id$5 = 3'b101;
-    localparam  var_id$6 = 3'b110;
-    localparam  var_id$7 = 3'b111;
     localparam  var_sp$0 = 1'b0;
     localparam  var_sp$1 = 1'b1;
     localparam  var_sp$2 = 1'b0;
@@ -3771,8 +5577,6 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
     // Local signals
     reg  [23:0] base;
     reg  [23:0] preferred;
-    reg  [23:0] after;
-    reg  [23:0] greedy;
     reg  [23:0] lrr_before$0;
     reg  [23:0] lrr_before$1;
     reg  [23:0] lrr_before$2;
@@ -3797,6 +5601,78 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
     reg  [23:0] lrr_before$21;
     reg  [23:0] lrr_before$22;
     reg  [23:0] lrr_before$23;
+    reg  [23:0] older$0;
+    reg  [23:0] older$1;
+    reg  [23:0] older$2;
+    reg  [23:0] older$3;
+    reg  [23:0] older$4;
+    reg  [23:0] older$5;
+    reg  [23:0] older$6;
+    reg  [23:0] older$7;
+    reg  [23:0] older$8;
+    reg  [23:0] older$9;
+    reg  [23:0] older$10;
+    reg  [23:0] older$11;
+    reg  [23:0] older$12;
+    reg  [23:0] older$13;
+    reg  [23:0] older$14;
+    reg  [23:0] older$15;
+    reg  [23:0] older$16;
+    reg  [23:0] older$17;
+    reg  [23:0] older$18;
+    reg  [23:0] older$19;
+    reg  [23:0] older$20;
+    reg  [23:0] older$21;
+    reg  [23:0] older$22;
+    reg  [23:0] older$23;
+    reg  [23:0] order$0;
+    reg  [23:0] order$1;
+    reg  [23:0] order$2;
+    reg  [23:0] order$3;
+    reg  [23:0] order$4;
+    reg  [23:0] order$5;
+    reg  [23:0] order$6;
+    reg  [23:0] order$7;
+    reg  [23:0] order$8;
+    reg  [23:0] order$9;
+    reg  [23:0] order$10;
+    reg  [23:0] order$11;
+    reg  [23:0] order$12;
+    reg  [23:0] order$13;
+    reg  [23:0] order$14;
+    reg  [23:0] order$15;
+    reg  [23:0] order$16;
+    reg  [23:0] order$17;
+    reg  [23:0] order$18;
+    reg  [23:0] order$19;
+    reg  [23:0] order$20;
+    reg  [23:0] order$21;
+    reg  [23:0] order$22;
+    reg  [23:0] order$23;
+    reg  [23:0] before$0;
+    reg  [23:0] before$1;
+    reg  [23:0] before$2;
+    reg  [23:0] before$3;
+    reg  [23:0] before$4;
+    reg  [23:0] before$5;
+    reg  [23:0] before$6;
+    reg  [23:0] before$7;
+    reg  [23:0] before$8;
+    reg  [23:0] before$9;
+    reg  [23:0] before$10;
+    reg  [23:0] before$11;
+    reg  [23:0] before$12;
+    reg  [23:0] before$13;
+    reg  [23:0] before$14;
+    reg  [23:0] before$15;
+    reg  [23:0] before$16;
+    reg  [23:0] before$17;
+    reg  [23:0] before$18;
+    reg  [23:0] before$19;
+    reg  [23:0] before$20;
+    reg  [23:0] before$21;
+    reg  [23:0] before$22;
+    reg  [23:0] before$23;
     reg  [23:0] elig$0;
     reg  [23:0] elig$1;
     reg  [23:0] elig$2;
@@ -3805,54 +5681,6 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
     reg  [23:0] elig$5;
     reg  [23:0] elig$6;
     reg  [23:0] elig$7;
-    reg  [23:0] ep$0;
-    reg  [23:0] ep$1;
-    reg  [23:0] ep$2;
-    reg  [23:0] ep$3;
-    reg  [23:0] ep$4;
-    reg  [23:0] ep$5;
-    reg  [23:0] ep$6;
-    reg  [23:0] ep$7;
-    reg  [23:0] en$0;
-    reg  [23:0] en$1;
-    reg  [23:0] en$2;
-    reg  [23:0] en$3;
-    reg  [23:0] en$4;
-    reg  [23:0] en$5;
-    reg  [23:0] en$6;
-    reg  [23:0] en$7;
-    reg  [23:0] col_p$0;
-    reg  [23:0] col_p$1;
-    reg  [23:0] col_p$2;
-    reg  [23:0] col_p$3;
-    reg  [23:0] col_p$4;
-    reg  [23:0] col_p$5;
-    reg  [23:0] col_p$6;
-    reg  [23:0] col_p$7;
-    reg  [23:0] col_n$0;
-    reg  [23:0] col_n$1;
-    reg  [23:0] col_n$2;
-    reg  [23:0] col_n$3;
-    reg  [23:0] col_n$4;
-    reg  [23:0] col_n$5;
-    reg  [23:0] col_n$6;
-    reg  [23:0] col_n$7;
-    reg  [23:0] dom_p$0;
-    reg  [23:0] dom_p$1;
-    reg  [23:0] dom_p$2;
-    reg  [23:0] dom_p$3;
-    reg  [23:0] dom_p$4;
-    reg  [23:0] dom_p$5;
-    reg  [23:0] dom_p$6;
-    reg  [23:0] dom_p$7;
-    reg  [23:0] dom_n$0;
-    reg  [23:0] dom_n$1;
-    reg  [23:0] dom_n$2;
-    reg  [23:0] dom_n$3;
-    reg  [23:0] dom_n$4;
-    reg  [23:0] dom_n$5;
-    reg  [23:0] dom_n$6;
-    reg  [23:0] dom_n$7;
     reg  [23:0] sel$0;
     reg  [23:0] sel$1;
     reg  [23:0] sel$2;
@@ -3869,6 +5697,14 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
     reg  [5:0] lane$5;
     reg  [5:0] lane$6;
     reg  [5:0] lane$7;
+    reg  [23:0] above_sel$0;
+    reg  [23:0] above_sel$1;
+    reg  [23:0] above_sel$2;
+    reg  [23:0] above_sel$3;
+    reg  [23:0] above_sel$4;
+    reg  [23:0] above_sel$5;
+    reg  [23:0] above_sel$6;
+    reg  [23:0] above_sel$7;
     
     // Update code
     always @(*) begin
@@ -3894,150 +5730,6 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
                 preferred = wst_mem;
             end
         end
-        after = 32'h0;
-        greedy = 32'h0;
-        if (last_valid & (lane_id$1 > last_lane)) begin
-            after = after | lane_hot$1;
-        end
-        if (last_valid & (lane_id$2 > last_lane)) begin
-            after = after | lane_hot$2;
-        end
-        if (last_valid & (lane_id$3 > last_lane)) begin
-            after = after | lane_hot$3;
-        end
-        if (last_valid & (lane_id$4 > last_lane)) begin
-            after = after | lane_hot$4;
-        end
-        if (last_valid & (lane_id$5 > last_lane)) begin
-            after = after | lane_hot$5;
-        end
-        if (last_valid & (lane_id$6 > last_lane)) begin
-            after = after | lane_hot$6;
-        end
-        if (last_valid & (lane_id$7 > last_lane)) begin
-            after = after | lane_hot$7;
-        end
-        if (last_valid & (lane_id$8 > last_lane)) begin
-            after = after | lane_hot$8;
-        end
-        if (last_valid & (lane_id$9 > last_lane)) begin
-            after = after | lane_hot$9;
-        end
-        if (last_valid & (lane_id$10 > last_lane)) begin
-            after = after | lane_hot$10;
-        end
-        if (last_valid & (lane_id$11 > last_lane)) begin
-            after = after | lane_hot$11;
-        end
-        if (last_valid & (lane_id$12 > last_lane)) begin
-            after = after | lane_hot$12;
-        end
-        if (last_valid & (lane_id$13 > last_lane)) begin
-            after = after | lane_hot$13;
-        end
-        if (last_valid & (lane_id$14 > last_lane)) begin
-            after = after | lane_hot$14;
-        end
-        if (last_valid & (lane_id$15 > last_lane)) begin
-            after = after | lane_hot$15;
-        end
-        if (last_valid & (lane_id$16 > last_lane)) begin
-            after = after | lane_hot$16;
-        end
-        if (last_valid & (lane_id$17 > last_lane)) begin
-            after = after | lane_hot$17;
-        end
-        if (last_valid & (lane_id$18 > last_lane)) begin
-            after = after | lane_hot$18;
-        end
-        if (last_valid & (lane_id$19 > last_lane)) begin
-            after = after | lane_hot$19;
-        end
-        if (last_valid & (lane_id$20 > last_lane)) begin
-            after = after | lane_hot$20;
-        end
-        if (last_valid & (lane_id$21 > last_lane)) begin
-            after = after | lane_hot$21;
-        end
-        if (last_valid & (lane_id$22 > last_lane)) begin
-            after = after | lane_hot$22;
-        end
-        if (last_valid & (lane_id$23 > last_lane)) begin
-            after = after | lane_hot$23;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$0)) begin
-            greedy = greedy | lane_hot$0;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$1)) begin
-            greedy = greedy | lane_hot$1;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$2)) begin
-            greedy = greedy | lane_hot$2;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$3)) begin
-            greedy = greedy | lane_hot$3;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$4)) begin
-            greedy = greedy | lane_hot$4;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$5)) begin
-            greedy = greedy | lane_hot$5;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$6)) begin
-            greedy = greedy | lane_hot$6;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$7)) begin
-            greedy = greedy | lane_hot$7;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$8)) begin
-            greedy = greedy | lane_hot$8;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$9)) begin
-            greedy = greedy | lane_hot$9;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$10)) begin
-            greedy = greedy | lane_hot$10;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$11)) begin
-            greedy = greedy | lane_hot$11;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$12)) begin
-            greedy = greedy | lane_hot$12;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$13)) begin
-            greedy = greedy | lane_hot$13;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$14)) begin
-            greedy = greedy | lane_hot$14;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$15)) begin
-            greedy = greedy | lane_hot$15;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$16)) begin
-            greedy = greedy | lane_hot$16;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$17)) begin
-            greedy = greedy | lane_hot$17;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$18)) begin
-            greedy = greedy | lane_hot$18;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$19)) begin
-            greedy = greedy | lane_hot$19;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$20)) begin
-            greedy = greedy | lane_hot$20;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$21)) begin
-            greedy = greedy | lane_hot$21;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$22)) begin
-            greedy = greedy | lane_hot$22;
-        end
-        if (greedy_valid & (greedy_lane == lane_id$23)) begin
-            greedy = greedy | lane_hot$23;
-        end
-        greedy_hot = greedy;
         lrr_before$0 = after | below$0;
         if (after[0]) begin
             lrr_before$0 = after & below$0;
@@ -4134,6 +5826,2022 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         if (after[23]) begin
             lrr_before$23 = after & below$23;
         end
+        older$0 = tri$0 & above$0;
+        if (~tri$0[0]) begin
+            older$0 = older$0 | (lane_hot$0 & below$0);
+        end
+        if (~tri$1[0]) begin
+            older$0 = older$0 | (lane_hot$1 & below$0);
+        end
+        if (~tri$2[0]) begin
+            older$0 = older$0 | (lane_hot$2 & below$0);
+        end
+        if (~tri$3[0]) begin
+            older$0 = older$0 | (lane_hot$3 & below$0);
+        end
+        if (~tri$4[0]) begin
+            older$0 = older$0 | (lane_hot$4 & below$0);
+        end
+        if (~tri$5[0]) begin
+            older$0 = older$0 | (lane_hot$5 & below$0);
+        end
+        if (~tri$6[0]) begin
+            older$0 = older$0 | (lane_hot$6 & below$0);
+        end
+        if (~tri$7[0]) begin
+            older$0 = older$0 | (lane_hot$7 & below$0);
+        end
+        if (~tri$8[0]) begin
+            older$0 = older$0 | (lane_hot$8 & below$0);
+        end
+        if (~tri$9[0]) begin
+            older$0 = older$0 | (lane_hot$9 & below$0);
+        end
+        if (~tri$10[0]) begin
+            older$0 = older$0 | (lane_hot$10 & below$0);
+        end
+        if (~tri$11[0]) begin
+            older$0 = older$0 | (lane_hot$11 & below$0);
+        end
+        if (~tri$12[0]) begin
+            older$0 = older$0 | (lane_hot$12 & below$0);
+        end
+        if (~tri$13[0]) begin
+            older$0 = older$0 | (lane_hot$13 & below$0);
+        end
+        if (~tri$14[0]) begin
+            older$0 = older$0 | (lane_hot$14 & below$0);
+        end
+        if (~tri$15[0]) begin
+            older$0 = older$0 | (lane_hot$15 & below$0);
+        end
+        if (~tri$16[0]) begin
+            older$0 = older$0 | (lane_hot$16 & below$0);
+        end
+        if (~tri$17[0]) begin
+            older$0 = older$0 | (lane_hot$17 & below$0);
+        end
+        if (~tri$18[0]) begin
+            older$0 = older$0 | (lane_hot$18 & below$0);
+        end
+        if (~tri$19[0]) begin
+            older$0 = older$0 | (lane_hot$19 & below$0);
+        end
+        if (~tri$20[0]) begin
+            older$0 = older$0 | (lane_hot$20 & below$0);
+        end
+        if (~tri$21[0]) begin
+            older$0 = older$0 | (lane_hot$21 & below$0);
+        end
+        if (~tri$22[0]) begin
+            older$0 = older$0 | (lane_hot$22 & below$0);
+        end
+        if (~tri$23[0]) begin
+            older$0 = older$0 | (lane_hot$23 & below$0);
+        end
+        order$0 = lrr_before$0;
+        if (policy_gto) begin
+            order$0 = 32'h0;
+            if (~greedy[0]) begin
+                order$0 = greedy | older$0;
+            end
+        end
+        before$0 = preferred | order$0;
+        if (preferred[0]) begin
+            before$0 = preferred & order$0;
+        end
+        older$1 = tri$1 & above$1;
+        if (~tri$0[1]) begin
+            older$1 = older$1 | (lane_hot$0 & below$1);
+        end
+        if (~tri$1[1]) begin
+            older$1 = older$1 | (lane_hot$1 & below$1);
+        end
+        if (~tri$2[1]) begin
+            older$1 = older$1 | (lane_hot$2 & below$1);
+        end
+        if (~tri$3[1]) begin
+            older$1 = older$1 | (lane_hot$3 & below$1);
+        end
+        if (~tri$4[1]) begin
+            older$1 = older$1 | (lane_hot$4 & below$1);
+        end
+        if (~tri$5[1]) begin
+            older$1 = older$1 | (lane_hot$5 & below$1);
+        end
+        if (~tri$6[1]) begin
+            older$1 = older$1 | (lane_hot$6 & below$1);
+        end
+        if (~tri$7[1]) begin
+            older$1 = older$1 | (lane_hot$7 & below$1);
+        end
+        if (~tri$8[1]) begin
+            older$1 = older$1 | (lane_hot$8 & below$1);
+        end
+        if (~tri$9[1]) begin
+            older$1 = older$1 | (lane_hot$9 & below$1);
+        end
+        if (~tri$10[1]) begin
+            older$1 = older$1 | (lane_hot$10 & below$1);
+        end
+        if (~tri$11[1]) begin
+            older$1 = older$1 | (lane_hot$11 & below$1);
+        end
+        if (~tri$12[1]) begin
+            older$1 = older$1 | (lane_hot$12 & below$1);
+        end
+        if (~tri$13[1]) begin
+            older$1 = older$1 | (lane_hot$13 & below$1);
+        end
+        if (~tri$14[1]) begin
+            older$1 = older$1 | (lane_hot$14 & below$1);
+        end
+        if (~tri$15[1]) begin
+            older$1 = older$1 | (lane_hot$15 & below$1);
+        end
+        if (~tri$16[1]) begin
+            older$1 = older$1 | (lane_hot$16 & below$1);
+        end
+        if (~tri$17[1]) begin
+            older$1 = older$1 | (lane_hot$17 & below$1);
+        end
+        if (~tri$18[1]) begin
+            older$1 = older$1 | (lane_hot$18 & below$1);
+        end
+        if (~tri$19[1]) begin
+            older$1 = older$1 | (lane_hot$19 & below$1);
+        end
+        if (~tri$20[1]) begin
+            older$1 = older$1 | (lane_hot$20 & below$1);
+        end
+        if (~tri$21[1]) begin
+            older$1 = older$1 | (lane_hot$21 & below$1);
+        end
+        if (~tri$22[1]) begin
+            older$1 = older$1 | (lane_hot$22 & below$1);
+        end
+        if (~tri$23[1]) begin
+            older$1 = older$1 | (lane_hot$23 & below$1);
+        end
+        order$1 = lrr_before$1;
+        if (policy_gto) begin
+            order$1 = 32'h0;
+            if (~greedy[1]) begin
+                order$1 = greedy | older$1;
+            end
+        end
+        before$1 = preferred | order$1;
+        if (preferred[1]) begin
+            before$1 = preferred & order$1;
+        end
+        older$2 = tri$2 & above$2;
+        if (~tri$0[2]) begin
+            older$2 = older$2 | (lane_hot$0 & below$2);
+        end
+        if (~tri$1[2]) begin
+            older$2 = older$2 | (lane_hot$1 & below$2);
+        end
+        if (~tri$2[2]) begin
+            older$2 = older$2 | (lane_hot$2 & below$2);
+        end
+        if (~tri$3[2]) begin
+            older$2 = older$2 | (lane_hot$3 & below$2);
+        end
+        if (~tri$4[2]) begin
+            older$2 = older$2 | (lane_hot$4 & below$2);
+        end
+        if (~tri$5[2]) begin
+            older$2 = older$2 | (lane_hot$5 & below$2);
+        end
+        if (~tri$6[2]) begin
+            older$2 = older$2 | (lane_hot$6 & below$2);
+        end
+        if (~tri$7[2]) begin
+            older$2 = older$2 | (lane_hot$7 & below$2);
+        end
+        if (~tri$8[2]) begin
+            older$2 = older$2 | (lane_hot$8 & below$2);
+        end
+        if (~tri$9[2]) begin
+            older$2 = older$2 | (lane_hot$9 & below$2);
+        end
+        if (~tri$10[2]) begin
+            older$2 = older$2 | (lane_hot$10 & below$2);
+        end
+        if (~tri$11[2]) begin
+            older$2 = older$2 | (lane_hot$11 & below$2);
+        end
+        if (~tri$12[2]) begin
+            older$2 = older$2 | (lane_hot$12 & below$2);
+        end
+        if (~tri$13[2]) begin
+            older$2 = older$2 | (lane_hot$13 & below$2);
+        end
+        if (~tri$14[2]) begin
+            older$2 = older$2 | (lane_hot$14 & below$2);
+        end
+        if (~tri$15[2]) begin
+            older$2 = older$2 | (lane_hot$15 & below$2);
+        end
+        if (~tri$16[2]) begin
+            older$2 = older$2 | (lane_hot$16 & below$2);
+        end
+        if (~tri$17[2]) begin
+            older$2 = older$2 | (lane_hot$17 & below$2);
+        end
+        if (~tri$18[2]) begin
+            older$2 = older$2 | (lane_hot$18 & below$2);
+        end
+        if (~tri$19[2]) begin
+            older$2 = older$2 | (lane_hot$19 & below$2);
+        end
+        if (~tri$20[2]) begin
+            older$2 = older$2 | (lane_hot$20 & below$2);
+        end
+        if (~tri$21[2]) begin
+            older$2 = older$2 | (lane_hot$21 & below$2);
+        end
+        if (~tri$22[2]) begin
+            older$2 = older$2 | (lane_hot$22 & below$2);
+        end
+        if (~tri$23[2]) begin
+            older$2 = older$2 | (lane_hot$23 & below$2);
+        end
+        order$2 = lrr_before$2;
+        if (policy_gto) begin
+            order$2 = 32'h0;
+            if (~greedy[2]) begin
+                order$2 = greedy | older$2;
+            end
+        end
+        before$2 = preferred | order$2;
+        if (preferred[2]) begin
+            before$2 = preferred & order$2;
+        end
+        older$3 = tri$3 & above$3;
+        if (~tri$0[3]) begin
+            older$3 = older$3 | (lane_hot$0 & below$3);
+        end
+        if (~tri$1[3]) begin
+            older$3 = older$3 | (lane_hot$1 & below$3);
+        end
+        if (~tri$2[3]) begin
+            older$3 = older$3 | (lane_hot$2 & below$3);
+        end
+        if (~tri$3[3]) begin
+            older$3 = older$3 | (lane_hot$3 & below$3);
+        end
+        if (~tri$4[3]) begin
+            older$3 = older$3 | (lane_hot$4 & below$3);
+        end
+        if (~tri$5[3]) begin
+            older$3 = older$3 | (lane_hot$5 & below$3);
+        end
+        if (~tri$6[3]) begin
+            older$3 = older$3 | (lane_hot$6 & below$3);
+        end
+        if (~tri$7[3]) begin
+            older$3 = older$3 | (lane_hot$7 & below$3);
+        end
+        if (~tri$8[3]) begin
+            older$3 = older$3 | (lane_hot$8 & below$3);
+        end
+        if (~tri$9[3]) begin
+            older$3 = older$3 | (lane_hot$9 & below$3);
+        end
+        if (~tri$10[3]) begin
+            older$3 = older$3 | (lane_hot$10 & below$3);
+        end
+        if (~tri$11[3]) begin
+            older$3 = older$3 | (lane_hot$11 & below$3);
+        end
+        if (~tri$12[3]) begin
+            older$3 = older$3 | (lane_hot$12 & below$3);
+        end
+        if (~tri$13[3]) begin
+            older$3 = older$3 | (lane_hot$13 & below$3);
+        end
+        if (~tri$14[3]) begin
+            older$3 = older$3 | (lane_hot$14 & below$3);
+        end
+        if (~tri$15[3]) begin
+            older$3 = older$3 | (lane_hot$15 & below$3);
+        end
+        if (~tri$16[3]) begin
+            older$3 = older$3 | (lane_hot$16 & below$3);
+        end
+        if (~tri$17[3]) begin
+            older$3 = older$3 | (lane_hot$17 & below$3);
+        end
+        if (~tri$18[3]) begin
+            older$3 = older$3 | (lane_hot$18 & below$3);
+        end
+        if (~tri$19[3]) begin
+            older$3 = older$3 | (lane_hot$19 & below$3);
+        end
+        if (~tri$20[3]) begin
+            older$3 = older$3 | (lane_hot$20 & below$3);
+        end
+        if (~tri$21[3]) begin
+            older$3 = older$3 | (lane_hot$21 & below$3);
+        end
+        if (~tri$22[3]) begin
+            older$3 = older$3 | (lane_hot$22 & below$3);
+        end
+        if (~tri$23[3]) begin
+            older$3 = older$3 | (lane_hot$23 & below$3);
+        end
+        order$3 = lrr_before$3;
+        if (policy_gto) begin
+            order$3 = 32'h0;
+            if (~greedy[3]) begin
+                order$3 = greedy | older$3;
+            end
+        end
+        before$3 = preferred | order$3;
+        if (preferred[3]) begin
+            before$3 = preferred & order$3;
+        end
+        older$4 = tri$4 & above$4;
+        if (~tri$0[4]) begin
+            older$4 = older$4 | (lane_hot$0 & below$4);
+        end
+        if (~tri$1[4]) begin
+            older$4 = older$4 | (lane_hot$1 & below$4);
+        end
+        if (~tri$2[4]) begin
+            older$4 = older$4 | (lane_hot$2 & below$4);
+        end
+        if (~tri$3[4]) begin
+            older$4 = older$4 | (lane_hot$3 & below$4);
+        end
+        if (~tri$4[4]) begin
+            older$4 = older$4 | (lane_hot$4 & below$4);
+        end
+        if (~tri$5[4]) begin
+            older$4 = older$4 | (lane_hot$5 & below$4);
+        end
+        if (~tri$6[4]) begin
+            older$4 = older$4 | (lane_hot$6 & below$4);
+        end
+        if (~tri$7[4]) begin
+            older$4 = older$4 | (lane_hot$7 & below$4);
+        end
+        if (~tri$8[4]) begin
+            older$4 = older$4 | (lane_hot$8 & below$4);
+        end
+        if (~tri$9[4]) begin
+            older$4 = older$4 | (lane_hot$9 & below$4);
+        end
+        if (~tri$10[4]) begin
+            older$4 = older$4 | (lane_hot$10 & below$4);
+        end
+        if (~tri$11[4]) begin
+            older$4 = older$4 | (lane_hot$11 & below$4);
+        end
+        if (~tri$12[4]) begin
+            older$4 = older$4 | (lane_hot$12 & below$4);
+        end
+        if (~tri$13[4]) begin
+            older$4 = older$4 | (lane_hot$13 & below$4);
+        end
+        if (~tri$14[4]) begin
+            older$4 = older$4 | (lane_hot$14 & below$4);
+        end
+        if (~tri$15[4]) begin
+            older$4 = older$4 | (lane_hot$15 & below$4);
+        end
+        if (~tri$16[4]) begin
+            older$4 = older$4 | (lane_hot$16 & below$4);
+        end
+        if (~tri$17[4]) begin
+            older$4 = older$4 | (lane_hot$17 & below$4);
+        end
+        if (~tri$18[4]) begin
+            older$4 = older$4 | (lane_hot$18 & below$4);
+        end
+        if (~tri$19[4]) begin
+            older$4 = older$4 | (lane_hot$19 & below$4);
+        end
+        if (~tri$20[4]) begin
+            older$4 = older$4 | (lane_hot$20 & below$4);
+        end
+        if (~tri$21[4]) begin
+            older$4 = older$4 | (lane_hot$21 & below$4);
+        end
+        if (~tri$22[4]) begin
+            older$4 = older$4 | (lane_hot$22 & below$4);
+        end
+        if (~tri$23[4]) begin
+            older$4 = older$4 | (lane_hot$23 & below$4);
+        end
+        order$4 = lrr_before$4;
+        if (policy_gto) begin
+            order$4 = 32'h0;
+            if (~greedy[4]) begin
+                order$4 = greedy | older$4;
+            end
+        end
+        before$4 = preferred | order$4;
+        if (preferred[4]) begin
+            before$4 = preferred & order$4;
+        end
+        older$5 = tri$5 & above$5;
+        if (~tri$0[5]) begin
+            older$5 = older$5 | (lane_hot$0 & below$5);
+        end
+        if (~tri$1[5]) begin
+            older$5 = older$5 | (lane_hot$1 & below$5);
+        end
+        if (~tri$2[5]) begin
+            older$5 = older$5 | (lane_hot$2 & below$5);
+        end
+        if (~tri$3[5]) begin
+            older$5 = older$5 | (lane_hot$3 & below$5);
+        end
+        if (~tri$4[5]) begin
+            older$5 = older$5 | (lane_hot$4 & below$5);
+        end
+        if (~tri$5[5]) begin
+            older$5 = older$5 | (lane_hot$5 & below$5);
+        end
+        if (~tri$6[5]) begin
+            older$5 = older$5 | (lane_hot$6 & below$5);
+        end
+        if (~tri$7[5]) begin
+            older$5 = older$5 | (lane_hot$7 & below$5);
+        end
+        if (~tri$8[5]) begin
+            older$5 = older$5 | (lane_hot$8 & below$5);
+        end
+        if (~tri$9[5]) begin
+            older$5 = older$5 | (lane_hot$9 & below$5);
+        end
+        if (~tri$10[5]) begin
+            older$5 = older$5 | (lane_hot$10 & below$5);
+        end
+        if (~tri$11[5]) begin
+            older$5 = older$5 | (lane_hot$11 & below$5);
+        end
+        if (~tri$12[5]) begin
+            older$5 = older$5 | (lane_hot$12 & below$5);
+        end
+        if (~tri$13[5]) begin
+            older$5 = older$5 | (lane_hot$13 & below$5);
+        end
+        if (~tri$14[5]) begin
+            older$5 = older$5 | (lane_hot$14 & below$5);
+        end
+        if (~tri$15[5]) begin
+            older$5 = older$5 | (lane_hot$15 & below$5);
+        end
+        if (~tri$16[5]) begin
+            older$5 = older$5 | (lane_hot$16 & below$5);
+        end
+        if (~tri$17[5]) begin
+            older$5 = older$5 | (lane_hot$17 & below$5);
+        end
+        if (~tri$18[5]) begin
+            older$5 = older$5 | (lane_hot$18 & below$5);
+        end
+        if (~tri$19[5]) begin
+            older$5 = older$5 | (lane_hot$19 & below$5);
+        end
+        if (~tri$20[5]) begin
+            older$5 = older$5 | (lane_hot$20 & below$5);
+        end
+        if (~tri$21[5]) begin
+            older$5 = older$5 | (lane_hot$21 & below$5);
+        end
+        if (~tri$22[5]) begin
+            older$5 = older$5 | (lane_hot$22 & below$5);
+        end
+        if (~tri$23[5]) begin
+            older$5 = older$5 | (lane_hot$23 & below$5);
+        end
+        order$5 = lrr_before$5;
+        if (policy_gto) begin
+            order$5 = 32'h0;
+            if (~greedy[5]) begin
+                order$5 = greedy | older$5;
+            end
+        end
+        before$5 = preferred | order$5;
+        if (preferred[5]) begin
+            before$5 = preferred & order$5;
+        end
+        older$6 = tri$6 & above$6;
+        if (~tri$0[6]) begin
+            older$6 = older$6 | (lane_hot$0 & below$6);
+        end
+        if (~tri$1[6]) begin
+            older$6 = older$6 | (lane_hot$1 & below$6);
+        end
+        if (~tri$2[6]) begin
+            older$6 = older$6 | (lane_hot$2 & below$6);
+        end
+        if (~tri$3[6]) begin
+            older$6 = older$6 | (lane_hot$3 & below$6);
+        end
+        if (~tri$4[6]) begin
+            older$6 = older$6 | (lane_hot$4 & below$6);
+        end
+        if (~tri$5[6]) begin
+            older$6 = older$6 | (lane_hot$5 & below$6);
+        end
+        if (~tri$6[6]) begin
+            older$6 = older$6 | (lane_hot$6 & below$6);
+        end
+        if (~tri$7[6]) begin
+            older$6 = older$6 | (lane_hot$7 & below$6);
+        end
+        if (~tri$8[6]) begin
+            older$6 = older$6 | (lane_hot$8 & below$6);
+        end
+        if (~tri$9[6]) begin
+            older$6 = older$6 | (lane_hot$9 & below$6);
+        end
+        if (~tri$10[6]) begin
+            older$6 = older$6 | (lane_hot$10 & below$6);
+        end
+        if (~tri$11[6]) begin
+            older$6 = older$6 | (lane_hot$11 & below$6);
+        end
+        if (~tri$12[6]) begin
+            older$6 = older$6 | (lane_hot$12 & below$6);
+        end
+        if (~tri$13[6]) begin
+            older$6 = older$6 | (lane_hot$13 & below$6);
+        end
+        if (~tri$14[6]) begin
+            older$6 = older$6 | (lane_hot$14 & below$6);
+        end
+        if (~tri$15[6]) begin
+            older$6 = older$6 | (lane_hot$15 & below$6);
+        end
+        if (~tri$16[6]) begin
+            older$6 = older$6 | (lane_hot$16 & below$6);
+        end
+        if (~tri$17[6]) begin
+            older$6 = older$6 | (lane_hot$17 & below$6);
+        end
+        if (~tri$18[6]) begin
+            older$6 = older$6 | (lane_hot$18 & below$6);
+        end
+        if (~tri$19[6]) begin
+            older$6 = older$6 | (lane_hot$19 & below$6);
+        end
+        if (~tri$20[6]) begin
+            older$6 = older$6 | (lane_hot$20 & below$6);
+        end
+        if (~tri$21[6]) begin
+            older$6 = older$6 | (lane_hot$21 & below$6);
+        end
+        if (~tri$22[6]) begin
+            older$6 = older$6 | (lane_hot$22 & below$6);
+        end
+        if (~tri$23[6]) begin
+            older$6 = older$6 | (lane_hot$23 & below$6);
+        end
+        order$6 = lrr_before$6;
+        if (policy_gto) begin
+            order$6 = 32'h0;
+            if (~greedy[6]) begin
+                order$6 = greedy | older$6;
+            end
+        end
+        before$6 = preferred | order$6;
+        if (preferred[6]) begin
+            before$6 = preferred & order$6;
+        end
+        older$7 = tri$7 & above$7;
+        if (~tri$0[7]) begin
+            older$7 = older$7 | (lane_hot$0 & below$7);
+        end
+        if (~tri$1[7]) begin
+            older$7 = older$7 | (lane_hot$1 & below$7);
+        end
+        if (~tri$2[7]) begin
+            older$7 = older$7 | (lane_hot$2 & below$7);
+        end
+        if (~tri$3[7]) begin
+            older$7 = older$7 | (lane_hot$3 & below$7);
+        end
+        if (~tri$4[7]) begin
+            older$7 = older$7 | (lane_hot$4 & below$7);
+        end
+        if (~tri$5[7]) begin
+            older$7 = older$7 | (lane_hot$5 & below$7);
+        end
+        if (~tri$6[7]) begin
+            older$7 = older$7 | (lane_hot$6 & below$7);
+        end
+        if (~tri$7[7]) begin
+            older$7 = older$7 | (lane_hot$7 & below$7);
+        end
+        if (~tri$8[7]) begin
+            older$7 = older$7 | (lane_hot$8 & below$7);
+        end
+        if (~tri$9[7]) begin
+            older$7 = older$7 | (lane_hot$9 & below$7);
+        end
+        if (~tri$10[7]) begin
+            older$7 = older$7 | (lane_hot$10 & below$7);
+        end
+        if (~tri$11[7]) begin
+            older$7 = older$7 | (lane_hot$11 & below$7);
+        end
+        if (~tri$12[7]) begin
+            older$7 = older$7 | (lane_hot$12 & below$7);
+        end
+        if (~tri$13[7]) begin
+            older$7 = older$7 | (lane_hot$13 & below$7);
+        end
+        if (~tri$14[7]) begin
+            older$7 = older$7 | (lane_hot$14 & below$7);
+        end
+        if (~tri$15[7]) begin
+            older$7 = older$7 | (lane_hot$15 & below$7);
+        end
+        if (~tri$16[7]) begin
+            older$7 = older$7 | (lane_hot$16 & below$7);
+        end
+        if (~tri$17[7]) begin
+            older$7 = older$7 | (lane_hot$17 & below$7);
+        end
+        if (~tri$18[7]) begin
+            older$7 = older$7 | (lane_hot$18 & below$7);
+        end
+        if (~tri$19[7]) begin
+            older$7 = older$7 | (lane_hot$19 & below$7);
+        end
+        if (~tri$20[7]) begin
+            older$7 = older$7 | (lane_hot$20 & below$7);
+        end
+        if (~tri$21[7]) begin
+            older$7 = older$7 | (lane_hot$21 & below$7);
+        end
+        if (~tri$22[7]) begin
+            older$7 = older$7 | (lane_hot$22 & below$7);
+        end
+        if (~tri$23[7]) begin
+            older$7 = older$7 | (lane_hot$23 & below$7);
+        end
+        order$7 = lrr_before$7;
+        if (policy_gto) begin
+            order$7 = 32'h0;
+            if (~greedy[7]) begin
+                order$7 = greedy | older$7;
+            end
+        end
+        before$7 = preferred | order$7;
+        if (preferred[7]) begin
+            before$7 = preferred & order$7;
+        end
+        older$8 = tri$8 & above$8;
+        if (~tri$0[8]) begin
+            older$8 = older$8 | (lane_hot$0 & below$8);
+        end
+        if (~tri$1[8]) begin
+            older$8 = older$8 | (lane_hot$1 & below$8);
+        end
+        if (~tri$2[8]) begin
+            older$8 = older$8 | (lane_hot$2 & below$8);
+        end
+        if (~tri$3[8]) begin
+            older$8 = older$8 | (lane_hot$3 & below$8);
+        end
+        if (~tri$4[8]) begin
+            older$8 = older$8 | (lane_hot$4 & below$8);
+        end
+        if (~tri$5[8]) begin
+            older$8 = older$8 | (lane_hot$5 & below$8);
+        end
+        if (~tri$6[8]) begin
+            older$8 = older$8 | (lane_hot$6 & below$8);
+        end
+        if (~tri$7[8]) begin
+            older$8 = older$8 | (lane_hot$7 & below$8);
+        end
+        if (~tri$8[8]) begin
+            older$8 = older$8 | (lane_hot$8 & below$8);
+        end
+        if (~tri$9[8]) begin
+            older$8 = older$8 | (lane_hot$9 & below$8);
+        end
+        if (~tri$10[8]) begin
+            older$8 = older$8 | (lane_hot$10 & below$8);
+        end
+        if (~tri$11[8]) begin
+            older$8 = older$8 | (lane_hot$11 & below$8);
+        end
+        if (~tri$12[8]) begin
+            older$8 = older$8 | (lane_hot$12 & below$8);
+        end
+        if (~tri$13[8]) begin
+            older$8 = older$8 | (lane_hot$13 & below$8);
+        end
+        if (~tri$14[8]) begin
+            older$8 = older$8 | (lane_hot$14 & below$8);
+        end
+        if (~tri$15[8]) begin
+            older$8 = older$8 | (lane_hot$15 & below$8);
+        end
+        if (~tri$16[8]) begin
+            older$8 = older$8 | (lane_hot$16 & below$8);
+        end
+        if (~tri$17[8]) begin
+            older$8 = older$8 | (lane_hot$17 & below$8);
+        end
+        if (~tri$18[8]) begin
+            older$8 = older$8 | (lane_hot$18 & below$8);
+        end
+        if (~tri$19[8]) begin
+            older$8 = older$8 | (lane_hot$19 & below$8);
+        end
+        if (~tri$20[8]) begin
+            older$8 = older$8 | (lane_hot$20 & below$8);
+        end
+        if (~tri$21[8]) begin
+            older$8 = older$8 | (lane_hot$21 & below$8);
+        end
+        if (~tri$22[8]) begin
+            older$8 = older$8 | (lane_hot$22 & below$8);
+        end
+        if (~tri$23[8]) begin
+            older$8 = older$8 | (lane_hot$23 & below$8);
+        end
+        order$8 = lrr_before$8;
+        if (policy_gto) begin
+            order$8 = 32'h0;
+            if (~greedy[8]) begin
+                order$8 = greedy | older$8;
+            end
+        end
+        before$8 = preferred | order$8;
+        if (preferred[8]) begin
+            before$8 = preferred & order$8;
+        end
+        older$9 = tri$9 & above$9;
+        if (~tri$0[9]) begin
+            older$9 = older$9 | (lane_hot$0 & below$9);
+        end
+        if (~tri$1[9]) begin
+            older$9 = older$9 | (lane_hot$1 & below$9);
+        end
+        if (~tri$2[9]) begin
+            older$9 = older$9 | (lane_hot$2 & below$9);
+        end
+        if (~tri$3[9]) begin
+            older$9 = older$9 | (lane_hot$3 & below$9);
+        end
+        if (~tri$4[9]) begin
+            older$9 = older$9 | (lane_hot$4 & below$9);
+        end
+        if (~tri$5[9]) begin
+            older$9 = older$9 | (lane_hot$5 & below$9);
+        end
+        if (~tri$6[9]) begin
+            older$9 = older$9 | (lane_hot$6 & below$9);
+        end
+        if (~tri$7[9]) begin
+            older$9 = older$9 | (lane_hot$7 & below$9);
+        end
+        if (~tri$8[9]) begin
+            older$9 = older$9 | (lane_hot$8 & below$9);
+        end
+        if (~tri$9[9]) begin
+            older$9 = older$9 | (lane_hot$9 & below$9);
+        end
+        if (~tri$10[9]) begin
+            older$9 = older$9 | (lane_hot$10 & below$9);
+        end
+        if (~tri$11[9]) begin
+            older$9 = older$9 | (lane_hot$11 & below$9);
+        end
+        if (~tri$12[9]) begin
+            older$9 = older$9 | (lane_hot$12 & below$9);
+        end
+        if (~tri$13[9]) begin
+            older$9 = older$9 | (lane_hot$13 & below$9);
+        end
+        if (~tri$14[9]) begin
+            older$9 = older$9 | (lane_hot$14 & below$9);
+        end
+        if (~tri$15[9]) begin
+            older$9 = older$9 | (lane_hot$15 & below$9);
+        end
+        if (~tri$16[9]) begin
+            older$9 = older$9 | (lane_hot$16 & below$9);
+        end
+        if (~tri$17[9]) begin
+            older$9 = older$9 | (lane_hot$17 & below$9);
+        end
+        if (~tri$18[9]) begin
+            older$9 = older$9 | (lane_hot$18 & below$9);
+        end
+        if (~tri$19[9]) begin
+            older$9 = older$9 | (lane_hot$19 & below$9);
+        end
+        if (~tri$20[9]) begin
+            older$9 = older$9 | (lane_hot$20 & below$9);
+        end
+        if (~tri$21[9]) begin
+            older$9 = older$9 | (lane_hot$21 & below$9);
+        end
+        if (~tri$22[9]) begin
+            older$9 = older$9 | (lane_hot$22 & below$9);
+        end
+        if (~tri$23[9]) begin
+            older$9 = older$9 | (lane_hot$23 & below$9);
+        end
+        order$9 = lrr_before$9;
+        if (policy_gto) begin
+            order$9 = 32'h0;
+            if (~greedy[9]) begin
+                order$9 = greedy | older$9;
+            end
+        end
+        before$9 = preferred | order$9;
+        if (preferred[9]) begin
+            before$9 = preferred & order$9;
+        end
+        older$10 = tri$10 & above$10;
+        if (~tri$0[10]) begin
+            older$10 = older$10 | (lane_hot$0 & below$10);
+        end
+        if (~tri$1[10]) begin
+            older$10 = older$10 | (lane_hot$1 & below$10);
+        end
+        if (~tri$2[10]) begin
+            older$10 = older$10 | (lane_hot$2 & below$10);
+        end
+        if (~tri$3[10]) begin
+            older$10 = older$10 | (lane_hot$3 & below$10);
+        end
+        if (~tri$4[10]) begin
+            older$10 = older$10 | (lane_hot$4 & below$10);
+        end
+        if (~tri$5[10]) begin
+            older$10 = older$10 | (lane_hot$5 & below$10);
+        end
+        if (~tri$6[10]) begin
+            older$10 = older$10 | (lane_hot$6 & below$10);
+        end
+        if (~tri$7[10]) begin
+            older$10 = older$10 | (lane_hot$7 & below$10);
+        end
+        if (~tri$8[10]) begin
+            older$10 = older$10 | (lane_hot$8 & below$10);
+        end
+        if (~tri$9[10]) begin
+            older$10 = older$10 | (lane_hot$9 & below$10);
+        end
+        if (~tri$10[10]) begin
+            older$10 = older$10 | (lane_hot$10 & below$10);
+        end
+        if (~tri$11[10]) begin
+            older$10 = older$10 | (lane_hot$11 & below$10);
+        end
+        if (~tri$12[10]) begin
+            older$10 = older$10 | (lane_hot$12 & below$10);
+        end
+        if (~tri$13[10]) begin
+            older$10 = older$10 | (lane_hot$13 & below$10);
+        end
+        if (~tri$14[10]) begin
+            older$10 = older$10 | (lane_hot$14 & below$10);
+        end
+        if (~tri$15[10]) begin
+            older$10 = older$10 | (lane_hot$15 & below$10);
+        end
+        if (~tri$16[10]) begin
+            older$10 = older$10 | (lane_hot$16 & below$10);
+        end
+        if (~tri$17[10]) begin
+            older$10 = older$10 | (lane_hot$17 & below$10);
+        end
+        if (~tri$18[10]) begin
+            older$10 = older$10 | (lane_hot$18 & below$10);
+        end
+        if (~tri$19[10]) begin
+            older$10 = older$10 | (lane_hot$19 & below$10);
+        end
+        if (~tri$20[10]) begin
+            older$10 = older$10 | (lane_hot$20 & below$10);
+        end
+        if (~tri$21[10]) begin
+            older$10 = older$10 | (lane_hot$21 & below$10);
+        end
+        if (~tri$22[10]) begin
+            older$10 = older$10 | (lane_hot$22 & below$10);
+        end
+        if (~tri$23[10]) begin
+            older$10 = older$10 | (lane_hot$23 & below$10);
+        end
+        order$10 = lrr_before$10;
+        if (policy_gto) begin
+            order$10 = 32'h0;
+            if (~greedy[10]) begin
+                order$10 = greedy | older$10;
+            end
+        end
+        before$10 = preferred | order$10;
+        if (preferred[10]) begin
+            before$10 = preferred & order$10;
+        end
+        older$11 = tri$11 & above$11;
+        if (~tri$0[11]) begin
+            older$11 = older$11 | (lane_hot$0 & below$11);
+        end
+        if (~tri$1[11]) begin
+            older$11 = older$11 | (lane_hot$1 & below$11);
+        end
+        if (~tri$2[11]) begin
+            older$11 = older$11 | (lane_hot$2 & below$11);
+        end
+        if (~tri$3[11]) begin
+            older$11 = older$11 | (lane_hot$3 & below$11);
+        end
+        if (~tri$4[11]) begin
+            older$11 = older$11 | (lane_hot$4 & below$11);
+        end
+        if (~tri$5[11]) begin
+            older$11 = older$11 | (lane_hot$5 & below$11);
+        end
+        if (~tri$6[11]) begin
+            older$11 = older$11 | (lane_hot$6 & below$11);
+        end
+        if (~tri$7[11]) begin
+            older$11 = older$11 | (lane_hot$7 & below$11);
+        end
+        if (~tri$8[11]) begin
+            older$11 = older$11 | (lane_hot$8 & below$11);
+        end
+        if (~tri$9[11]) begin
+            older$11 = older$11 | (lane_hot$9 & below$11);
+        end
+        if (~tri$10[11]) begin
+            older$11 = older$11 | (lane_hot$10 & below$11);
+        end
+        if (~tri$11[11]) begin
+            older$11 = older$11 | (lane_hot$11 & below$11);
+        end
+        if (~tri$12[11]) begin
+            older$11 = older$11 | (lane_hot$12 & below$11);
+        end
+        if (~tri$13[11]) begin
+            older$11 = older$11 | (lane_hot$13 & below$11);
+        end
+        if (~tri$14[11]) begin
+            older$11 = older$11 | (lane_hot$14 & below$11);
+        end
+        if (~tri$15[11]) begin
+            older$11 = older$11 | (lane_hot$15 & below$11);
+        end
+        if (~tri$16[11]) begin
+            older$11 = older$11 | (lane_hot$16 & below$11);
+        end
+        if (~tri$17[11]) begin
+            older$11 = older$11 | (lane_hot$17 & below$11);
+        end
+        if (~tri$18[11]) begin
+            older$11 = older$11 | (lane_hot$18 & below$11);
+        end
+        if (~tri$19[11]) begin
+            older$11 = older$11 | (lane_hot$19 & below$11);
+        end
+        if (~tri$20[11]) begin
+            older$11 = older$11 | (lane_hot$20 & below$11);
+        end
+        if (~tri$21[11]) begin
+            older$11 = older$11 | (lane_hot$21 & below$11);
+        end
+        if (~tri$22[11]) begin
+            older$11 = older$11 | (lane_hot$22 & below$11);
+        end
+        if (~tri$23[11]) begin
+            older$11 = older$11 | (lane_hot$23 & below$11);
+        end
+        order$11 = lrr_before$11;
+        if (policy_gto) begin
+            order$11 = 32'h0;
+            if (~greedy[11]) begin
+                order$11 = greedy | older$11;
+            end
+        end
+        before$11 = preferred | order$11;
+        if (preferred[11]) begin
+            before$11 = preferred & order$11;
+        end
+        older$12 = tri$12 & above$12;
+        if (~tri$0[12]) begin
+            older$12 = older$12 | (lane_hot$0 & below$12);
+        end
+        if (~tri$1[12]) begin
+            older$12 = older$12 | (lane_hot$1 & below$12);
+        end
+        if (~tri$2[12]) begin
+            older$12 = older$12 | (lane_hot$2 & below$12);
+        end
+        if (~tri$3[12]) begin
+            older$12 = older$12 | (lane_hot$3 & below$12);
+        end
+        if (~tri$4[12]) begin
+            older$12 = older$12 | (lane_hot$4 & below$12);
+        end
+        if (~tri$5[12]) begin
+            older$12 = older$12 | (lane_hot$5 & below$12);
+        end
+        if (~tri$6[12]) begin
+            older$12 = older$12 | (lane_hot$6 & below$12);
+        end
+        if (~tri$7[12]) begin
+            older$12 = older$12 | (lane_hot$7 & below$12);
+        end
+        if (~tri$8[12]) begin
+            older$12 = older$12 | (lane_hot$8 & below$12);
+        end
+        if (~tri$9[12]) begin
+            older$12 = older$12 | (lane_hot$9 & below$12);
+        end
+        if (~tri$10[12]) begin
+            older$12 = older$12 | (lane_hot$10 & below$12);
+        end
+        if (~tri$11[12]) begin
+            older$12 = older$12 | (lane_hot$11 & below$12);
+        end
+        if (~tri$12[12]) begin
+            older$12 = older$12 | (lane_hot$12 & below$12);
+        end
+        if (~tri$13[12]) begin
+            older$12 = older$12 | (lane_hot$13 & below$12);
+        end
+        if (~tri$14[12]) begin
+            older$12 = older$12 | (lane_hot$14 & below$12);
+        end
+        if (~tri$15[12]) begin
+            older$12 = older$12 | (lane_hot$15 & below$12);
+        end
+        if (~tri$16[12]) begin
+            older$12 = older$12 | (lane_hot$16 & below$12);
+        end
+        if (~tri$17[12]) begin
+            older$12 = older$12 | (lane_hot$17 & below$12);
+        end
+        if (~tri$18[12]) begin
+            older$12 = older$12 | (lane_hot$18 & below$12);
+        end
+        if (~tri$19[12]) begin
+            older$12 = older$12 | (lane_hot$19 & below$12);
+        end
+        if (~tri$20[12]) begin
+            older$12 = older$12 | (lane_hot$20 & below$12);
+        end
+        if (~tri$21[12]) begin
+            older$12 = older$12 | (lane_hot$21 & below$12);
+        end
+        if (~tri$22[12]) begin
+            older$12 = older$12 | (lane_hot$22 & below$12);
+        end
+        if (~tri$23[12]) begin
+            older$12 = older$12 | (lane_hot$23 & below$12);
+        end
+        order$12 = lrr_before$12;
+        if (policy_gto) begin
+            order$12 = 32'h0;
+            if (~greedy[12]) begin
+                order$12 = greedy | older$12;
+            end
+        end
+        before$12 = preferred | order$12;
+        if (preferred[12]) begin
+            before$12 = preferred & order$12;
+        end
+        older$13 = tri$13 & above$13;
+        if (~tri$0[13]) begin
+            older$13 = older$13 | (lane_hot$0 & below$13);
+        end
+        if (~tri$1[13]) begin
+            older$13 = older$13 | (lane_hot$1 & below$13);
+        end
+        if (~tri$2[13]) begin
+            older$13 = older$13 | (lane_hot$2 & below$13);
+        end
+        if (~tri$3[13]) begin
+            older$13 = older$13 | (lane_hot$3 & below$13);
+        end
+        if (~tri$4[13]) begin
+            older$13 = older$13 | (lane_hot$4 & below$13);
+        end
+        if (~tri$5[13]) begin
+            older$13 = older$13 | (lane_hot$5 & below$13);
+        end
+        if (~tri$6[13]) begin
+            older$13 = older$13 | (lane_hot$6 & below$13);
+        end
+        if (~tri$7[13]) begin
+            older$13 = older$13 | (lane_hot$7 & below$13);
+        end
+        if (~tri$8[13]) begin
+            older$13 = older$13 | (lane_hot$8 & below$13);
+        end
+        if (~tri$9[13]) begin
+            older$13 = older$13 | (lane_hot$9 & below$13);
+        end
+        if (~tri$10[13]) begin
+            older$13 = older$13 | (lane_hot$10 & below$13);
+        end
+        if (~tri$11[13]) begin
+            older$13 = older$13 | (lane_hot$11 & below$13);
+        end
+        if (~tri$12[13]) begin
+            older$13 = older$13 | (lane_hot$12 & below$13);
+        end
+        if (~tri$13[13]) begin
+            older$13 = older$13 | (lane_hot$13 & below$13);
+        end
+        if (~tri$14[13]) begin
+            older$13 = older$13 | (lane_hot$14 & below$13);
+        end
+        if (~tri$15[13]) begin
+            older$13 = older$13 | (lane_hot$15 & below$13);
+        end
+        if (~tri$16[13]) begin
+            older$13 = older$13 | (lane_hot$16 & below$13);
+        end
+        if (~tri$17[13]) begin
+            older$13 = older$13 | (lane_hot$17 & below$13);
+        end
+        if (~tri$18[13]) begin
+            older$13 = older$13 | (lane_hot$18 & below$13);
+        end
+        if (~tri$19[13]) begin
+            older$13 = older$13 | (lane_hot$19 & below$13);
+        end
+        if (~tri$20[13]) begin
+            older$13 = older$13 | (lane_hot$20 & below$13);
+        end
+        if (~tri$21[13]) begin
+            older$13 = older$13 | (lane_hot$21 & below$13);
+        end
+        if (~tri$22[13]) begin
+            older$13 = older$13 | (lane_hot$22 & below$13);
+        end
+        if (~tri$23[13]) begin
+            older$13 = older$13 | (lane_hot$23 & below$13);
+        end
+        order$13 = lrr_before$13;
+        if (policy_gto) begin
+            order$13 = 32'h0;
+            if (~greedy[13]) begin
+                order$13 = greedy | older$13;
+            end
+        end
+        before$13 = preferred | order$13;
+        if (preferred[13]) begin
+            before$13 = preferred & order$13;
+        end
+        older$14 = tri$14 & above$14;
+        if (~tri$0[14]) begin
+            older$14 = older$14 | (lane_hot$0 & below$14);
+        end
+        if (~tri$1[14]) begin
+            older$14 = older$14 | (lane_hot$1 & below$14);
+        end
+        if (~tri$2[14]) begin
+            older$14 = older$14 | (lane_hot$2 & below$14);
+        end
+        if (~tri$3[14]) begin
+            older$14 = older$14 | (lane_hot$3 & below$14);
+        end
+        if (~tri$4[14]) begin
+            older$14 = older$14 | (lane_hot$4 & below$14);
+        end
+        if (~tri$5[14]) begin
+            older$14 = older$14 | (lane_hot$5 & below$14);
+        end
+        if (~tri$6[14]) begin
+            older$14 = older$14 | (lane_hot$6 & below$14);
+        end
+        if (~tri$7[14]) begin
+            older$14 = older$14 | (lane_hot$7 & below$14);
+        end
+        if (~tri$8[14]) begin
+            older$14 = older$14 | (lane_hot$8 & below$14);
+        end
+        if (~tri$9[14]) begin
+            older$14 = older$14 | (lane_hot$9 & below$14);
+        end
+        if (~tri$10[14]) begin
+            older$14 = older$14 | (lane_hot$10 & below$14);
+        end
+        if (~tri$11[14]) begin
+            older$14 = older$14 | (lane_hot$11 & below$14);
+        end
+        if (~tri$12[14]) begin
+            older$14 = older$14 | (lane_hot$12 & below$14);
+        end
+        if (~tri$13[14]) begin
+            older$14 = older$14 | (lane_hot$13 & below$14);
+        end
+        if (~tri$14[14]) begin
+            older$14 = older$14 | (lane_hot$14 & below$14);
+        end
+        if (~tri$15[14]) begin
+            older$14 = older$14 | (lane_hot$15 & below$14);
+        end
+        if (~tri$16[14]) begin
+            older$14 = older$14 | (lane_hot$16 & below$14);
+        end
+        if (~tri$17[14]) begin
+            older$14 = older$14 | (lane_hot$17 & below$14);
+        end
+        if (~tri$18[14]) begin
+            older$14 = older$14 | (lane_hot$18 & below$14);
+        end
+        if (~tri$19[14]) begin
+            older$14 = older$14 | (lane_hot$19 & below$14);
+        end
+        if (~tri$20[14]) begin
+            older$14 = older$14 | (lane_hot$20 & below$14);
+        end
+        if (~tri$21[14]) begin
+            older$14 = older$14 | (lane_hot$21 & below$14);
+        end
+        if (~tri$22[14]) begin
+            older$14 = older$14 | (lane_hot$22 & below$14);
+        end
+        if (~tri$23[14]) begin
+            older$14 = older$14 | (lane_hot$23 & below$14);
+        end
+        order$14 = lrr_before$14;
+        if (policy_gto) begin
+            order$14 = 32'h0;
+            if (~greedy[14]) begin
+                order$14 = greedy | older$14;
+            end
+        end
+        before$14 = preferred | order$14;
+        if (preferred[14]) begin
+            before$14 = preferred & order$14;
+        end
+        older$15 = tri$15 & above$15;
+        if (~tri$0[15]) begin
+            older$15 = older$15 | (lane_hot$0 & below$15);
+        end
+        if (~tri$1[15]) begin
+            older$15 = older$15 | (lane_hot$1 & below$15);
+        end
+        if (~tri$2[15]) begin
+            older$15 = older$15 | (lane_hot$2 & below$15);
+        end
+        if (~tri$3[15]) begin
+            older$15 = older$15 | (lane_hot$3 & below$15);
+        end
+        if (~tri$4[15]) begin
+            older$15 = older$15 | (lane_hot$4 & below$15);
+        end
+        if (~tri$5[15]) begin
+            older$15 = older$15 | (lane_hot$5 & below$15);
+        end
+        if (~tri$6[15]) begin
+            older$15 = older$15 | (lane_hot$6 & below$15);
+        end
+        if (~tri$7[15]) begin
+            older$15 = older$15 | (lane_hot$7 & below$15);
+        end
+        if (~tri$8[15]) begin
+            older$15 = older$15 | (lane_hot$8 & below$15);
+        end
+        if (~tri$9[15]) begin
+            older$15 = older$15 | (lane_hot$9 & below$15);
+        end
+        if (~tri$10[15]) begin
+            older$15 = older$15 | (lane_hot$10 & below$15);
+        end
+        if (~tri$11[15]) begin
+            older$15 = older$15 | (lane_hot$11 & below$15);
+        end
+        if (~tri$12[15]) begin
+            older$15 = older$15 | (lane_hot$12 & below$15);
+        end
+        if (~tri$13[15]) begin
+            older$15 = older$15 | (lane_hot$13 & below$15);
+        end
+        if (~tri$14[15]) begin
+            older$15 = older$15 | (lane_hot$14 & below$15);
+        end
+        if (~tri$15[15]) begin
+            older$15 = older$15 | (lane_hot$15 & below$15);
+        end
+        if (~tri$16[15]) begin
+            older$15 = older$15 | (lane_hot$16 & below$15);
+        end
+        if (~tri$17[15]) begin
+            older$15 = older$15 | (lane_hot$17 & below$15);
+        end
+        if (~tri$18[15]) begin
+            older$15 = older$15 | (lane_hot$18 & below$15);
+        end
+        if (~tri$19[15]) begin
+            older$15 = older$15 | (lane_hot$19 & below$15);
+        end
+        if (~tri$20[15]) begin
+            older$15 = older$15 | (lane_hot$20 & below$15);
+        end
+        if (~tri$21[15]) begin
+            older$15 = older$15 | (lane_hot$21 & below$15);
+        end
+        if (~tri$22[15]) begin
+            older$15 = older$15 | (lane_hot$22 & below$15);
+        end
+        if (~tri$23[15]) begin
+            older$15 = older$15 | (lane_hot$23 & below$15);
+        end
+        order$15 = lrr_before$15;
+        if (policy_gto) begin
+            order$15 = 32'h0;
+            if (~greedy[15]) begin
+                order$15 = greedy | older$15;
+            end
+        end
+        before$15 = preferred | order$15;
+        if (preferred[15]) begin
+            before$15 = preferred & order$15;
+        end
+        older$16 = tri$16 & above$16;
+        if (~tri$0[16]) begin
+            older$16 = older$16 | (lane_hot$0 & below$16);
+        end
+        if (~tri$1[16]) begin
+            older$16 = older$16 | (lane_hot$1 & below$16);
+        end
+        if (~tri$2[16]) begin
+            older$16 = older$16 | (lane_hot$2 & below$16);
+        end
+        if (~tri$3[16]) begin
+            older$16 = older$16 | (lane_hot$3 & below$16);
+        end
+        if (~tri$4[16]) begin
+            older$16 = older$16 | (lane_hot$4 & below$16);
+        end
+        if (~tri$5[16]) begin
+            older$16 = older$16 | (lane_hot$5 & below$16);
+        end
+        if (~tri$6[16]) begin
+            older$16 = older$16 | (lane_hot$6 & below$16);
+        end
+        if (~tri$7[16]) begin
+            older$16 = older$16 | (lane_hot$7 & below$16);
+        end
+        if (~tri$8[16]) begin
+            older$16 = older$16 | (lane_hot$8 & below$16);
+        end
+        if (~tri$9[16]) begin
+            older$16 = older$16 | (lane_hot$9 & below$16);
+        end
+        if (~tri$10[16]) begin
+            older$16 = older$16 | (lane_hot$10 & below$16);
+        end
+        if (~tri$11[16]) begin
+            older$16 = older$16 | (lane_hot$11 & below$16);
+        end
+        if (~tri$12[16]) begin
+            older$16 = older$16 | (lane_hot$12 & below$16);
+        end
+        if (~tri$13[16]) begin
+            older$16 = older$16 | (lane_hot$13 & below$16);
+        end
+        if (~tri$14[16]) begin
+            older$16 = older$16 | (lane_hot$14 & below$16);
+        end
+        if (~tri$15[16]) begin
+            older$16 = older$16 | (lane_hot$15 & below$16);
+        end
+        if (~tri$16[16]) begin
+            older$16 = older$16 | (lane_hot$16 & below$16);
+        end
+        if (~tri$17[16]) begin
+            older$16 = older$16 | (lane_hot$17 & below$16);
+        end
+        if (~tri$18[16]) begin
+            older$16 = older$16 | (lane_hot$18 & below$16);
+        end
+        if (~tri$19[16]) begin
+            older$16 = older$16 | (lane_hot$19 & below$16);
+        end
+        if (~tri$20[16]) begin
+            older$16 = older$16 | (lane_hot$20 & below$16);
+        end
+        if (~tri$21[16]) begin
+            older$16 = older$16 | (lane_hot$21 & below$16);
+        end
+        if (~tri$22[16]) begin
+            older$16 = older$16 | (lane_hot$22 & below$16);
+        end
+        if (~tri$23[16]) begin
+            older$16 = older$16 | (lane_hot$23 & below$16);
+        end
+        order$16 = lrr_before$16;
+        if (policy_gto) begin
+            order$16 = 32'h0;
+            if (~greedy[16]) begin
+                order$16 = greedy | older$16;
+            end
+        end
+        before$16 = preferred | order$16;
+        if (preferred[16]) begin
+            before$16 = preferred & order$16;
+        end
+        older$17 = tri$17 & above$17;
+        if (~tri$0[17]) begin
+            older$17 = older$17 | (lane_hot$0 & below$17);
+        end
+        if (~tri$1[17]) begin
+            older$17 = older$17 | (lane_hot$1 & below$17);
+        end
+        if (~tri$2[17]) begin
+            older$17 = older$17 | (lane_hot$2 & below$17);
+        end
+        if (~tri$3[17]) begin
+            older$17 = older$17 | (lane_hot$3 & below$17);
+        end
+        if (~tri$4[17]) begin
+            older$17 = older$17 | (lane_hot$4 & below$17);
+        end
+        if (~tri$5[17]) begin
+            older$17 = older$17 | (lane_hot$5 & below$17);
+        end
+        if (~tri$6[17]) begin
+            older$17 = older$17 | (lane_hot$6 & below$17);
+        end
+        if (~tri$7[17]) begin
+            older$17 = older$17 | (lane_hot$7 & below$17);
+        end
+        if (~tri$8[17]) begin
+            older$17 = older$17 | (lane_hot$8 & below$17);
+        end
+        if (~tri$9[17]) begin
+            older$17 = older$17 | (lane_hot$9 & below$17);
+        end
+        if (~tri$10[17]) begin
+            older$17 = older$17 | (lane_hot$10 & below$17);
+        end
+        if (~tri$11[17]) begin
+            older$17 = older$17 | (lane_hot$11 & below$17);
+        end
+        if (~tri$12[17]) begin
+            older$17 = older$17 | (lane_hot$12 & below$17);
+        end
+        if (~tri$13[17]) begin
+            older$17 = older$17 | (lane_hot$13 & below$17);
+        end
+        if (~tri$14[17]) begin
+            older$17 = older$17 | (lane_hot$14 & below$17);
+        end
+        if (~tri$15[17]) begin
+            older$17 = older$17 | (lane_hot$15 & below$17);
+        end
+        if (~tri$16[17]) begin
+            older$17 = older$17 | (lane_hot$16 & below$17);
+        end
+        if (~tri$17[17]) begin
+            older$17 = older$17 | (lane_hot$17 & below$17);
+        end
+        if (~tri$18[17]) begin
+            older$17 = older$17 | (lane_hot$18 & below$17);
+        end
+        if (~tri$19[17]) begin
+            older$17 = older$17 | (lane_hot$19 & below$17);
+        end
+        if (~tri$20[17]) begin
+            older$17 = older$17 | (lane_hot$20 & below$17);
+        end
+        if (~tri$21[17]) begin
+            older$17 = older$17 | (lane_hot$21 & below$17);
+        end
+        if (~tri$22[17]) begin
+            older$17 = older$17 | (lane_hot$22 & below$17);
+        end
+        if (~tri$23[17]) begin
+            older$17 = older$17 | (lane_hot$23 & below$17);
+        end
+        order$17 = lrr_before$17;
+        if (policy_gto) begin
+            order$17 = 32'h0;
+            if (~greedy[17]) begin
+                order$17 = greedy | older$17;
+            end
+        end
+        before$17 = preferred | order$17;
+        if (preferred[17]) begin
+            before$17 = preferred & order$17;
+        end
+        older$18 = tri$18 & above$18;
+        if (~tri$0[18]) begin
+            older$18 = older$18 | (lane_hot$0 & below$18);
+        end
+        if (~tri$1[18]) begin
+            older$18 = older$18 | (lane_hot$1 & below$18);
+        end
+        if (~tri$2[18]) begin
+            older$18 = older$18 | (lane_hot$2 & below$18);
+        end
+        if (~tri$3[18]) begin
+            older$18 = older$18 | (lane_hot$3 & below$18);
+        end
+        if (~tri$4[18]) begin
+            older$18 = older$18 | (lane_hot$4 & below$18);
+        end
+        if (~tri$5[18]) begin
+            older$18 = older$18 | (lane_hot$5 & below$18);
+        end
+        if (~tri$6[18]) begin
+            older$18 = older$18 | (lane_hot$6 & below$18);
+        end
+        if (~tri$7[18]) begin
+            older$18 = older$18 | (lane_hot$7 & below$18);
+        end
+        if (~tri$8[18]) begin
+            older$18 = older$18 | (lane_hot$8 & below$18);
+        end
+        if (~tri$9[18]) begin
+            older$18 = older$18 | (lane_hot$9 & below$18);
+        end
+        if (~tri$10[18]) begin
+            older$18 = older$18 | (lane_hot$10 & below$18);
+        end
+        if (~tri$11[18]) begin
+            older$18 = older$18 | (lane_hot$11 & below$18);
+        end
+        if (~tri$12[18]) begin
+            older$18 = older$18 | (lane_hot$12 & below$18);
+        end
+        if (~tri$13[18]) begin
+            older$18 = older$18 | (lane_hot$13 & below$18);
+        end
+        if (~tri$14[18]) begin
+            older$18 = older$18 | (lane_hot$14 & below$18);
+        end
+        if (~tri$15[18]) begin
+            older$18 = older$18 | (lane_hot$15 & below$18);
+        end
+        if (~tri$16[18]) begin
+            older$18 = older$18 | (lane_hot$16 & below$18);
+        end
+        if (~tri$17[18]) begin
+            older$18 = older$18 | (lane_hot$17 & below$18);
+        end
+        if (~tri$18[18]) begin
+            older$18 = older$18 | (lane_hot$18 & below$18);
+        end
+        if (~tri$19[18]) begin
+            older$18 = older$18 | (lane_hot$19 & below$18);
+        end
+        if (~tri$20[18]) begin
+            older$18 = older$18 | (lane_hot$20 & below$18);
+        end
+        if (~tri$21[18]) begin
+            older$18 = older$18 | (lane_hot$21 & below$18);
+        end
+        if (~tri$22[18]) begin
+            older$18 = older$18 | (lane_hot$22 & below$18);
+        end
+        if (~tri$23[18]) begin
+            older$18 = older$18 | (lane_hot$23 & below$18);
+        end
+        order$18 = lrr_before$18;
+        if (policy_gto) begin
+            order$18 = 32'h0;
+            if (~greedy[18]) begin
+                order$18 = greedy | older$18;
+            end
+        end
+        before$18 = preferred | order$18;
+        if (preferred[18]) begin
+            before$18 = preferred & order$18;
+        end
+        older$19 = tri$19 & above$19;
+        if (~tri$0[19]) begin
+            older$19 = older$19 | (lane_hot$0 & below$19);
+        end
+        if (~tri$1[19]) begin
+            older$19 = older$19 | (lane_hot$1 & below$19);
+        end
+        if (~tri$2[19]) begin
+            older$19 = older$19 | (lane_hot$2 & below$19);
+        end
+        if (~tri$3[19]) begin
+            older$19 = older$19 | (lane_hot$3 & below$19);
+        end
+        if (~tri$4[19]) begin
+            older$19 = older$19 | (lane_hot$4 & below$19);
+        end
+        if (~tri$5[19]) begin
+            older$19 = older$19 | (lane_hot$5 & below$19);
+        end
+        if (~tri$6[19]) begin
+            older$19 = older$19 | (lane_hot$6 & below$19);
+        end
+        if (~tri$7[19]) begin
+            older$19 = older$19 | (lane_hot$7 & below$19);
+        end
+        if (~tri$8[19]) begin
+            older$19 = older$19 | (lane_hot$8 & below$19);
+        end
+        if (~tri$9[19]) begin
+            older$19 = older$19 | (lane_hot$9 & below$19);
+        end
+        if (~tri$10[19]) begin
+            older$19 = older$19 | (lane_hot$10 & below$19);
+        end
+        if (~tri$11[19]) begin
+            older$19 = older$19 | (lane_hot$11 & below$19);
+        end
+        if (~tri$12[19]) begin
+            older$19 = older$19 | (lane_hot$12 & below$19);
+        end
+        if (~tri$13[19]) begin
+            older$19 = older$19 | (lane_hot$13 & below$19);
+        end
+        if (~tri$14[19]) begin
+            older$19 = older$19 | (lane_hot$14 & below$19);
+        end
+        if (~tri$15[19]) begin
+            older$19 = older$19 | (lane_hot$15 & below$19);
+        end
+        if (~tri$16[19]) begin
+            older$19 = older$19 | (lane_hot$16 & below$19);
+        end
+        if (~tri$17[19]) begin
+            older$19 = older$19 | (lane_hot$17 & below$19);
+        end
+        if (~tri$18[19]) begin
+            older$19 = older$19 | (lane_hot$18 & below$19);
+        end
+        if (~tri$19[19]) begin
+            older$19 = older$19 | (lane_hot$19 & below$19);
+        end
+        if (~tri$20[19]) begin
+            older$19 = older$19 | (lane_hot$20 & below$19);
+        end
+        if (~tri$21[19]) begin
+            older$19 = older$19 | (lane_hot$21 & below$19);
+        end
+        if (~tri$22[19]) begin
+            older$19 = older$19 | (lane_hot$22 & below$19);
+        end
+        if (~tri$23[19]) begin
+            older$19 = older$19 | (lane_hot$23 & below$19);
+        end
+        order$19 = lrr_before$19;
+        if (policy_gto) begin
+            order$19 = 32'h0;
+            if (~greedy[19]) begin
+                order$19 = greedy | older$19;
+            end
+        end
+        before$19 = preferred | order$19;
+        if (preferred[19]) begin
+            before$19 = preferred & order$19;
+        end
+        older$20 = tri$20 & above$20;
+        if (~tri$0[20]) begin
+            older$20 = older$20 | (lane_hot$0 & below$20);
+        end
+        if (~tri$1[20]) begin
+            older$20 = older$20 | (lane_hot$1 & below$20);
+        end
+        if (~tri$2[20]) begin
+            older$20 = older$20 | (lane_hot$2 & below$20);
+        end
+        if (~tri$3[20]) begin
+            older$20 = older$20 | (lane_hot$3 & below$20);
+        end
+        if (~tri$4[20]) begin
+            older$20 = older$20 | (lane_hot$4 & below$20);
+        end
+        if (~tri$5[20]) begin
+            older$20 = older$20 | (lane_hot$5 & below$20);
+        end
+        if (~tri$6[20]) begin
+            older$20 = older$20 | (lane_hot$6 & below$20);
+        end
+        if (~tri$7[20]) begin
+            older$20 = older$20 | (lane_hot$7 & below$20);
+        end
+        if (~tri$8[20]) begin
+            older$20 = older$20 | (lane_hot$8 & below$20);
+        end
+        if (~tri$9[20]) begin
+            older$20 = older$20 | (lane_hot$9 & below$20);
+        end
+        if (~tri$10[20]) begin
+            older$20 = older$20 | (lane_hot$10 & below$20);
+        end
+        if (~tri$11[20]) begin
+            older$20 = older$20 | (lane_hot$11 & below$20);
+        end
+        if (~tri$12[20]) begin
+            older$20 = older$20 | (lane_hot$12 & below$20);
+        end
+        if (~tri$13[20]) begin
+            older$20 = older$20 | (lane_hot$13 & below$20);
+        end
+        if (~tri$14[20]) begin
+            older$20 = older$20 | (lane_hot$14 & below$20);
+        end
+        if (~tri$15[20]) begin
+            older$20 = older$20 | (lane_hot$15 & below$20);
+        end
+        if (~tri$16[20]) begin
+            older$20 = older$20 | (lane_hot$16 & below$20);
+        end
+        if (~tri$17[20]) begin
+            older$20 = older$20 | (lane_hot$17 & below$20);
+        end
+        if (~tri$18[20]) begin
+            older$20 = older$20 | (lane_hot$18 & below$20);
+        end
+        if (~tri$19[20]) begin
+            older$20 = older$20 | (lane_hot$19 & below$20);
+        end
+        if (~tri$20[20]) begin
+            older$20 = older$20 | (lane_hot$20 & below$20);
+        end
+        if (~tri$21[20]) begin
+            older$20 = older$20 | (lane_hot$21 & below$20);
+        end
+        if (~tri$22[20]) begin
+            older$20 = older$20 | (lane_hot$22 & below$20);
+        end
+        if (~tri$23[20]) begin
+            older$20 = older$20 | (lane_hot$23 & below$20);
+        end
+        order$20 = lrr_before$20;
+        if (policy_gto) begin
+            order$20 = 32'h0;
+            if (~greedy[20]) begin
+                order$20 = greedy | older$20;
+            end
+        end
+        before$20 = preferred | order$20;
+        if (preferred[20]) begin
+            before$20 = preferred & order$20;
+        end
+        older$21 = tri$21 & above$21;
+        if (~tri$0[21]) begin
+            older$21 = older$21 | (lane_hot$0 & below$21);
+        end
+        if (~tri$1[21]) begin
+            older$21 = older$21 | (lane_hot$1 & below$21);
+        end
+        if (~tri$2[21]) begin
+            older$21 = older$21 | (lane_hot$2 & below$21);
+        end
+        if (~tri$3[21]) begin
+            older$21 = older$21 | (lane_hot$3 & below$21);
+        end
+        if (~tri$4[21]) begin
+            older$21 = older$21 | (lane_hot$4 & below$21);
+        end
+        if (~tri$5[21]) begin
+            older$21 = older$21 | (lane_hot$5 & below$21);
+        end
+        if (~tri$6[21]) begin
+            older$21 = older$21 | (lane_hot$6 & below$21);
+        end
+        if (~tri$7[21]) begin
+            older$21 = older$21 | (lane_hot$7 & below$21);
+        end
+        if (~tri$8[21]) begin
+            older$21 = older$21 | (lane_hot$8 & below$21);
+        end
+        if (~tri$9[21]) begin
+            older$21 = older$21 | (lane_hot$9 & below$21);
+        end
+        if (~tri$10[21]) begin
+            older$21 = older$21 | (lane_hot$10 & below$21);
+        end
+        if (~tri$11[21]) begin
+            older$21 = older$21 | (lane_hot$11 & below$21);
+        end
+        if (~tri$12[21]) begin
+            older$21 = older$21 | (lane_hot$12 & below$21);
+        end
+        if (~tri$13[21]) begin
+            older$21 = older$21 | (lane_hot$13 & below$21);
+        end
+        if (~tri$14[21]) begin
+            older$21 = older$21 | (lane_hot$14 & below$21);
+        end
+        if (~tri$15[21]) begin
+            older$21 = older$21 | (lane_hot$15 & below$21);
+        end
+        if (~tri$16[21]) begin
+            older$21 = older$21 | (lane_hot$16 & below$21);
+        end
+        if (~tri$17[21]) begin
+            older$21 = older$21 | (lane_hot$17 & below$21);
+        end
+        if (~tri$18[21]) begin
+            older$21 = older$21 | (lane_hot$18 & below$21);
+        end
+        if (~tri$19[21]) begin
+            older$21 = older$21 | (lane_hot$19 & below$21);
+        end
+        if (~tri$20[21]) begin
+            older$21 = older$21 | (lane_hot$20 & below$21);
+        end
+        if (~tri$21[21]) begin
+            older$21 = older$21 | (lane_hot$21 & below$21);
+        end
+        if (~tri$22[21]) begin
+            older$21 = older$21 | (lane_hot$22 & below$21);
+        end
+        if (~tri$23[21]) begin
+            older$21 = older$21 | (lane_hot$23 & below$21);
+        end
+        order$21 = lrr_before$21;
+        if (policy_gto) begin
+            order$21 = 32'h0;
+            if (~greedy[21]) begin
+                order$21 = greedy | older$21;
+            end
+        end
+        before$21 = preferred | order$21;
+        if (preferred[21]) begin
+            before$21 = preferred & order$21;
+        end
+        older$22 = tri$22 & above$22;
+        if (~tri$0[22]) begin
+            older$22 = older$22 | (lane_hot$0 & below$22);
+        end
+        if (~tri$1[22]) begin
+            older$22 = older$22 | (lane_hot$1 & below$22);
+        end
+        if (~tri$2[22]) begin
+            older$22 = older$22 | (lane_hot$2 & below$22);
+        end
+        if (~tri$3[22]) begin
+            older$22 = older$22 | (lane_hot$3 & below$22);
+        end
+        if (~tri$4[22]) begin
+            older$22 = older$22 | (lane_hot$4 & below$22);
+        end
+        if (~tri$5[22]) begin
+            older$22 = older$22 | (lane_hot$5 & below$22);
+        end
+        if (~tri$6[22]) begin
+            older$22 = older$22 | (lane_hot$6 & below$22);
+        end
+        if (~tri$7[22]) begin
+            older$22 = older$22 | (lane_hot$7 & below$22);
+        end
+        if (~tri$8[22]) begin
+            older$22 = older$22 | (lane_hot$8 & below$22);
+        end
+        if (~tri$9[22]) begin
+            older$22 = older$22 | (lane_hot$9 & below$22);
+        end
+        if (~tri$10[22]) begin
+            older$22 = older$22 | (lane_hot$10 & below$22);
+        end
+        if (~tri$11[22]) begin
+            older$22 = older$22 | (lane_hot$11 & below$22);
+        end
+        if (~tri$12[22]) begin
+            older$22 = older$22 | (lane_hot$12 & below$22);
+        end
+        if (~tri$13[22]) begin
+            older$22 = older$22 | (lane_hot$13 & below$22);
+        end
+        if (~tri$14[22]) begin
+            older$22 = older$22 | (lane_hot$14 & below$22);
+        end
+        if (~tri$15[22]) begin
+            older$22 = older$22 | (lane_hot$15 & below$22);
+        end
+        if (~tri$16[22]) begin
+            older$22 = older$22 | (lane_hot$16 & below$22);
+        end
+        if (~tri$17[22]) begin
+            older$22 = older$22 | (lane_hot$17 & below$22);
+        end
+        if (~tri$18[22]) begin
+            older$22 = older$22 | (lane_hot$18 & below$22);
+        end
+        if (~tri$19[22]) begin
+            older$22 = older$22 | (lane_hot$19 & below$22);
+        end
+        if (~tri$20[22]) begin
+            older$22 = older$22 | (lane_hot$20 & below$22);
+        end
+        if (~tri$21[22]) begin
+            older$22 = older$22 | (lane_hot$21 & below$22);
+        end
+        if (~tri$22[22]) begin
+            older$22 = older$22 | (lane_hot$22 & below$22);
+        end
+        if (~tri$23[22]) begin
+            older$22 = older$22 | (lane_hot$23 & below$22);
+        end
+        order$22 = lrr_before$22;
+        if (policy_gto) begin
+            order$22 = 32'h0;
+            if (~greedy[22]) begin
+                order$22 = greedy | older$22;
+            end
+        end
+        before$22 = preferred | order$22;
+        if (preferred[22]) begin
+            before$22 = preferred & order$22;
+        end
+        older$23 = tri$23 & above$23;
+        if (~tri$0[23]) begin
+            older$23 = older$23 | (lane_hot$0 & below$23);
+        end
+        if (~tri$1[23]) begin
+            older$23 = older$23 | (lane_hot$1 & below$23);
+        end
+        if (~tri$2[23]) begin
+            older$23 = older$23 | (lane_hot$2 & below$23);
+        end
+        if (~tri$3[23]) begin
+            older$23 = older$23 | (lane_hot$3 & below$23);
+        end
+        if (~tri$4[23]) begin
+            older$23 = older$23 | (lane_hot$4 & below$23);
+        end
+        if (~tri$5[23]) begin
+            older$23 = older$23 | (lane_hot$5 & below$23);
+        end
+        if (~tri$6[23]) begin
+            older$23 = older$23 | (lane_hot$6 & below$23);
+        end
+        if (~tri$7[23]) begin
+            older$23 = older$23 | (lane_hot$7 & below$23);
+        end
+        if (~tri$8[23]) begin
+            older$23 = older$23 | (lane_hot$8 & below$23);
+        end
+        if (~tri$9[23]) begin
+            older$23 = older$23 | (lane_hot$9 & below$23);
+        end
+        if (~tri$10[23]) begin
+            older$23 = older$23 | (lane_hot$10 & below$23);
+        end
+        if (~tri$11[23]) begin
+            older$23 = older$23 | (lane_hot$11 & below$23);
+        end
+        if (~tri$12[23]) begin
+            older$23 = older$23 | (lane_hot$12 & below$23);
+        end
+        if (~tri$13[23]) begin
+            older$23 = older$23 | (lane_hot$13 & below$23);
+        end
+        if (~tri$14[23]) begin
+            older$23 = older$23 | (lane_hot$14 & below$23);
+        end
+        if (~tri$15[23]) begin
+            older$23 = older$23 | (lane_hot$15 & below$23);
+        end
+        if (~tri$16[23]) begin
+            older$23 = older$23 | (lane_hot$16 & below$23);
+        end
+        if (~tri$17[23]) begin
+            older$23 = older$23 | (lane_hot$17 & below$23);
+        end
+        if (~tri$18[23]) begin
+            older$23 = older$23 | (lane_hot$18 & below$23);
+        end
+        if (~tri$19[23]) begin
+            older$23 = older$23 | (lane_hot$19 & below$23);
+        end
+        if (~tri$20[23]) begin
+            older$23 = older$23 | (lane_hot$20 & below$23);
+        end
+        if (~tri$21[23]) begin
+            older$23 = older$23 | (lane_hot$21 & below$23);
+        end
+        if (~tri$22[23]) begin
+            older$23 = older$23 | (lane_hot$22 & below$23);
+        end
+        if (~tri$23[23]) begin
+            older$23 = older$23 | (lane_hot$23 & below$23);
+        end
+        order$23 = lrr_before$23;
+        if (policy_gto) begin
+            order$23 = 32'h0;
+            if (~greedy[23]) begin
+                order$23 = greedy | older$23;
+            end
+        end
+        before$23 = preferred | order$23;
+        if (preferred[23]) begin
+            before$23 = preferred & order$23;
+        end
         elig$0 = base;
         if (var_sp$0) begin
             elig$0 = elig$0 & ~alu;
@@ -4144,303 +7852,148 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         if (var_lsu$0) begin
             elig$0 = elig$0 & ~ldst;
         end
-        ep$0 = elig$0 & preferred;
-        en$0 = elig$0 & ~preferred;
-        col_p$0 = 32'h0;
-        col_n$0 = 32'h0;
-        if (ep$0[0]) begin
-            col_p$0 = col_p$0 | (~tri$0 & above$0);
+        sel$0 = elig$0;
+        if (|(elig$0 & before$0)) begin
+            sel$0 = sel$0 & ~lane_hot$0;
         end
-        if (en$0[0]) begin
-            col_n$0 = col_n$0 | (~tri$0 & above$0);
+        if (|(elig$0 & before$1)) begin
+            sel$0 = sel$0 & ~lane_hot$1;
         end
-        if (ep$0[1]) begin
-            col_p$0 = col_p$0 | (~tri$1 & above$1);
+        if (|(elig$0 & before$2)) begin
+            sel$0 = sel$0 & ~lane_hot$2;
         end
-        if (en$0[1]) begin
-            col_n$0 = col_n$0 | (~tri$1 & above$1);
+        if (|(elig$0 & before$3)) begin
+            sel$0 = sel$0 & ~lane_hot$3;
         end
-        if (ep$0[2]) begin
-            col_p$0 = col_p$0 | (~tri$2 & above$2);
+        if (|(elig$0 & before$4)) begin
+            sel$0 = sel$0 & ~lane_hot$4;
         end
-        if (en$0[2]) begin
-            col_n$0 = col_n$0 | (~tri$2 & above$2);
+        if (|(elig$0 & before$5)) begin
+            sel$0 = sel$0 & ~lane_hot$5;
         end
-        if (ep$0[3]) begin
-            col_p$0 = col_p$0 | (~tri$3 & above$3);
+        if (|(elig$0 & before$6)) begin
+            sel$0 = sel$0 & ~lane_hot$6;
         end
-        if (en$0[3]) begin
-            col_n$0 = col_n$0 | (~tri$3 & above$3);
+        if (|(elig$0 & before$7)) begin
+            sel$0 = sel$0 & ~lane_hot$7;
         end
-        if (ep$0[4]) begin
-            col_p$0 = col_p$0 | (~tri$4 & above$4);
+        if (|(elig$0 & before$8)) begin
+            sel$0 = sel$0 & ~lane_hot$8;
         end
-        if (en$0[4]) begin
-            col_n$0 = col_n$0 | (~tri$4 & above$4);
+        if (|(elig$0 & before$9)) begin
+            sel$0 = sel$0 & ~lane_hot$9;
         end
-        if (ep$0[5]) begin
-            col_p$0 = col_p$0 | (~tri$5 & above$5);
+        if (|(elig$0 & before$10)) begin
+            sel$0 = sel$0 & ~lane_hot$10;
         end
-        if (en$0[5]) begin
-            col_n$0 = col_n$0 | (~tri$5 & above$5);
+        if (|(elig$0 & before$11)) begin
+            sel$0 = sel$0 & ~lane_hot$11;
         end
-        if (ep$0[6]) begin
-            col_p$0 = col_p$0 | (~tri$6 & above$6);
+        if (|(elig$0 & before$12)) begin
+            sel$0 = sel$0 & ~lane_hot$12;
         end
-        if (en$0[6]) begin
-            col_n$0 = col_n$0 | (~tri$6 & above$6);
+        if (|(elig$0 & before$13)) begin
+            sel$0 = sel$0 & ~lane_hot$13;
         end
-        if (ep$0[7]) begin
-            col_p$0 = col_p$0 | (~tri$7 & above$7);
+        if (|(elig$0 & before$14)) begin
+            sel$0 = sel$0 & ~lane_hot$14;
         end
-        if (en$0[7]) begin
-            col_n$0 = col_n$0 | (~tri$7 & above$7);
+        if (|(elig$0 & before$15)) begin
+            sel$0 = sel$0 & ~lane_hot$15;
         end
-        if (ep$0[8]) begin
-            col_p$0 = col_p$0 | (~tri$8 & above$8);
+        if (|(elig$0 & before$16)) begin
+            sel$0 = sel$0 & ~lane_hot$16;
         end
-        if (en$0[8]) begin
-            col_n$0 = col_n$0 | (~tri$8 & above$8);
+        if (|(elig$0 & before$17)) begin
+            sel$0 = sel$0 & ~lane_hot$17;
         end
-        if (ep$0[9]) begin
-            col_p$0 = col_p$0 | (~tri$9 & above$9);
+        if (|(elig$0 & before$18)) begin
+            sel$0 = sel$0 & ~lane_hot$18;
         end
-        if (en$0[9]) begin
-            col_n$0 = col_n$0 | (~tri$9 & above$9);
+        if (|(elig$0 & before$19)) begin
+            sel$0 = sel$0 & ~lane_hot$19;
         end
-        if (ep$0[10]) begin
-            col_p$0 = col_p$0 | (~tri$10 & above$10);
+        if (|(elig$0 & before$20)) begin
+            sel$0 = sel$0 & ~lane_hot$20;
         end
-        if (en$0[10]) begin
-            col_n$0 = col_n$0 | (~tri$10 & above$10);
+        if (|(elig$0 & before$21)) begin
+            sel$0 = sel$0 & ~lane_hot$21;
         end
-        if (ep$0[11]) begin
-            col_p$0 = col_p$0 | (~tri$11 & above$11);
+        if (|(elig$0 & before$22)) begin
+            sel$0 = sel$0 & ~lane_hot$22;
         end
-        if (en$0[11]) begin
-            col_n$0 = col_n$0 | (~tri$11 & above$11);
+        if (|(elig$0 & before$23)) begin
+            sel$0 = sel$0 & ~lane_hot$23;
         end
-        if (ep$0[12]) begin
-            col_p$0 = col_p$0 | (~tri$12 & above$12);
+        above_sel$0 = 32'h0;
+        if (|(sel$0 & below$1)) begin
+            above_sel$0 = above_sel$0 | lane_hot$1;
         end
-        if (en$0[12]) begin
-            col_n$0 = col_n$0 | (~tri$12 & above$12);
+        if (|(sel$0 & below$2)) begin
+            above_sel$0 = above_sel$0 | lane_hot$2;
         end
-        if (ep$0[13]) begin
-            col_p$0 = col_p$0 | (~tri$13 & above$13);
+        if (|(sel$0 & below$3)) begin
+            above_sel$0 = above_sel$0 | lane_hot$3;
         end
-        if (en$0[13]) begin
-            col_n$0 = col_n$0 | (~tri$13 & above$13);
+        if (|(sel$0 & below$4)) begin
+            above_sel$0 = above_sel$0 | lane_hot$4;
         end
-        if (ep$0[14]) begin
-            col_p$0 = col_p$0 | (~tri$14 & above$14);
+        if (|(sel$0 & below$5)) begin
+            above_sel$0 = above_sel$0 | lane_hot$5;
         end
-        if (en$0[14]) begin
-            col_n$0 = col_n$0 | (~tri$14 & above$14);
+        if (|(sel$0 & below$6)) begin
+            above_sel$0 = above_sel$0 | lane_hot$6;
         end
-        if (ep$0[15]) begin
-            col_p$0 = col_p$0 | (~tri$15 & above$15);
+        if (|(sel$0 & below$7)) begin
+            above_sel$0 = above_sel$0 | lane_hot$7;
         end
-        if (en$0[15]) begin
-            col_n$0 = col_n$0 | (~tri$15 & above$15);
+        if (|(sel$0 & below$8)) begin
+            above_sel$0 = above_sel$0 | lane_hot$8;
         end
-        if (ep$0[16]) begin
-            col_p$0 = col_p$0 | (~tri$16 & above$16);
+        if (|(sel$0 & below$9)) begin
+            above_sel$0 = above_sel$0 | lane_hot$9;
         end
-        if (en$0[16]) begin
-            col_n$0 = col_n$0 | (~tri$16 & above$16);
+        if (|(sel$0 & below$10)) begin
+            above_sel$0 = above_sel$0 | lane_hot$10;
         end
-        if (ep$0[17]) begin
-            col_p$0 = col_p$0 | (~tri$17 & above$17);
+        if (|(sel$0 & below$11)) begin
+            above_sel$0 = above_sel$0 | lane_hot$11;
         end
-        if (en$0[17]) begin
-            col_n$0 = col_n$0 | (~tri$17 & above$17);
+        if (|(sel$0 & below$12)) begin
+            above_sel$0 = above_sel$0 | lane_hot$12;
         end
-        if (ep$0[18]) begin
-            col_p$0 = col_p$0 | (~tri$18 & above$18);
+        if (|(sel$0 & below$13)) begin
+            above_sel$0 = above_sel$0 | lane_hot$13;
         end
-        if (en$0[18]) begin
-            col_n$0 = col_n$0 | (~tri$18 & above$18);
+        if (|(sel$0 & below$14)) begin
+            above_sel$0 = above_sel$0 | lane_hot$14;
         end
-        if (ep$0[19]) begin
-            col_p$0 = col_p$0 | (~tri$19 & above$19);
+        if (|(sel$0 & below$15)) begin
+            above_sel$0 = above_sel$0 | lane_hot$15;
         end
-        if (en$0[19]) begin
-            col_n$0 = col_n$0 | (~tri$19 & above$19);
+        if (|(sel$0 & below$16)) begin
+            above_sel$0 = above_sel$0 | lane_hot$16;
         end
-        if (ep$0[20]) begin
-            col_p$0 = col_p$0 | (~tri$20 & above$20);
+        if (|(sel$0 & below$17)) begin
+            above_sel$0 = above_sel$0 | lane_hot$17;
         end
-        if (en$0[20]) begin
-            col_n$0 = col_n$0 | (~tri$20 & above$20);
+        if (|(sel$0 & below$18)) begin
+            above_sel$0 = above_sel$0 | lane_hot$18;
         end
-        if (ep$0[21]) begin
-            col_p$0 = col_p$0 | (~tri$21 & above$21);
+        if (|(sel$0 & below$19)) begin
+            above_sel$0 = above_sel$0 | lane_hot$19;
         end
-        if (en$0[21]) begin
-            col_n$0 = col_n$0 | (~tri$21 & above$21);
+        if (|(sel$0 & below$20)) begin
+            above_sel$0 = above_sel$0 | lane_hot$20;
         end
-        if (ep$0[22]) begin
-            col_p$0 = col_p$0 | (~tri$22 & above$22);
+        if (|(sel$0 & below$21)) begin
+            above_sel$0 = above_sel$0 | lane_hot$21;
         end
-        if (en$0[22]) begin
-            col_n$0 = col_n$0 | (~tri$22 & above$22);
+        if (|(sel$0 & below$22)) begin
+            above_sel$0 = above_sel$0 | lane_hot$22;
         end
-        if (ep$0[23]) begin
-            col_p$0 = col_p$0 | (~tri$23 & above$23);
-        end
-        if (en$0[23]) begin
-            col_n$0 = col_n$0 | (~tri$23 & above$23);
-        end
-        dom_p$0 = 32'h0;
-        dom_n$0 = 32'h0;
-        if ((policy_gto & ~greedy[0] & (|(ep$0 & greedy) | |(ep$0 & tri$0) | col_p$0[0])) | (~policy_gto & |(ep$0 & lrr_before$0))) begin
-            dom_p$0 = dom_p$0 | lane_hot$0;
-        end
-        if ((policy_gto & ~greedy[0] & (|(en$0 & greedy) | |(en$0 & tri$0) | col_n$0[0])) | (~policy_gto & |(en$0 & lrr_before$0))) begin
-            dom_n$0 = dom_n$0 | lane_hot$0;
-        end
-        if ((policy_gto & ~greedy[1] & (|(ep$0 & greedy) | |(ep$0 & tri$1) | col_p$0[1])) | (~policy_gto & |(ep$0 & lrr_before$1))) begin
-            dom_p$0 = dom_p$0 | lane_hot$1;
-        end
-        if ((policy_gto & ~greedy[1] & (|(en$0 & greedy) | |(en$0 & tri$1) | col_n$0[1])) | (~policy_gto & |(en$0 & lrr_before$1))) begin
-            dom_n$0 = dom_n$0 | lane_hot$1;
-        end
-        if ((policy_gto & ~greedy[2] & (|(ep$0 & greedy) | |(ep$0 & tri$2) | col_p$0[2])) | (~policy_gto & |(ep$0 & lrr_before$2))) begin
-            dom_p$0 = dom_p$0 | lane_hot$2;
-        end
-        if ((policy_gto & ~greedy[2] & (|(en$0 & greedy) | |(en$0 & tri$2) | col_n$0[2])) | (~policy_gto & |(en$0 & lrr_before$2))) begin
-            dom_n$0 = dom_n$0 | lane_hot$2;
-        end
-        if ((policy_gto & ~greedy[3] & (|(ep$0 & greedy) | |(ep$0 & tri$3) | col_p$0[3])) | (~policy_gto & |(ep$0 & lrr_before$3))) begin
-            dom_p$0 = dom_p$0 | lane_hot$3;
-        end
-        if ((policy_gto & ~greedy[3] & (|(en$0 & greedy) | |(en$0 & tri$3) | col_n$0[3])) | (~policy_gto & |(en$0 & lrr_before$3))) begin
-            dom_n$0 = dom_n$0 | lane_hot$3;
-        end
-        if ((policy_gto & ~greedy[4] & (|(ep$0 & greedy) | |(ep$0 & tri$4) | col_p$0[4])) | (~policy_gto & |(ep$0 & lrr_before$4))) begin
-            dom_p$0 = dom_p$0 | lane_hot$4;
-        end
-        if ((policy_gto & ~greedy[4] & (|(en$0 & greedy) | |(en$0 & tri$4) | col_n$0[4])) | (~policy_gto & |(en$0 & lrr_before$4))) begin
-            dom_n$0 = dom_n$0 | lane_hot$4;
-        end
-        if ((policy_gto & ~greedy[5] & (|(ep$0 & greedy) | |(ep$0 & tri$5) | col_p$0[5])) | (~policy_gto & |(ep$0 & lrr_before$5))) begin
-            dom_p$0 = dom_p$0 | lane_hot$5;
-        end
-        if ((policy_gto & ~greedy[5] & (|(en$0 & greedy) | |(en$0 & tri$5) | col_n$0[5])) | (~policy_gto & |(en$0 & lrr_before$5))) begin
-            dom_n$0 = dom_n$0 | lane_hot$5;
-        end
-        if ((policy_gto & ~greedy[6] & (|(ep$0 & greedy) | |(ep$0 & tri$6) | col_p$0[6])) | (~policy_gto & |(ep$0 & lrr_before$6))) begin
-            dom_p$0 = dom_p$0 | lane_hot$6;
-        end
-        if ((policy_gto & ~greedy[6] & (|(en$0 & greedy) | |(en$0 & tri$6) | col_n$0[6])) | (~policy_gto & |(en$0 & lrr_before$6))) begin
-            dom_n$0 = dom_n$0 | lane_hot$6;
-        end
-        if ((policy_gto & ~greedy[7] & (|(ep$0 & greedy) | |(ep$0 & tri$7) | col_p$0[7])) | (~policy_gto & |(ep$0 & lrr_before$7))) begin
-            dom_p$0 = dom_p$0 | lane_hot$7;
-        end
-        if ((policy_gto & ~greedy[7] & (|(en$0 & greedy) | |(en$0 & tri$7) | col_n$0[7])) | (~policy_gto & |(en$0 & lrr_before$7))) begin
-            dom_n$0 = dom_n$0 | lane_hot$7;
-        end
-        if ((policy_gto & ~greedy[8] & (|(ep$0 & greedy) | |(ep$0 & tri$8) | col_p$0[8])) | (~policy_gto & |(ep$0 & lrr_before$8))) begin
-            dom_p$0 = dom_p$0 | lane_hot$8;
-        end
-        if ((policy_gto & ~greedy[8] & (|(en$0 & greedy) | |(en$0 & tri$8) | col_n$0[8])) | (~policy_gto & |(en$0 & lrr_before$8))) begin
-            dom_n$0 = dom_n$0 | lane_hot$8;
-        end
-        if ((policy_gto & ~greedy[9] & (|(ep$0 & greedy) | |(ep$0 & tri$9) | col_p$0[9])) | (~policy_gto & |(ep$0 & lrr_before$9))) begin
-            dom_p$0 = dom_p$0 | lane_hot$9;
-        end
-        if ((policy_gto & ~greedy[9] & (|(en$0 & greedy) | |(en$0 & tri$9) | col_n$0[9])) | (~policy_gto & |(en$0 & lrr_before$9))) begin
-            dom_n$0 = dom_n$0 | lane_hot$9;
-        end
-        if ((policy_gto & ~greedy[10] & (|(ep$0 & greedy) | |(ep$0 & tri$10) | col_p$0[10])) | (~policy_gto & |(ep$0 & lrr_before$10))) begin
-            dom_p$0 = dom_p$0 | lane_hot$10;
-        end
-        if ((policy_gto & ~greedy[10] & (|(en$0 & greedy) | |(en$0 & tri$10) | col_n$0[10])) | (~policy_gto & |(en$0 & lrr_before$10))) begin
-            dom_n$0 = dom_n$0 | lane_hot$10;
-        end
-        if ((policy_gto & ~greedy[11] & (|(ep$0 & greedy) | |(ep$0 & tri$11) | col_p$0[11])) | (~policy_gto & |(ep$0 & lrr_before$11))) begin
-            dom_p$0 = dom_p$0 | lane_hot$11;
-        end
-        if ((policy_gto & ~greedy[11] & (|(en$0 & greedy) | |(en$0 & tri$11) | col_n$0[11])) | (~policy_gto & |(en$0 & lrr_before$11))) begin
-            dom_n$0 = dom_n$0 | lane_hot$11;
-        end
-        if ((policy_gto & ~greedy[12] & (|(ep$0 & greedy) | |(ep$0 & tri$12) | col_p$0[12])) | (~policy_gto & |(ep$0 & lrr_before$12))) begin
-            dom_p$0 = dom_p$0 | lane_hot$12;
-        end
-        if ((policy_gto & ~greedy[12] & (|(en$0 & greedy) | |(en$0 & tri$12) | col_n$0[12])) | (~policy_gto & |(en$0 & lrr_before$12))) begin
-            dom_n$0 = dom_n$0 | lane_hot$12;
-        end
-        if ((policy_gto & ~greedy[13] & (|(ep$0 & greedy) | |(ep$0 & tri$13) | col_p$0[13])) | (~policy_gto & |(ep$0 & lrr_before$13))) begin
-            dom_p$0 = dom_p$0 | lane_hot$13;
-        end
-        if ((policy_gto & ~greedy[13] & (|(en$0 & greedy) | |(en$0 & tri$13) | col_n$0[13])) | (~policy_gto & |(en$0 & lrr_before$13))) begin
-            dom_n$0 = dom_n$0 | lane_hot$13;
-        end
-        if ((policy_gto & ~greedy[14] & (|(ep$0 & greedy) | |(ep$0 & tri$14) | col_p$0[14])) | (~policy_gto & |(ep$0 & lrr_before$14))) begin
-            dom_p$0 = dom_p$0 | lane_hot$14;
-        end
-        if ((policy_gto & ~greedy[14] & (|(en$0 & greedy) | |(en$0 & tri$14) | col_n$0[14])) | (~policy_gto & |(en$0 & lrr_before$14))) begin
-            dom_n$0 = dom_n$0 | lane_hot$14;
-        end
-        if ((policy_gto & ~greedy[15] & (|(ep$0 & greedy) | |(ep$0 & tri$15) | col_p$0[15])) | (~policy_gto & |(ep$0 & lrr_before$15))) begin
-            dom_p$0 = dom_p$0 | lane_hot$15;
-        end
-        if ((policy_gto & ~greedy[15] & (|(en$0 & greedy) | |(en$0 & tri$15) | col_n$0[15])) | (~policy_gto & |(en$0 & lrr_before$15))) begin
-            dom_n$0 = dom_n$0 | lane_hot$15;
-        end
-        if ((policy_gto & ~greedy[16] & (|(ep$0 & greedy) | |(ep$0 & tri$16) | col_p$0[16])) | (~policy_gto & |(ep$0 & lrr_before$16))) begin
-            dom_p$0 = dom_p$0 | lane_hot$16;
-        end
-        if ((policy_gto & ~greedy[16] & (|(en$0 & greedy) | |(en$0 & tri$16) | col_n$0[16])) | (~policy_gto & |(en$0 & lrr_before$16))) begin
-            dom_n$0 = dom_n$0 | lane_hot$16;
-        end
-        if ((policy_gto & ~greedy[17] & (|(ep$0 & greedy) | |(ep$0 & tri$17) | col_p$0[17])) | (~policy_gto & |(ep$0 & lrr_before$17))) begin
-            dom_p$0 = dom_p$0 | lane_hot$17;
-        end
-        if ((policy_gto & ~greedy[17] & (|(en$0 & greedy) | |(en$0 & tri$17) | col_n$0[17])) | (~policy_gto & |(en$0 & lrr_before$17))) begin
-            dom_n$0 = dom_n$0 | lane_hot$17;
-        end
-        if ((policy_gto & ~greedy[18] & (|(ep$0 & greedy) | |(ep$0 & tri$18) | col_p$0[18])) | (~policy_gto & |(ep$0 & lrr_before$18))) begin
-            dom_p$0 = dom_p$0 | lane_hot$18;
-        end
-        if ((policy_gto & ~greedy[18] & (|(en$0 & greedy) | |(en$0 & tri$18) | col_n$0[18])) | (~policy_gto & |(en$0 & lrr_before$18))) begin
-            dom_n$0 = dom_n$0 | lane_hot$18;
-        end
-        if ((policy_gto & ~greedy[19] & (|(ep$0 & greedy) | |(ep$0 & tri$19) | col_p$0[19])) | (~policy_gto & |(ep$0 & lrr_before$19))) begin
-            dom_p$0 = dom_p$0 | lane_hot$19;
-        end
-        if ((policy_gto & ~greedy[19] & (|(en$0 & greedy) | |(en$0 & tri$19) | col_n$0[19])) | (~policy_gto & |(en$0 & lrr_before$19))) begin
-            dom_n$0 = dom_n$0 | lane_hot$19;
-        end
-        if ((policy_gto & ~greedy[20] & (|(ep$0 & greedy) | |(ep$0 & tri$20) | col_p$0[20])) | (~policy_gto & |(ep$0 & lrr_before$20))) begin
-            dom_p$0 = dom_p$0 | lane_hot$20;
-        end
-        if ((policy_gto & ~greedy[20] & (|(en$0 & greedy) | |(en$0 & tri$20) | col_n$0[20])) | (~policy_gto & |(en$0 & lrr_before$20))) begin
-            dom_n$0 = dom_n$0 | lane_hot$20;
-        end
-        if ((policy_gto & ~greedy[21] & (|(ep$0 & greedy) | |(ep$0 & tri$21) | col_p$0[21])) | (~policy_gto & |(ep$0 & lrr_before$21))) begin
-            dom_p$0 = dom_p$0 | lane_hot$21;
-        end
-        if ((policy_gto & ~greedy[21] & (|(en$0 & greedy) | |(en$0 & tri$21) | col_n$0[21])) | (~policy_gto & |(en$0 & lrr_before$21))) begin
-            dom_n$0 = dom_n$0 | lane_hot$21;
-        end
-        if ((policy_gto & ~greedy[22] & (|(ep$0 & greedy) | |(ep$0 & tri$22) | col_p$0[22])) | (~policy_gto & |(ep$0 & lrr_before$22))) begin
-            dom_p$0 = dom_p$0 | lane_hot$22;
-        end
-        if ((policy_gto & ~greedy[22] & (|(en$0 & greedy) | |(en$0 & tri$22) | col_n$0[22])) | (~policy_gto & |(en$0 & lrr_before$22))) begin
-            dom_n$0 = dom_n$0 | lane_hot$22;
-        end
-        if ((policy_gto & ~greedy[23] & (|(ep$0 & greedy) | |(ep$0 & tri$23) | col_p$0[23])) | (~policy_gto & |(ep$0 & lrr_before$23))) begin
-            dom_p$0 = dom_p$0 | lane_hot$23;
-        end
-        if ((policy_gto & ~greedy[23] & (|(en$0 & greedy) | |(en$0 & tri$23) | col_n$0[23])) | (~policy_gto & |(en$0 & lrr_before$23))) begin
-            dom_n$0 = dom_n$0 | lane_hot$23;
-        end
-        sel$0 = ep$0 & ~dom_p$0;
-        if (~|ep$0) begin
-            sel$0 = en$0 & ~dom_n$0;
+        if (|(sel$0 & below$23)) begin
+            above_sel$0 = above_sel$0 | lane_hot$23;
         end
         lane$0 = 32'h0;
         if (|(sel$0 & id_bit$0)) begin
@@ -4468,303 +8021,148 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         if (var_lsu$1) begin
             elig$1 = elig$1 & ~ldst;
         end
-        ep$1 = elig$1 & preferred;
-        en$1 = elig$1 & ~preferred;
-        col_p$1 = 32'h0;
-        col_n$1 = 32'h0;
-        if (ep$1[0]) begin
-            col_p$1 = col_p$1 | (~tri$0 & above$0);
+        sel$1 = elig$1;
+        if (|(elig$1 & before$0)) begin
+            sel$1 = sel$1 & ~lane_hot$0;
         end
-        if (en$1[0]) begin
-            col_n$1 = col_n$1 | (~tri$0 & above$0);
+        if (|(elig$1 & before$1)) begin
+            sel$1 = sel$1 & ~lane_hot$1;
         end
-        if (ep$1[1]) begin
-            col_p$1 = col_p$1 | (~tri$1 & above$1);
+        if (|(elig$1 & before$2)) begin
+            sel$1 = sel$1 & ~lane_hot$2;
         end
-        if (en$1[1]) begin
-            col_n$1 = col_n$1 | (~tri$1 & above$1);
+        if (|(elig$1 & before$3)) begin
+            sel$1 = sel$1 & ~lane_hot$3;
         end
-        if (ep$1[2]) begin
-            col_p$1 = col_p$1 | (~tri$2 & above$2);
+        if (|(elig$1 & before$4)) begin
+            sel$1 = sel$1 & ~lane_hot$4;
         end
-        if (en$1[2]) begin
-            col_n$1 = col_n$1 | (~tri$2 & above$2);
+        if (|(elig$1 & before$5)) begin
+            sel$1 = sel$1 & ~lane_hot$5;
         end
-        if (ep$1[3]) begin
-            col_p$1 = col_p$1 | (~tri$3 & above$3);
+        if (|(elig$1 & before$6)) begin
+            sel$1 = sel$1 & ~lane_hot$6;
         end
-        if (en$1[3]) begin
-            col_n$1 = col_n$1 | (~tri$3 & above$3);
+        if (|(elig$1 & before$7)) begin
+            sel$1 = sel$1 & ~lane_hot$7;
         end
-        if (ep$1[4]) begin
-            col_p$1 = col_p$1 | (~tri$4 & above$4);
+        if (|(elig$1 & before$8)) begin
+            sel$1 = sel$1 & ~lane_hot$8;
         end
-        if (en$1[4]) begin
-            col_n$1 = col_n$1 | (~tri$4 & above$4);
+        if (|(elig$1 & before$9)) begin
+            sel$1 = sel$1 & ~lane_hot$9;
         end
-        if (ep$1[5]) begin
-            col_p$1 = col_p$1 | (~tri$5 & above$5);
+        if (|(elig$1 & before$10)) begin
+            sel$1 = sel$1 & ~lane_hot$10;
         end
-        if (en$1[5]) begin
-            col_n$1 = col_n$1 | (~tri$5 & above$5);
+        if (|(elig$1 & before$11)) begin
+            sel$1 = sel$1 & ~lane_hot$11;
         end
-        if (ep$1[6]) begin
-            col_p$1 = col_p$1 | (~tri$6 & above$6);
+        if (|(elig$1 & before$12)) begin
+            sel$1 = sel$1 & ~lane_hot$12;
         end
-        if (en$1[6]) begin
-            col_n$1 = col_n$1 | (~tri$6 & above$6);
+        if (|(elig$1 & before$13)) begin
+            sel$1 = sel$1 & ~lane_hot$13;
         end
-        if (ep$1[7]) begin
-            col_p$1 = col_p$1 | (~tri$7 & above$7);
+        if (|(elig$1 & before$14)) begin
+            sel$1 = sel$1 & ~lane_hot$14;
         end
-        if (en$1[7]) begin
-            col_n$1 = col_n$1 | (~tri$7 & above$7);
+        if (|(elig$1 & before$15)) begin
+            sel$1 = sel$1 & ~lane_hot$15;
         end
-        if (ep$1[8]) begin
-            col_p$1 = col_p$1 | (~tri$8 & above$8);
+        if (|(elig$1 & before$16)) begin
+            sel$1 = sel$1 & ~lane_hot$16;
         end
-        if (en$1[8]) begin
-            col_n$1 = col_n$1 | (~tri$8 & above$8);
+        if (|(elig$1 & before$17)) begin
+            sel$1 = sel$1 & ~lane_hot$17;
         end
-        if (ep$1[9]) begin
-            col_p$1 = col_p$1 | (~tri$9 & above$9);
+        if (|(elig$1 & before$18)) begin
+            sel$1 = sel$1 & ~lane_hot$18;
         end
-        if (en$1[9]) begin
-            col_n$1 = col_n$1 | (~tri$9 & above$9);
+        if (|(elig$1 & before$19)) begin
+            sel$1 = sel$1 & ~lane_hot$19;
         end
-        if (ep$1[10]) begin
-            col_p$1 = col_p$1 | (~tri$10 & above$10);
+        if (|(elig$1 & before$20)) begin
+            sel$1 = sel$1 & ~lane_hot$20;
         end
-        if (en$1[10]) begin
-            col_n$1 = col_n$1 | (~tri$10 & above$10);
+        if (|(elig$1 & before$21)) begin
+            sel$1 = sel$1 & ~lane_hot$21;
         end
-        if (ep$1[11]) begin
-            col_p$1 = col_p$1 | (~tri$11 & above$11);
+        if (|(elig$1 & before$22)) begin
+            sel$1 = sel$1 & ~lane_hot$22;
         end
-        if (en$1[11]) begin
-            col_n$1 = col_n$1 | (~tri$11 & above$11);
+        if (|(elig$1 & before$23)) begin
+            sel$1 = sel$1 & ~lane_hot$23;
         end
-        if (ep$1[12]) begin
-            col_p$1 = col_p$1 | (~tri$12 & above$12);
+        above_sel$1 = 32'h0;
+        if (|(sel$1 & below$1)) begin
+            above_sel$1 = above_sel$1 | lane_hot$1;
         end
-        if (en$1[12]) begin
-            col_n$1 = col_n$1 | (~tri$12 & above$12);
+        if (|(sel$1 & below$2)) begin
+            above_sel$1 = above_sel$1 | lane_hot$2;
         end
-        if (ep$1[13]) begin
-            col_p$1 = col_p$1 | (~tri$13 & above$13);
+        if (|(sel$1 & below$3)) begin
+            above_sel$1 = above_sel$1 | lane_hot$3;
         end
-        if (en$1[13]) begin
-            col_n$1 = col_n$1 | (~tri$13 & above$13);
+        if (|(sel$1 & below$4)) begin
+            above_sel$1 = above_sel$1 | lane_hot$4;
         end
-        if (ep$1[14]) begin
-            col_p$1 = col_p$1 | (~tri$14 & above$14);
+        if (|(sel$1 & below$5)) begin
+            above_sel$1 = above_sel$1 | lane_hot$5;
         end
-        if (en$1[14]) begin
-            col_n$1 = col_n$1 | (~tri$14 & above$14);
+        if (|(sel$1 & below$6)) begin
+            above_sel$1 = above_sel$1 | lane_hot$6;
         end
-        if (ep$1[15]) begin
-            col_p$1 = col_p$1 | (~tri$15 & above$15);
+        if (|(sel$1 & below$7)) begin
+            above_sel$1 = above_sel$1 | lane_hot$7;
         end
-        if (en$1[15]) begin
-            col_n$1 = col_n$1 | (~tri$15 & above$15);
+        if (|(sel$1 & below$8)) begin
+            above_sel$1 = above_sel$1 | lane_hot$8;
         end
-        if (ep$1[16]) begin
-            col_p$1 = col_p$1 | (~tri$16 & above$16);
+        if (|(sel$1 & below$9)) begin
+            above_sel$1 = above_sel$1 | lane_hot$9;
         end
-        if (en$1[16]) begin
-            col_n$1 = col_n$1 | (~tri$16 & above$16);
+        if (|(sel$1 & below$10)) begin
+            above_sel$1 = above_sel$1 | lane_hot$10;
         end
-        if (ep$1[17]) begin
-            col_p$1 = col_p$1 | (~tri$17 & above$17);
+        if (|(sel$1 & below$11)) begin
+            above_sel$1 = above_sel$1 | lane_hot$11;
         end
-        if (en$1[17]) begin
-            col_n$1 = col_n$1 | (~tri$17 & above$17);
+        if (|(sel$1 & below$12)) begin
+            above_sel$1 = above_sel$1 | lane_hot$12;
         end
-        if (ep$1[18]) begin
-            col_p$1 = col_p$1 | (~tri$18 & above$18);
+        if (|(sel$1 & below$13)) begin
+            above_sel$1 = above_sel$1 | lane_hot$13;
         end
-        if (en$1[18]) begin
-            col_n$1 = col_n$1 | (~tri$18 & above$18);
+        if (|(sel$1 & below$14)) begin
+            above_sel$1 = above_sel$1 | lane_hot$14;
         end
-        if (ep$1[19]) begin
-            col_p$1 = col_p$1 | (~tri$19 & above$19);
+        if (|(sel$1 & below$15)) begin
+            above_sel$1 = above_sel$1 | lane_hot$15;
         end
-        if (en$1[19]) begin
-            col_n$1 = col_n$1 | (~tri$19 & above$19);
+        if (|(sel$1 & below$16)) begin
+            above_sel$1 = above_sel$1 | lane_hot$16;
         end
-        if (ep$1[20]) begin
-            col_p$1 = col_p$1 | (~tri$20 & above$20);
+        if (|(sel$1 & below$17)) begin
+            above_sel$1 = above_sel$1 | lane_hot$17;
         end
-        if (en$1[20]) begin
-            col_n$1 = col_n$1 | (~tri$20 & above$20);
+        if (|(sel$1 & below$18)) begin
+            above_sel$1 = above_sel$1 | lane_hot$18;
         end
-        if (ep$1[21]) begin
-            col_p$1 = col_p$1 | (~tri$21 & above$21);
+        if (|(sel$1 & below$19)) begin
+            above_sel$1 = above_sel$1 | lane_hot$19;
         end
-        if (en$1[21]) begin
-            col_n$1 = col_n$1 | (~tri$21 & above$21);
+        if (|(sel$1 & below$20)) begin
+            above_sel$1 = above_sel$1 | lane_hot$20;
         end
-        if (ep$1[22]) begin
-            col_p$1 = col_p$1 | (~tri$22 & above$22);
+        if (|(sel$1 & below$21)) begin
+            above_sel$1 = above_sel$1 | lane_hot$21;
         end
-        if (en$1[22]) begin
-            col_n$1 = col_n$1 | (~tri$22 & above$22);
+        if (|(sel$1 & below$22)) begin
+            above_sel$1 = above_sel$1 | lane_hot$22;
         end
-        if (ep$1[23]) begin
-            col_p$1 = col_p$1 | (~tri$23 & above$23);
-        end
-        if (en$1[23]) begin
-            col_n$1 = col_n$1 | (~tri$23 & above$23);
-        end
-        dom_p$1 = 32'h0;
-        dom_n$1 = 32'h0;
-        if ((policy_gto & ~greedy[0] & (|(ep$1 & greedy) | |(ep$1 & tri$0) | col_p$1[0])) | (~policy_gto & |(ep$1 & lrr_before$0))) begin
-            dom_p$1 = dom_p$1 | lane_hot$0;
-        end
-        if ((policy_gto & ~greedy[0] & (|(en$1 & greedy) | |(en$1 & tri$0) | col_n$1[0])) | (~policy_gto & |(en$1 & lrr_before$0))) begin
-            dom_n$1 = dom_n$1 | lane_hot$0;
-        end
-        if ((policy_gto & ~greedy[1] & (|(ep$1 & greedy) | |(ep$1 & tri$1) | col_p$1[1])) | (~policy_gto & |(ep$1 & lrr_before$1))) begin
-            dom_p$1 = dom_p$1 | lane_hot$1;
-        end
-        if ((policy_gto & ~greedy[1] & (|(en$1 & greedy) | |(en$1 & tri$1) | col_n$1[1])) | (~policy_gto & |(en$1 & lrr_before$1))) begin
-            dom_n$1 = dom_n$1 | lane_hot$1;
-        end
-        if ((policy_gto & ~greedy[2] & (|(ep$1 & greedy) | |(ep$1 & tri$2) | col_p$1[2])) | (~policy_gto & |(ep$1 & lrr_before$2))) begin
-            dom_p$1 = dom_p$1 | lane_hot$2;
-        end
-        if ((policy_gto & ~greedy[2] & (|(en$1 & greedy) | |(en$1 & tri$2) | col_n$1[2])) | (~policy_gto & |(en$1 & lrr_before$2))) begin
-            dom_n$1 = dom_n$1 | lane_hot$2;
-        end
-        if ((policy_gto & ~greedy[3] & (|(ep$1 & greedy) | |(ep$1 & tri$3) | col_p$1[3])) | (~policy_gto & |(ep$1 & lrr_before$3))) begin
-            dom_p$1 = dom_p$1 | lane_hot$3;
-        end
-        if ((policy_gto & ~greedy[3] & (|(en$1 & greedy) | |(en$1 & tri$3) | col_n$1[3])) | (~policy_gto & |(en$1 & lrr_before$3))) begin
-            dom_n$1 = dom_n$1 | lane_hot$3;
-        end
-        if ((policy_gto & ~greedy[4] & (|(ep$1 & greedy) | |(ep$1 & tri$4) | col_p$1[4])) | (~policy_gto & |(ep$1 & lrr_before$4))) begin
-            dom_p$1 = dom_p$1 | lane_hot$4;
-        end
-        if ((policy_gto & ~greedy[4] & (|(en$1 & greedy) | |(en$1 & tri$4) | col_n$1[4])) | (~policy_gto & |(en$1 & lrr_before$4))) begin
-            dom_n$1 = dom_n$1 | lane_hot$4;
-        end
-        if ((policy_gto & ~greedy[5] & (|(ep$1 & greedy) | |(ep$1 & tri$5) | col_p$1[5])) | (~policy_gto & |(ep$1 & lrr_before$5))) begin
-            dom_p$1 = dom_p$1 | lane_hot$5;
-        end
-        if ((policy_gto & ~greedy[5] & (|(en$1 & greedy) | |(en$1 & tri$5) | col_n$1[5])) | (~policy_gto & |(en$1 & lrr_before$5))) begin
-            dom_n$1 = dom_n$1 | lane_hot$5;
-        end
-        if ((policy_gto & ~greedy[6] & (|(ep$1 & greedy) | |(ep$1 & tri$6) | col_p$1[6])) | (~policy_gto & |(ep$1 & lrr_before$6))) begin
-            dom_p$1 = dom_p$1 | lane_hot$6;
-        end
-        if ((policy_gto & ~greedy[6] & (|(en$1 & greedy) | |(en$1 & tri$6) | col_n$1[6])) | (~policy_gto & |(en$1 & lrr_before$6))) begin
-            dom_n$1 = dom_n$1 | lane_hot$6;
-        end
-        if ((policy_gto & ~greedy[7] & (|(ep$1 & greedy) | |(ep$1 & tri$7) | col_p$1[7])) | (~policy_gto & |(ep$1 & lrr_before$7))) begin
-            dom_p$1 = dom_p$1 | lane_hot$7;
-        end
-        if ((policy_gto & ~greedy[7] & (|(en$1 & greedy) | |(en$1 & tri$7) | col_n$1[7])) | (~policy_gto & |(en$1 & lrr_before$7))) begin
-            dom_n$1 = dom_n$1 | lane_hot$7;
-        end
-        if ((policy_gto & ~greedy[8] & (|(ep$1 & greedy) | |(ep$1 & tri$8) | col_p$1[8])) | (~policy_gto & |(ep$1 & lrr_before$8))) begin
-            dom_p$1 = dom_p$1 | lane_hot$8;
-        end
-        if ((policy_gto & ~greedy[8] & (|(en$1 & greedy) | |(en$1 & tri$8) | col_n$1[8])) | (~policy_gto & |(en$1 & lrr_before$8))) begin
-            dom_n$1 = dom_n$1 | lane_hot$8;
-        end
-        if ((policy_gto & ~greedy[9] & (|(ep$1 & greedy) | |(ep$1 & tri$9) | col_p$1[9])) | (~policy_gto & |(ep$1 & lrr_before$9))) begin
-            dom_p$1 = dom_p$1 | lane_hot$9;
-        end
-        if ((policy_gto & ~greedy[9] & (|(en$1 & greedy) | |(en$1 & tri$9) | col_n$1[9])) | (~policy_gto & |(en$1 & lrr_before$9))) begin
-            dom_n$1 = dom_n$1 | lane_hot$9;
-        end
-        if ((policy_gto & ~greedy[10] & (|(ep$1 & greedy) | |(ep$1 & tri$10) | col_p$1[10])) | (~policy_gto & |(ep$1 & lrr_before$10))) begin
-            dom_p$1 = dom_p$1 | lane_hot$10;
-        end
-        if ((policy_gto & ~greedy[10] & (|(en$1 & greedy) | |(en$1 & tri$10) | col_n$1[10])) | (~policy_gto & |(en$1 & lrr_before$10))) begin
-            dom_n$1 = dom_n$1 | lane_hot$10;
-        end
-        if ((policy_gto & ~greedy[11] & (|(ep$1 & greedy) | |(ep$1 & tri$11) | col_p$1[11])) | (~policy_gto & |(ep$1 & lrr_before$11))) begin
-            dom_p$1 = dom_p$1 | lane_hot$11;
-        end
-        if ((policy_gto & ~greedy[11] & (|(en$1 & greedy) | |(en$1 & tri$11) | col_n$1[11])) | (~policy_gto & |(en$1 & lrr_before$11))) begin
-            dom_n$1 = dom_n$1 | lane_hot$11;
-        end
-        if ((policy_gto & ~greedy[12] & (|(ep$1 & greedy) | |(ep$1 & tri$12) | col_p$1[12])) | (~policy_gto & |(ep$1 & lrr_before$12))) begin
-            dom_p$1 = dom_p$1 | lane_hot$12;
-        end
-        if ((policy_gto & ~greedy[12] & (|(en$1 & greedy) | |(en$1 & tri$12) | col_n$1[12])) | (~policy_gto & |(en$1 & lrr_before$12))) begin
-            dom_n$1 = dom_n$1 | lane_hot$12;
-        end
-        if ((policy_gto & ~greedy[13] & (|(ep$1 & greedy) | |(ep$1 & tri$13) | col_p$1[13])) | (~policy_gto & |(ep$1 & lrr_before$13))) begin
-            dom_p$1 = dom_p$1 | lane_hot$13;
-        end
-        if ((policy_gto & ~greedy[13] & (|(en$1 & greedy) | |(en$1 & tri$13) | col_n$1[13])) | (~policy_gto & |(en$1 & lrr_before$13))) begin
-            dom_n$1 = dom_n$1 | lane_hot$13;
-        end
-        if ((policy_gto & ~greedy[14] & (|(ep$1 & greedy) | |(ep$1 & tri$14) | col_p$1[14])) | (~policy_gto & |(ep$1 & lrr_before$14))) begin
-            dom_p$1 = dom_p$1 | lane_hot$14;
-        end
-        if ((policy_gto & ~greedy[14] & (|(en$1 & greedy) | |(en$1 & tri$14) | col_n$1[14])) | (~policy_gto & |(en$1 & lrr_before$14))) begin
-            dom_n$1 = dom_n$1 | lane_hot$14;
-        end
-        if ((policy_gto & ~greedy[15] & (|(ep$1 & greedy) | |(ep$1 & tri$15) | col_p$1[15])) | (~policy_gto & |(ep$1 & lrr_before$15))) begin
-            dom_p$1 = dom_p$1 | lane_hot$15;
-        end
-        if ((policy_gto & ~greedy[15] & (|(en$1 & greedy) | |(en$1 & tri$15) | col_n$1[15])) | (~policy_gto & |(en$1 & lrr_before$15))) begin
-            dom_n$1 = dom_n$1 | lane_hot$15;
-        end
-        if ((policy_gto & ~greedy[16] & (|(ep$1 & greedy) | |(ep$1 & tri$16) | col_p$1[16])) | (~policy_gto & |(ep$1 & lrr_before$16))) begin
-            dom_p$1 = dom_p$1 | lane_hot$16;
-        end
-        if ((policy_gto & ~greedy[16] & (|(en$1 & greedy) | |(en$1 & tri$16) | col_n$1[16])) | (~policy_gto & |(en$1 & lrr_before$16))) begin
-            dom_n$1 = dom_n$1 | lane_hot$16;
-        end
-        if ((policy_gto & ~greedy[17] & (|(ep$1 & greedy) | |(ep$1 & tri$17) | col_p$1[17])) | (~policy_gto & |(ep$1 & lrr_before$17))) begin
-            dom_p$1 = dom_p$1 | lane_hot$17;
-        end
-        if ((policy_gto & ~greedy[17] & (|(en$1 & greedy) | |(en$1 & tri$17) | col_n$1[17])) | (~policy_gto & |(en$1 & lrr_before$17))) begin
-            dom_n$1 = dom_n$1 | lane_hot$17;
-        end
-        if ((policy_gto & ~greedy[18] & (|(ep$1 & greedy) | |(ep$1 & tri$18) | col_p$1[18])) | (~policy_gto & |(ep$1 & lrr_before$18))) begin
-            dom_p$1 = dom_p$1 | lane_hot$18;
-        end
-        if ((policy_gto & ~greedy[18] & (|(en$1 & greedy) | |(en$1 & tri$18) | col_n$1[18])) | (~policy_gto & |(en$1 & lrr_before$18))) begin
-            dom_n$1 = dom_n$1 | lane_hot$18;
-        end
-        if ((policy_gto & ~greedy[19] & (|(ep$1 & greedy) | |(ep$1 & tri$19) | col_p$1[19])) | (~policy_gto & |(ep$1 & lrr_before$19))) begin
-            dom_p$1 = dom_p$1 | lane_hot$19;
-        end
-        if ((policy_gto & ~greedy[19] & (|(en$1 & greedy) | |(en$1 & tri$19) | col_n$1[19])) | (~policy_gto & |(en$1 & lrr_before$19))) begin
-            dom_n$1 = dom_n$1 | lane_hot$19;
-        end
-        if ((policy_gto & ~greedy[20] & (|(ep$1 & greedy) | |(ep$1 & tri$20) | col_p$1[20])) | (~policy_gto & |(ep$1 & lrr_before$20))) begin
-            dom_p$1 = dom_p$1 | lane_hot$20;
-        end
-        if ((policy_gto & ~greedy[20] & (|(en$1 & greedy) | |(en$1 & tri$20) | col_n$1[20])) | (~policy_gto & |(en$1 & lrr_before$20))) begin
-            dom_n$1 = dom_n$1 | lane_hot$20;
-        end
-        if ((policy_gto & ~greedy[21] & (|(ep$1 & greedy) | |(ep$1 & tri$21) | col_p$1[21])) | (~policy_gto & |(ep$1 & lrr_before$21))) begin
-            dom_p$1 = dom_p$1 | lane_hot$21;
-        end
-        if ((policy_gto & ~greedy[21] & (|(en$1 & greedy) | |(en$1 & tri$21) | col_n$1[21])) | (~policy_gto & |(en$1 & lrr_before$21))) begin
-            dom_n$1 = dom_n$1 | lane_hot$21;
-        end
-        if ((policy_gto & ~greedy[22] & (|(ep$1 & greedy) | |(ep$1 & tri$22) | col_p$1[22])) | (~policy_gto & |(ep$1 & lrr_before$22))) begin
-            dom_p$1 = dom_p$1 | lane_hot$22;
-        end
-        if ((policy_gto & ~greedy[22] & (|(en$1 & greedy) | |(en$1 & tri$22) | col_n$1[22])) | (~policy_gto & |(en$1 & lrr_before$22))) begin
-            dom_n$1 = dom_n$1 | lane_hot$22;
-        end
-        if ((policy_gto & ~greedy[23] & (|(ep$1 & greedy) | |(ep$1 & tri$23) | col_p$1[23])) | (~policy_gto & |(ep$1 & lrr_before$23))) begin
-            dom_p$1 = dom_p$1 | lane_hot$23;
-        end
-        if ((policy_gto & ~greedy[23] & (|(en$1 & greedy) | |(en$1 & tri$23) | col_n$1[23])) | (~policy_gto & |(en$1 & lrr_before$23))) begin
-            dom_n$1 = dom_n$1 | lane_hot$23;
-        end
-        sel$1 = ep$1 & ~dom_p$1;
-        if (~|ep$1) begin
-            sel$1 = en$1 & ~dom_n$1;
+        if (|(sel$1 & below$23)) begin
+            above_sel$1 = above_sel$1 | lane_hot$23;
         end
         lane$1 = 32'h0;
         if (|(sel$1 & id_bit$0)) begin
@@ -4792,303 +8190,148 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         if (var_lsu$2) begin
             elig$2 = elig$2 & ~ldst;
         end
-        ep$2 = elig$2 & preferred;
-        en$2 = elig$2 & ~preferred;
-        col_p$2 = 32'h0;
-        col_n$2 = 32'h0;
-        if (ep$2[0]) begin
-            col_p$2 = col_p$2 | (~tri$0 & above$0);
+        sel$2 = elig$2;
+        if (|(elig$2 & before$0)) begin
+            sel$2 = sel$2 & ~lane_hot$0;
         end
-        if (en$2[0]) begin
-            col_n$2 = col_n$2 | (~tri$0 & above$0);
+        if (|(elig$2 & before$1)) begin
+            sel$2 = sel$2 & ~lane_hot$1;
         end
-        if (ep$2[1]) begin
-            col_p$2 = col_p$2 | (~tri$1 & above$1);
+        if (|(elig$2 & before$2)) begin
+            sel$2 = sel$2 & ~lane_hot$2;
         end
-        if (en$2[1]) begin
-            col_n$2 = col_n$2 | (~tri$1 & above$1);
+        if (|(elig$2 & before$3)) begin
+            sel$2 = sel$2 & ~lane_hot$3;
         end
-        if (ep$2[2]) begin
-            col_p$2 = col_p$2 | (~tri$2 & above$2);
+        if (|(elig$2 & before$4)) begin
+            sel$2 = sel$2 & ~lane_hot$4;
         end
-        if (en$2[2]) begin
-            col_n$2 = col_n$2 | (~tri$2 & above$2);
+        if (|(elig$2 & before$5)) begin
+            sel$2 = sel$2 & ~lane_hot$5;
         end
-        if (ep$2[3]) begin
-            col_p$2 = col_p$2 | (~tri$3 & above$3);
+        if (|(elig$2 & before$6)) begin
+            sel$2 = sel$2 & ~lane_hot$6;
         end
-        if (en$2[3]) begin
-            col_n$2 = col_n$2 | (~tri$3 & above$3);
+        if (|(elig$2 & before$7)) begin
+            sel$2 = sel$2 & ~lane_hot$7;
         end
-        if (ep$2[4]) begin
-            col_p$2 = col_p$2 | (~tri$4 & above$4);
+        if (|(elig$2 & before$8)) begin
+            sel$2 = sel$2 & ~lane_hot$8;
         end
-        if (en$2[4]) begin
-            col_n$2 = col_n$2 | (~tri$4 & above$4);
+        if (|(elig$2 & before$9)) begin
+            sel$2 = sel$2 & ~lane_hot$9;
         end
-        if (ep$2[5]) begin
-            col_p$2 = col_p$2 | (~tri$5 & above$5);
+        if (|(elig$2 & before$10)) begin
+            sel$2 = sel$2 & ~lane_hot$10;
         end
-        if (en$2[5]) begin
-            col_n$2 = col_n$2 | (~tri$5 & above$5);
+        if (|(elig$2 & before$11)) begin
+            sel$2 = sel$2 & ~lane_hot$11;
         end
-        if (ep$2[6]) begin
-            col_p$2 = col_p$2 | (~tri$6 & above$6);
+        if (|(elig$2 & before$12)) begin
+            sel$2 = sel$2 & ~lane_hot$12;
         end
-        if (en$2[6]) begin
-            col_n$2 = col_n$2 | (~tri$6 & above$6);
+        if (|(elig$2 & before$13)) begin
+            sel$2 = sel$2 & ~lane_hot$13;
         end
-        if (ep$2[7]) begin
-            col_p$2 = col_p$2 | (~tri$7 & above$7);
+        if (|(elig$2 & before$14)) begin
+            sel$2 = sel$2 & ~lane_hot$14;
         end
-        if (en$2[7]) begin
-            col_n$2 = col_n$2 | (~tri$7 & above$7);
+        if (|(elig$2 & before$15)) begin
+            sel$2 = sel$2 & ~lane_hot$15;
         end
-        if (ep$2[8]) begin
-            col_p$2 = col_p$2 | (~tri$8 & above$8);
+        if (|(elig$2 & before$16)) begin
+            sel$2 = sel$2 & ~lane_hot$16;
         end
-        if (en$2[8]) begin
-            col_n$2 = col_n$2 | (~tri$8 & above$8);
+        if (|(elig$2 & before$17)) begin
+            sel$2 = sel$2 & ~lane_hot$17;
         end
-        if (ep$2[9]) begin
-            col_p$2 = col_p$2 | (~tri$9 & above$9);
+        if (|(elig$2 & before$18)) begin
+            sel$2 = sel$2 & ~lane_hot$18;
         end
-        if (en$2[9]) begin
-            col_n$2 = col_n$2 | (~tri$9 & above$9);
+        if (|(elig$2 & before$19)) begin
+            sel$2 = sel$2 & ~lane_hot$19;
         end
-        if (ep$2[10]) begin
-            col_p$2 = col_p$2 | (~tri$10 & above$10);
+        if (|(elig$2 & before$20)) begin
+            sel$2 = sel$2 & ~lane_hot$20;
         end
-        if (en$2[10]) begin
-            col_n$2 = col_n$2 | (~tri$10 & above$10);
+        if (|(elig$2 & before$21)) begin
+            sel$2 = sel$2 & ~lane_hot$21;
         end
-        if (ep$2[11]) begin
-            col_p$2 = col_p$2 | (~tri$11 & above$11);
+        if (|(elig$2 & before$22)) begin
+            sel$2 = sel$2 & ~lane_hot$22;
         end
-        if (en$2[11]) begin
-            col_n$2 = col_n$2 | (~tri$11 & above$11);
+        if (|(elig$2 & before$23)) begin
+            sel$2 = sel$2 & ~lane_hot$23;
         end
-        if (ep$2[12]) begin
-            col_p$2 = col_p$2 | (~tri$12 & above$12);
+        above_sel$2 = 32'h0;
+        if (|(sel$2 & below$1)) begin
+            above_sel$2 = above_sel$2 | lane_hot$1;
         end
-        if (en$2[12]) begin
-            col_n$2 = col_n$2 | (~tri$12 & above$12);
+        if (|(sel$2 & below$2)) begin
+            above_sel$2 = above_sel$2 | lane_hot$2;
         end
-        if (ep$2[13]) begin
-            col_p$2 = col_p$2 | (~tri$13 & above$13);
+        if (|(sel$2 & below$3)) begin
+            above_sel$2 = above_sel$2 | lane_hot$3;
         end
-        if (en$2[13]) begin
-            col_n$2 = col_n$2 | (~tri$13 & above$13);
+        if (|(sel$2 & below$4)) begin
+            above_sel$2 = above_sel$2 | lane_hot$4;
         end
-        if (ep$2[14]) begin
-            col_p$2 = col_p$2 | (~tri$14 & above$14);
+        if (|(sel$2 & below$5)) begin
+            above_sel$2 = above_sel$2 | lane_hot$5;
         end
-        if (en$2[14]) begin
-            col_n$2 = col_n$2 | (~tri$14 & above$14);
+        if (|(sel$2 & below$6)) begin
+            above_sel$2 = above_sel$2 | lane_hot$6;
         end
-        if (ep$2[15]) begin
-            col_p$2 = col_p$2 | (~tri$15 & above$15);
+        if (|(sel$2 & below$7)) begin
+            above_sel$2 = above_sel$2 | lane_hot$7;
         end
-        if (en$2[15]) begin
-            col_n$2 = col_n$2 | (~tri$15 & above$15);
+        if (|(sel$2 & below$8)) begin
+            above_sel$2 = above_sel$2 | lane_hot$8;
         end
-        if (ep$2[16]) begin
-            col_p$2 = col_p$2 | (~tri$16 & above$16);
+        if (|(sel$2 & below$9)) begin
+            above_sel$2 = above_sel$2 | lane_hot$9;
         end
-        if (en$2[16]) begin
-            col_n$2 = col_n$2 | (~tri$16 & above$16);
+        if (|(sel$2 & below$10)) begin
+            above_sel$2 = above_sel$2 | lane_hot$10;
         end
-        if (ep$2[17]) begin
-            col_p$2 = col_p$2 | (~tri$17 & above$17);
+        if (|(sel$2 & below$11)) begin
+            above_sel$2 = above_sel$2 | lane_hot$11;
         end
-        if (en$2[17]) begin
-            col_n$2 = col_n$2 | (~tri$17 & above$17);
+        if (|(sel$2 & below$12)) begin
+            above_sel$2 = above_sel$2 | lane_hot$12;
         end
-        if (ep$2[18]) begin
-            col_p$2 = col_p$2 | (~tri$18 & above$18);
+        if (|(sel$2 & below$13)) begin
+            above_sel$2 = above_sel$2 | lane_hot$13;
         end
-        if (en$2[18]) begin
-            col_n$2 = col_n$2 | (~tri$18 & above$18);
+        if (|(sel$2 & below$14)) begin
+            above_sel$2 = above_sel$2 | lane_hot$14;
         end
-        if (ep$2[19]) begin
-            col_p$2 = col_p$2 | (~tri$19 & above$19);
+        if (|(sel$2 & below$15)) begin
+            above_sel$2 = above_sel$2 | lane_hot$15;
         end
-        if (en$2[19]) begin
-            col_n$2 = col_n$2 | (~tri$19 & above$19);
+        if (|(sel$2 & below$16)) begin
+            above_sel$2 = above_sel$2 | lane_hot$16;
         end
-        if (ep$2[20]) begin
-            col_p$2 = col_p$2 | (~tri$20 & above$20);
+        if (|(sel$2 & below$17)) begin
+            above_sel$2 = above_sel$2 | lane_hot$17;
         end
-        if (en$2[20]) begin
-            col_n$2 = col_n$2 | (~tri$20 & above$20);
+        if (|(sel$2 & below$18)) begin
+            above_sel$2 = above_sel$2 | lane_hot$18;
         end
-        if (ep$2[21]) begin
-            col_p$2 = col_p$2 | (~tri$21 & above$21);
+        if (|(sel$2 & below$19)) begin
+            above_sel$2 = above_sel$2 | lane_hot$19;
         end
-        if (en$2[21]) begin
-            col_n$2 = col_n$2 | (~tri$21 & above$21);
+        if (|(sel$2 & below$20)) begin
+            above_sel$2 = above_sel$2 | lane_hot$20;
         end
-        if (ep$2[22]) begin
-            col_p$2 = col_p$2 | (~tri$22 & above$22);
+        if (|(sel$2 & below$21)) begin
+            above_sel$2 = above_sel$2 | lane_hot$21;
         end
-        if (en$2[22]) begin
-            col_n$2 = col_n$2 | (~tri$22 & above$22);
+        if (|(sel$2 & below$22)) begin
+            above_sel$2 = above_sel$2 | lane_hot$22;
         end
-        if (ep$2[23]) begin
-            col_p$2 = col_p$2 | (~tri$23 & above$23);
-        end
-        if (en$2[23]) begin
-            col_n$2 = col_n$2 | (~tri$23 & above$23);
-        end
-        dom_p$2 = 32'h0;
-        dom_n$2 = 32'h0;
-        if ((policy_gto & ~greedy[0] & (|(ep$2 & greedy) | |(ep$2 & tri$0) | col_p$2[0])) | (~policy_gto & |(ep$2 & lrr_before$0))) begin
-            dom_p$2 = dom_p$2 | lane_hot$0;
-        end
-        if ((policy_gto & ~greedy[0] & (|(en$2 & greedy) | |(en$2 & tri$0) | col_n$2[0])) | (~policy_gto & |(en$2 & lrr_before$0))) begin
-            dom_n$2 = dom_n$2 | lane_hot$0;
-        end
-        if ((policy_gto & ~greedy[1] & (|(ep$2 & greedy) | |(ep$2 & tri$1) | col_p$2[1])) | (~policy_gto & |(ep$2 & lrr_before$1))) begin
-            dom_p$2 = dom_p$2 | lane_hot$1;
-        end
-        if ((policy_gto & ~greedy[1] & (|(en$2 & greedy) | |(en$2 & tri$1) | col_n$2[1])) | (~policy_gto & |(en$2 & lrr_before$1))) begin
-            dom_n$2 = dom_n$2 | lane_hot$1;
-        end
-        if ((policy_gto & ~greedy[2] & (|(ep$2 & greedy) | |(ep$2 & tri$2) | col_p$2[2])) | (~policy_gto & |(ep$2 & lrr_before$2))) begin
-            dom_p$2 = dom_p$2 | lane_hot$2;
-        end
-        if ((policy_gto & ~greedy[2] & (|(en$2 & greedy) | |(en$2 & tri$2) | col_n$2[2])) | (~policy_gto & |(en$2 & lrr_before$2))) begin
-            dom_n$2 = dom_n$2 | lane_hot$2;
-        end
-        if ((policy_gto & ~greedy[3] & (|(ep$2 & greedy) | |(ep$2 & tri$3) | col_p$2[3])) | (~policy_gto & |(ep$2 & lrr_before$3))) begin
-            dom_p$2 = dom_p$2 | lane_hot$3;
-        end
-        if ((policy_gto & ~greedy[3] & (|(en$2 & greedy) | |(en$2 & tri$3) | col_n$2[3])) | (~policy_gto & |(en$2 & lrr_before$3))) begin
-            dom_n$2 = dom_n$2 | lane_hot$3;
-        end
-        if ((policy_gto & ~greedy[4] & (|(ep$2 & greedy) | |(ep$2 & tri$4) | col_p$2[4])) | (~policy_gto & |(ep$2 & lrr_before$4))) begin
-            dom_p$2 = dom_p$2 | lane_hot$4;
-        end
-        if ((policy_gto & ~greedy[4] & (|(en$2 & greedy) | |(en$2 & tri$4) | col_n$2[4])) | (~policy_gto & |(en$2 & lrr_before$4))) begin
-            dom_n$2 = dom_n$2 | lane_hot$4;
-        end
-        if ((policy_gto & ~greedy[5] & (|(ep$2 & greedy) | |(ep$2 & tri$5) | col_p$2[5])) | (~policy_gto & |(ep$2 & lrr_before$5))) begin
-            dom_p$2 = dom_p$2 | lane_hot$5;
-        end
-        if ((policy_gto & ~greedy[5] & (|(en$2 & greedy) | |(en$2 & tri$5) | col_n$2[5])) | (~policy_gto & |(en$2 & lrr_before$5))) begin
-            dom_n$2 = dom_n$2 | lane_hot$5;
-        end
-        if ((policy_gto & ~greedy[6] & (|(ep$2 & greedy) | |(ep$2 & tri$6) | col_p$2[6])) | (~policy_gto & |(ep$2 & lrr_before$6))) begin
-            dom_p$2 = dom_p$2 | lane_hot$6;
-        end
-        if ((policy_gto & ~greedy[6] & (|(en$2 & greedy) | |(en$2 & tri$6) | col_n$2[6])) | (~policy_gto & |(en$2 & lrr_before$6))) begin
-            dom_n$2 = dom_n$2 | lane_hot$6;
-        end
-        if ((policy_gto & ~greedy[7] & (|(ep$2 & greedy) | |(ep$2 & tri$7) | col_p$2[7])) | (~policy_gto & |(ep$2 & lrr_before$7))) begin
-            dom_p$2 = dom_p$2 | lane_hot$7;
-        end
-        if ((policy_gto & ~greedy[7] & (|(en$2 & greedy) | |(en$2 & tri$7) | col_n$2[7])) | (~policy_gto & |(en$2 & lrr_before$7))) begin
-            dom_n$2 = dom_n$2 | lane_hot$7;
-        end
-        if ((policy_gto & ~greedy[8] & (|(ep$2 & greedy) | |(ep$2 & tri$8) | col_p$2[8])) | (~policy_gto & |(ep$2 & lrr_before$8))) begin
-            dom_p$2 = dom_p$2 | lane_hot$8;
-        end
-        if ((policy_gto & ~greedy[8] & (|(en$2 & greedy) | |(en$2 & tri$8) | col_n$2[8])) | (~policy_gto & |(en$2 & lrr_before$8))) begin
-            dom_n$2 = dom_n$2 | lane_hot$8;
-        end
-        if ((policy_gto & ~greedy[9] & (|(ep$2 & greedy) | |(ep$2 & tri$9) | col_p$2[9])) | (~policy_gto & |(ep$2 & lrr_before$9))) begin
-            dom_p$2 = dom_p$2 | lane_hot$9;
-        end
-        if ((policy_gto & ~greedy[9] & (|(en$2 & greedy) | |(en$2 & tri$9) | col_n$2[9])) | (~policy_gto & |(en$2 & lrr_before$9))) begin
-            dom_n$2 = dom_n$2 | lane_hot$9;
-        end
-        if ((policy_gto & ~greedy[10] & (|(ep$2 & greedy) | |(ep$2 & tri$10) | col_p$2[10])) | (~policy_gto & |(ep$2 & lrr_before$10))) begin
-            dom_p$2 = dom_p$2 | lane_hot$10;
-        end
-        if ((policy_gto & ~greedy[10] & (|(en$2 & greedy) | |(en$2 & tri$10) | col_n$2[10])) | (~policy_gto & |(en$2 & lrr_before$10))) begin
-            dom_n$2 = dom_n$2 | lane_hot$10;
-        end
-        if ((policy_gto & ~greedy[11] & (|(ep$2 & greedy) | |(ep$2 & tri$11) | col_p$2[11])) | (~policy_gto & |(ep$2 & lrr_before$11))) begin
-            dom_p$2 = dom_p$2 | lane_hot$11;
-        end
-        if ((policy_gto & ~greedy[11] & (|(en$2 & greedy) | |(en$2 & tri$11) | col_n$2[11])) | (~policy_gto & |(en$2 & lrr_before$11))) begin
-            dom_n$2 = dom_n$2 | lane_hot$11;
-        end
-        if ((policy_gto & ~greedy[12] & (|(ep$2 & greedy) | |(ep$2 & tri$12) | col_p$2[12])) | (~policy_gto & |(ep$2 & lrr_before$12))) begin
-            dom_p$2 = dom_p$2 | lane_hot$12;
-        end
-        if ((policy_gto & ~greedy[12] & (|(en$2 & greedy) | |(en$2 & tri$12) | col_n$2[12])) | (~policy_gto & |(en$2 & lrr_before$12))) begin
-            dom_n$2 = dom_n$2 | lane_hot$12;
-        end
-        if ((policy_gto & ~greedy[13] & (|(ep$2 & greedy) | |(ep$2 & tri$13) | col_p$2[13])) | (~policy_gto & |(ep$2 & lrr_before$13))) begin
-            dom_p$2 = dom_p$2 | lane_hot$13;
-        end
-        if ((policy_gto & ~greedy[13] & (|(en$2 & greedy) | |(en$2 & tri$13) | col_n$2[13])) | (~policy_gto & |(en$2 & lrr_before$13))) begin
-            dom_n$2 = dom_n$2 | lane_hot$13;
-        end
-        if ((policy_gto & ~greedy[14] & (|(ep$2 & greedy) | |(ep$2 & tri$14) | col_p$2[14])) | (~policy_gto & |(ep$2 & lrr_before$14))) begin
-            dom_p$2 = dom_p$2 | lane_hot$14;
-        end
-        if ((policy_gto & ~greedy[14] & (|(en$2 & greedy) | |(en$2 & tri$14) | col_n$2[14])) | (~policy_gto & |(en$2 & lrr_before$14))) begin
-            dom_n$2 = dom_n$2 | lane_hot$14;
-        end
-        if ((policy_gto & ~greedy[15] & (|(ep$2 & greedy) | |(ep$2 & tri$15) | col_p$2[15])) | (~policy_gto & |(ep$2 & lrr_before$15))) begin
-            dom_p$2 = dom_p$2 | lane_hot$15;
-        end
-        if ((policy_gto & ~greedy[15] & (|(en$2 & greedy) | |(en$2 & tri$15) | col_n$2[15])) | (~policy_gto & |(en$2 & lrr_before$15))) begin
-            dom_n$2 = dom_n$2 | lane_hot$15;
-        end
-        if ((policy_gto & ~greedy[16] & (|(ep$2 & greedy) | |(ep$2 & tri$16) | col_p$2[16])) | (~policy_gto & |(ep$2 & lrr_before$16))) begin
-            dom_p$2 = dom_p$2 | lane_hot$16;
-        end
-        if ((policy_gto & ~greedy[16] & (|(en$2 & greedy) | |(en$2 & tri$16) | col_n$2[16])) | (~policy_gto & |(en$2 & lrr_before$16))) begin
-            dom_n$2 = dom_n$2 | lane_hot$16;
-        end
-        if ((policy_gto & ~greedy[17] & (|(ep$2 & greedy) | |(ep$2 & tri$17) | col_p$2[17])) | (~policy_gto & |(ep$2 & lrr_before$17))) begin
-            dom_p$2 = dom_p$2 | lane_hot$17;
-        end
-        if ((policy_gto & ~greedy[17] & (|(en$2 & greedy) | |(en$2 & tri$17) | col_n$2[17])) | (~policy_gto & |(en$2 & lrr_before$17))) begin
-            dom_n$2 = dom_n$2 | lane_hot$17;
-        end
-        if ((policy_gto & ~greedy[18] & (|(ep$2 & greedy) | |(ep$2 & tri$18) | col_p$2[18])) | (~policy_gto & |(ep$2 & lrr_before$18))) begin
-            dom_p$2 = dom_p$2 | lane_hot$18;
-        end
-        if ((policy_gto & ~greedy[18] & (|(en$2 & greedy) | |(en$2 & tri$18) | col_n$2[18])) | (~policy_gto & |(en$2 & lrr_before$18))) begin
-            dom_n$2 = dom_n$2 | lane_hot$18;
-        end
-        if ((policy_gto & ~greedy[19] & (|(ep$2 & greedy) | |(ep$2 & tri$19) | col_p$2[19])) | (~policy_gto & |(ep$2 & lrr_before$19))) begin
-            dom_p$2 = dom_p$2 | lane_hot$19;
-        end
-        if ((policy_gto & ~greedy[19] & (|(en$2 & greedy) | |(en$2 & tri$19) | col_n$2[19])) | (~policy_gto & |(en$2 & lrr_before$19))) begin
-            dom_n$2 = dom_n$2 | lane_hot$19;
-        end
-        if ((policy_gto & ~greedy[20] & (|(ep$2 & greedy) | |(ep$2 & tri$20) | col_p$2[20])) | (~policy_gto & |(ep$2 & lrr_before$20))) begin
-            dom_p$2 = dom_p$2 | lane_hot$20;
-        end
-        if ((policy_gto & ~greedy[20] & (|(en$2 & greedy) | |(en$2 & tri$20) | col_n$2[20])) | (~policy_gto & |(en$2 & lrr_before$20))) begin
-            dom_n$2 = dom_n$2 | lane_hot$20;
-        end
-        if ((policy_gto & ~greedy[21] & (|(ep$2 & greedy) | |(ep$2 & tri$21) | col_p$2[21])) | (~policy_gto & |(ep$2 & lrr_before$21))) begin
-            dom_p$2 = dom_p$2 | lane_hot$21;
-        end
-        if ((policy_gto & ~greedy[21] & (|(en$2 & greedy) | |(en$2 & tri$21) | col_n$2[21])) | (~policy_gto & |(en$2 & lrr_before$21))) begin
-            dom_n$2 = dom_n$2 | lane_hot$21;
-        end
-        if ((policy_gto & ~greedy[22] & (|(ep$2 & greedy) | |(ep$2 & tri$22) | col_p$2[22])) | (~policy_gto & |(ep$2 & lrr_before$22))) begin
-            dom_p$2 = dom_p$2 | lane_hot$22;
-        end
-        if ((policy_gto & ~greedy[22] & (|(en$2 & greedy) | |(en$2 & tri$22) | col_n$2[22])) | (~policy_gto & |(en$2 & lrr_before$22))) begin
-            dom_n$2 = dom_n$2 | lane_hot$22;
-        end
-        if ((policy_gto & ~greedy[23] & (|(ep$2 & greedy) | |(ep$2 & tri$23) | col_p$2[23])) | (~policy_gto & |(ep$2 & lrr_before$23))) begin
-            dom_p$2 = dom_p$2 | lane_hot$23;
-        end
-        if ((policy_gto & ~greedy[23] & (|(en$2 & greedy) | |(en$2 & tri$23) | col_n$2[23])) | (~policy_gto & |(en$2 & lrr_before$23))) begin
-            dom_n$2 = dom_n$2 | lane_hot$23;
-        end
-        sel$2 = ep$2 & ~dom_p$2;
-        if (~|ep$2) begin
-            sel$2 = en$2 & ~dom_n$2;
+        if (|(sel$2 & below$23)) begin
+            above_sel$2 = above_sel$2 | lane_hot$23;
         end
         lane$2 = 32'h0;
         if (|(sel$2 & id_bit$0)) begin
@@ -5116,303 +8359,148 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         if (var_lsu$3) begin
             elig$3 = elig$3 & ~ldst;
         end
-        ep$3 = elig$3 & preferred;
-        en$3 = elig$3 & ~preferred;
-        col_p$3 = 32'h0;
-        col_n$3 = 32'h0;
-        if (ep$3[0]) begin
-            col_p$3 = col_p$3 | (~tri$0 & above$0);
+        sel$3 = elig$3;
+        if (|(elig$3 & before$0)) begin
+            sel$3 = sel$3 & ~lane_hot$0;
         end
-        if (en$3[0]) begin
-            col_n$3 = col_n$3 | (~tri$0 & above$0);
+        if (|(elig$3 & before$1)) begin
+            sel$3 = sel$3 & ~lane_hot$1;
         end
-        if (ep$3[1]) begin
-            col_p$3 = col_p$3 | (~tri$1 & above$1);
+        if (|(elig$3 & before$2)) begin
+            sel$3 = sel$3 & ~lane_hot$2;
         end
-        if (en$3[1]) begin
-            col_n$3 = col_n$3 | (~tri$1 & above$1);
+        if (|(elig$3 & before$3)) begin
+            sel$3 = sel$3 & ~lane_hot$3;
         end
-        if (ep$3[2]) begin
-            col_p$3 = col_p$3 | (~tri$2 & above$2);
+        if (|(elig$3 & before$4)) begin
+            sel$3 = sel$3 & ~lane_hot$4;
         end
-        if (en$3[2]) begin
-            col_n$3 = col_n$3 | (~tri$2 & above$2);
+        if (|(elig$3 & before$5)) begin
+            sel$3 = sel$3 & ~lane_hot$5;
         end
-        if (ep$3[3]) begin
-            col_p$3 = col_p$3 | (~tri$3 & above$3);
+        if (|(elig$3 & before$6)) begin
+            sel$3 = sel$3 & ~lane_hot$6;
         end
-        if (en$3[3]) begin
-            col_n$3 = col_n$3 | (~tri$3 & above$3);
+        if (|(elig$3 & before$7)) begin
+            sel$3 = sel$3 & ~lane_hot$7;
         end
-        if (ep$3[4]) begin
-            col_p$3 = col_p$3 | (~tri$4 & above$4);
+        if (|(elig$3 & before$8)) begin
+            sel$3 = sel$3 & ~lane_hot$8;
         end
-        if (en$3[4]) begin
-            col_n$3 = col_n$3 | (~tri$4 & above$4);
+        if (|(elig$3 & before$9)) begin
+            sel$3 = sel$3 & ~lane_hot$9;
         end
-        if (ep$3[5]) begin
-            col_p$3 = col_p$3 | (~tri$5 & above$5);
+        if (|(elig$3 & before$10)) begin
+            sel$3 = sel$3 & ~lane_hot$10;
         end
-        if (en$3[5]) begin
-            col_n$3 = col_n$3 | (~tri$5 & above$5);
+        if (|(elig$3 & before$11)) begin
+            sel$3 = sel$3 & ~lane_hot$11;
         end
-        if (ep$3[6]) begin
-            col_p$3 = col_p$3 | (~tri$6 & above$6);
+        if (|(elig$3 & before$12)) begin
+            sel$3 = sel$3 & ~lane_hot$12;
         end
-        if (en$3[6]) begin
-            col_n$3 = col_n$3 | (~tri$6 & above$6);
+        if (|(elig$3 & before$13)) begin
+            sel$3 = sel$3 & ~lane_hot$13;
         end
-        if (ep$3[7]) begin
-            col_p$3 = col_p$3 | (~tri$7 & above$7);
+        if (|(elig$3 & before$14)) begin
+            sel$3 = sel$3 & ~lane_hot$14;
         end
-        if (en$3[7]) begin
-            col_n$3 = col_n$3 | (~tri$7 & above$7);
+        if (|(elig$3 & before$15)) begin
+            sel$3 = sel$3 & ~lane_hot$15;
         end
-        if (ep$3[8]) begin
-            col_p$3 = col_p$3 | (~tri$8 & above$8);
+        if (|(elig$3 & before$16)) begin
+            sel$3 = sel$3 & ~lane_hot$16;
         end
-        if (en$3[8]) begin
-            col_n$3 = col_n$3 | (~tri$8 & above$8);
+        if (|(elig$3 & before$17)) begin
+            sel$3 = sel$3 & ~lane_hot$17;
         end
-        if (ep$3[9]) begin
-            col_p$3 = col_p$3 | (~tri$9 & above$9);
+        if (|(elig$3 & before$18)) begin
+            sel$3 = sel$3 & ~lane_hot$18;
         end
-        if (en$3[9]) begin
-            col_n$3 = col_n$3 | (~tri$9 & above$9);
+        if (|(elig$3 & before$19)) begin
+            sel$3 = sel$3 & ~lane_hot$19;
         end
-        if (ep$3[10]) begin
-            col_p$3 = col_p$3 | (~tri$10 & above$10);
+        if (|(elig$3 & before$20)) begin
+            sel$3 = sel$3 & ~lane_hot$20;
         end
-        if (en$3[10]) begin
-            col_n$3 = col_n$3 | (~tri$10 & above$10);
+        if (|(elig$3 & before$21)) begin
+            sel$3 = sel$3 & ~lane_hot$21;
         end
-        if (ep$3[11]) begin
-            col_p$3 = col_p$3 | (~tri$11 & above$11);
+        if (|(elig$3 & before$22)) begin
+            sel$3 = sel$3 & ~lane_hot$22;
         end
-        if (en$3[11]) begin
-            col_n$3 = col_n$3 | (~tri$11 & above$11);
+        if (|(elig$3 & before$23)) begin
+            sel$3 = sel$3 & ~lane_hot$23;
         end
-        if (ep$3[12]) begin
-            col_p$3 = col_p$3 | (~tri$12 & above$12);
+        above_sel$3 = 32'h0;
+        if (|(sel$3 & below$1)) begin
+            above_sel$3 = above_sel$3 | lane_hot$1;
         end
-        if (en$3[12]) begin
-            col_n$3 = col_n$3 | (~tri$12 & above$12);
+        if (|(sel$3 & below$2)) begin
+            above_sel$3 = above_sel$3 | lane_hot$2;
         end
-        if (ep$3[13]) begin
-            col_p$3 = col_p$3 | (~tri$13 & above$13);
+        if (|(sel$3 & below$3)) begin
+            above_sel$3 = above_sel$3 | lane_hot$3;
         end
-        if (en$3[13]) begin
-            col_n$3 = col_n$3 | (~tri$13 & above$13);
+        if (|(sel$3 & below$4)) begin
+            above_sel$3 = above_sel$3 | lane_hot$4;
         end
-        if (ep$3[14]) begin
-            col_p$3 = col_p$3 | (~tri$14 & above$14);
+        if (|(sel$3 & below$5)) begin
+            above_sel$3 = above_sel$3 | lane_hot$5;
         end
-        if (en$3[14]) begin
-            col_n$3 = col_n$3 | (~tri$14 & above$14);
+        if (|(sel$3 & below$6)) begin
+            above_sel$3 = above_sel$3 | lane_hot$6;
         end
-        if (ep$3[15]) begin
-            col_p$3 = col_p$3 | (~tri$15 & above$15);
+        if (|(sel$3 & below$7)) begin
+            above_sel$3 = above_sel$3 | lane_hot$7;
         end
-        if (en$3[15]) begin
-            col_n$3 = col_n$3 | (~tri$15 & above$15);
+        if (|(sel$3 & below$8)) begin
+            above_sel$3 = above_sel$3 | lane_hot$8;
         end
-        if (ep$3[16]) begin
-            col_p$3 = col_p$3 | (~tri$16 & above$16);
+        if (|(sel$3 & below$9)) begin
+            above_sel$3 = above_sel$3 | lane_hot$9;
         end
-        if (en$3[16]) begin
-            col_n$3 = col_n$3 | (~tri$16 & above$16);
+        if (|(sel$3 & below$10)) begin
+            above_sel$3 = above_sel$3 | lane_hot$10;
         end
-        if (ep$3[17]) begin
-            col_p$3 = col_p$3 | (~tri$17 & above$17);
+        if (|(sel$3 & below$11)) begin
+            above_sel$3 = above_sel$3 | lane_hot$11;
         end
-        if (en$3[17]) begin
-            col_n$3 = col_n$3 | (~tri$17 & above$17);
+        if (|(sel$3 & below$12)) begin
+            above_sel$3 = above_sel$3 | lane_hot$12;
         end
-        if (ep$3[18]) begin
-            col_p$3 = col_p$3 | (~tri$18 & above$18);
+        if (|(sel$3 & below$13)) begin
+            above_sel$3 = above_sel$3 | lane_hot$13;
         end
-        if (en$3[18]) begin
-            col_n$3 = col_n$3 | (~tri$18 & above$18);
+        if (|(sel$3 & below$14)) begin
+            above_sel$3 = above_sel$3 | lane_hot$14;
         end
-        if (ep$3[19]) begin
-            col_p$3 = col_p$3 | (~tri$19 & above$19);
+        if (|(sel$3 & below$15)) begin
+            above_sel$3 = above_sel$3 | lane_hot$15;
         end
-        if (en$3[19]) begin
-            col_n$3 = col_n$3 | (~tri$19 & above$19);
+        if (|(sel$3 & below$16)) begin
+            above_sel$3 = above_sel$3 | lane_hot$16;
         end
-        if (ep$3[20]) begin
-            col_p$3 = col_p$3 | (~tri$20 & above$20);
+        if (|(sel$3 & below$17)) begin
+            above_sel$3 = above_sel$3 | lane_hot$17;
         end
-        if (en$3[20]) begin
-            col_n$3 = col_n$3 | (~tri$20 & above$20);
+        if (|(sel$3 & below$18)) begin
+            above_sel$3 = above_sel$3 | lane_hot$18;
         end
-        if (ep$3[21]) begin
-            col_p$3 = col_p$3 | (~tri$21 & above$21);
+        if (|(sel$3 & below$19)) begin
+            above_sel$3 = above_sel$3 | lane_hot$19;
         end
-        if (en$3[21]) begin
-            col_n$3 = col_n$3 | (~tri$21 & above$21);
+        if (|(sel$3 & below$20)) begin
+            above_sel$3 = above_sel$3 | lane_hot$20;
         end
-        if (ep$3[22]) begin
-            col_p$3 = col_p$3 | (~tri$22 & above$22);
+        if (|(sel$3 & below$21)) begin
+            above_sel$3 = above_sel$3 | lane_hot$21;
         end
-        if (en$3[22]) begin
-            col_n$3 = col_n$3 | (~tri$22 & above$22);
+        if (|(sel$3 & below$22)) begin
+            above_sel$3 = above_sel$3 | lane_hot$22;
         end
-        if (ep$3[23]) begin
-            col_p$3 = col_p$3 | (~tri$23 & above$23);
-        end
-        if (en$3[23]) begin
-            col_n$3 = col_n$3 | (~tri$23 & above$23);
-        end
-        dom_p$3 = 32'h0;
-        dom_n$3 = 32'h0;
-        if ((policy_gto & ~greedy[0] & (|(ep$3 & greedy) | |(ep$3 & tri$0) | col_p$3[0])) | (~policy_gto & |(ep$3 & lrr_before$0))) begin
-            dom_p$3 = dom_p$3 | lane_hot$0;
-        end
-        if ((policy_gto & ~greedy[0] & (|(en$3 & greedy) | |(en$3 & tri$0) | col_n$3[0])) | (~policy_gto & |(en$3 & lrr_before$0))) begin
-            dom_n$3 = dom_n$3 | lane_hot$0;
-        end
-        if ((policy_gto & ~greedy[1] & (|(ep$3 & greedy) | |(ep$3 & tri$1) | col_p$3[1])) | (~policy_gto & |(ep$3 & lrr_before$1))) begin
-            dom_p$3 = dom_p$3 | lane_hot$1;
-        end
-        if ((policy_gto & ~greedy[1] & (|(en$3 & greedy) | |(en$3 & tri$1) | col_n$3[1])) | (~policy_gto & |(en$3 & lrr_before$1))) begin
-            dom_n$3 = dom_n$3 | lane_hot$1;
-        end
-        if ((policy_gto & ~greedy[2] & (|(ep$3 & greedy) | |(ep$3 & tri$2) | col_p$3[2])) | (~policy_gto & |(ep$3 & lrr_before$2))) begin
-            dom_p$3 = dom_p$3 | lane_hot$2;
-        end
-        if ((policy_gto & ~greedy[2] & (|(en$3 & greedy) | |(en$3 & tri$2) | col_n$3[2])) | (~policy_gto & |(en$3 & lrr_before$2))) begin
-            dom_n$3 = dom_n$3 | lane_hot$2;
-        end
-        if ((policy_gto & ~greedy[3] & (|(ep$3 & greedy) | |(ep$3 & tri$3) | col_p$3[3])) | (~policy_gto & |(ep$3 & lrr_before$3))) begin
-            dom_p$3 = dom_p$3 | lane_hot$3;
-        end
-        if ((policy_gto & ~greedy[3] & (|(en$3 & greedy) | |(en$3 & tri$3) | col_n$3[3])) | (~policy_gto & |(en$3 & lrr_before$3))) begin
-            dom_n$3 = dom_n$3 | lane_hot$3;
-        end
-        if ((policy_gto & ~greedy[4] & (|(ep$3 & greedy) | |(ep$3 & tri$4) | col_p$3[4])) | (~policy_gto & |(ep$3 & lrr_before$4))) begin
-            dom_p$3 = dom_p$3 | lane_hot$4;
-        end
-        if ((policy_gto & ~greedy[4] & (|(en$3 & greedy) | |(en$3 & tri$4) | col_n$3[4])) | (~policy_gto & |(en$3 & lrr_before$4))) begin
-            dom_n$3 = dom_n$3 | lane_hot$4;
-        end
-        if ((policy_gto & ~greedy[5] & (|(ep$3 & greedy) | |(ep$3 & tri$5) | col_p$3[5])) | (~policy_gto & |(ep$3 & lrr_before$5))) begin
-            dom_p$3 = dom_p$3 | lane_hot$5;
-        end
-        if ((policy_gto & ~greedy[5] & (|(en$3 & greedy) | |(en$3 & tri$5) | col_n$3[5])) | (~policy_gto & |(en$3 & lrr_before$5))) begin
-            dom_n$3 = dom_n$3 | lane_hot$5;
-        end
-        if ((policy_gto & ~greedy[6] & (|(ep$3 & greedy) | |(ep$3 & tri$6) | col_p$3[6])) | (~policy_gto & |(ep$3 & lrr_before$6))) begin
-            dom_p$3 = dom_p$3 | lane_hot$6;
-        end
-        if ((policy_gto & ~greedy[6] & (|(en$3 & greedy) | |(en$3 & tri$6) | col_n$3[6])) | (~policy_gto & |(en$3 & lrr_before$6))) begin
-            dom_n$3 = dom_n$3 | lane_hot$6;
-        end
-        if ((policy_gto & ~greedy[7] & (|(ep$3 & greedy) | |(ep$3 & tri$7) | col_p$3[7])) | (~policy_gto & |(ep$3 & lrr_before$7))) begin
-            dom_p$3 = dom_p$3 | lane_hot$7;
-        end
-        if ((policy_gto & ~greedy[7] & (|(en$3 & greedy) | |(en$3 & tri$7) | col_n$3[7])) | (~policy_gto & |(en$3 & lrr_before$7))) begin
-            dom_n$3 = dom_n$3 | lane_hot$7;
-        end
-        if ((policy_gto & ~greedy[8] & (|(ep$3 & greedy) | |(ep$3 & tri$8) | col_p$3[8])) | (~policy_gto & |(ep$3 & lrr_before$8))) begin
-            dom_p$3 = dom_p$3 | lane_hot$8;
-        end
-        if ((policy_gto & ~greedy[8] & (|(en$3 & greedy) | |(en$3 & tri$8) | col_n$3[8])) | (~policy_gto & |(en$3 & lrr_before$8))) begin
-            dom_n$3 = dom_n$3 | lane_hot$8;
-        end
-        if ((policy_gto & ~greedy[9] & (|(ep$3 & greedy) | |(ep$3 & tri$9) | col_p$3[9])) | (~policy_gto & |(ep$3 & lrr_before$9))) begin
-            dom_p$3 = dom_p$3 | lane_hot$9;
-        end
-        if ((policy_gto & ~greedy[9] & (|(en$3 & greedy) | |(en$3 & tri$9) | col_n$3[9])) | (~policy_gto & |(en$3 & lrr_before$9))) begin
-            dom_n$3 = dom_n$3 | lane_hot$9;
-        end
-        if ((policy_gto & ~greedy[10] & (|(ep$3 & greedy) | |(ep$3 & tri$10) | col_p$3[10])) | (~policy_gto & |(ep$3 & lrr_before$10))) begin
-            dom_p$3 = dom_p$3 | lane_hot$10;
-        end
-        if ((policy_gto & ~greedy[10] & (|(en$3 & greedy) | |(en$3 & tri$10) | col_n$3[10])) | (~policy_gto & |(en$3 & lrr_before$10))) begin
-            dom_n$3 = dom_n$3 | lane_hot$10;
-        end
-        if ((policy_gto & ~greedy[11] & (|(ep$3 & greedy) | |(ep$3 & tri$11) | col_p$3[11])) | (~policy_gto & |(ep$3 & lrr_before$11))) begin
-            dom_p$3 = dom_p$3 | lane_hot$11;
-        end
-        if ((policy_gto & ~greedy[11] & (|(en$3 & greedy) | |(en$3 & tri$11) | col_n$3[11])) | (~policy_gto & |(en$3 & lrr_before$11))) begin
-            dom_n$3 = dom_n$3 | lane_hot$11;
-        end
-        if ((policy_gto & ~greedy[12] & (|(ep$3 & greedy) | |(ep$3 & tri$12) | col_p$3[12])) | (~policy_gto & |(ep$3 & lrr_before$12))) begin
-            dom_p$3 = dom_p$3 | lane_hot$12;
-        end
-        if ((policy_gto & ~greedy[12] & (|(en$3 & greedy) | |(en$3 & tri$12) | col_n$3[12])) | (~policy_gto & |(en$3 & lrr_before$12))) begin
-            dom_n$3 = dom_n$3 | lane_hot$12;
-        end
-        if ((policy_gto & ~greedy[13] & (|(ep$3 & greedy) | |(ep$3 & tri$13) | col_p$3[13])) | (~policy_gto & |(ep$3 & lrr_before$13))) begin
-            dom_p$3 = dom_p$3 | lane_hot$13;
-        end
-        if ((policy_gto & ~greedy[13] & (|(en$3 & greedy) | |(en$3 & tri$13) | col_n$3[13])) | (~policy_gto & |(en$3 & lrr_before$13))) begin
-            dom_n$3 = dom_n$3 | lane_hot$13;
-        end
-        if ((policy_gto & ~greedy[14] & (|(ep$3 & greedy) | |(ep$3 & tri$14) | col_p$3[14])) | (~policy_gto & |(ep$3 & lrr_before$14))) begin
-            dom_p$3 = dom_p$3 | lane_hot$14;
-        end
-        if ((policy_gto & ~greedy[14] & (|(en$3 & greedy) | |(en$3 & tri$14) | col_n$3[14])) | (~policy_gto & |(en$3 & lrr_before$14))) begin
-            dom_n$3 = dom_n$3 | lane_hot$14;
-        end
-        if ((policy_gto & ~greedy[15] & (|(ep$3 & greedy) | |(ep$3 & tri$15) | col_p$3[15])) | (~policy_gto & |(ep$3 & lrr_before$15))) begin
-            dom_p$3 = dom_p$3 | lane_hot$15;
-        end
-        if ((policy_gto & ~greedy[15] & (|(en$3 & greedy) | |(en$3 & tri$15) | col_n$3[15])) | (~policy_gto & |(en$3 & lrr_before$15))) begin
-            dom_n$3 = dom_n$3 | lane_hot$15;
-        end
-        if ((policy_gto & ~greedy[16] & (|(ep$3 & greedy) | |(ep$3 & tri$16) | col_p$3[16])) | (~policy_gto & |(ep$3 & lrr_before$16))) begin
-            dom_p$3 = dom_p$3 | lane_hot$16;
-        end
-        if ((policy_gto & ~greedy[16] & (|(en$3 & greedy) | |(en$3 & tri$16) | col_n$3[16])) | (~policy_gto & |(en$3 & lrr_before$16))) begin
-            dom_n$3 = dom_n$3 | lane_hot$16;
-        end
-        if ((policy_gto & ~greedy[17] & (|(ep$3 & greedy) | |(ep$3 & tri$17) | col_p$3[17])) | (~policy_gto & |(ep$3 & lrr_before$17))) begin
-            dom_p$3 = dom_p$3 | lane_hot$17;
-        end
-        if ((policy_gto & ~greedy[17] & (|(en$3 & greedy) | |(en$3 & tri$17) | col_n$3[17])) | (~policy_gto & |(en$3 & lrr_before$17))) begin
-            dom_n$3 = dom_n$3 | lane_hot$17;
-        end
-        if ((policy_gto & ~greedy[18] & (|(ep$3 & greedy) | |(ep$3 & tri$18) | col_p$3[18])) | (~policy_gto & |(ep$3 & lrr_before$18))) begin
-            dom_p$3 = dom_p$3 | lane_hot$18;
-        end
-        if ((policy_gto & ~greedy[18] & (|(en$3 & greedy) | |(en$3 & tri$18) | col_n$3[18])) | (~policy_gto & |(en$3 & lrr_before$18))) begin
-            dom_n$3 = dom_n$3 | lane_hot$18;
-        end
-        if ((policy_gto & ~greedy[19] & (|(ep$3 & greedy) | |(ep$3 & tri$19) | col_p$3[19])) | (~policy_gto & |(ep$3 & lrr_before$19))) begin
-            dom_p$3 = dom_p$3 | lane_hot$19;
-        end
-        if ((policy_gto & ~greedy[19] & (|(en$3 & greedy) | |(en$3 & tri$19) | col_n$3[19])) | (~policy_gto & |(en$3 & lrr_before$19))) begin
-            dom_n$3 = dom_n$3 | lane_hot$19;
-        end
-        if ((policy_gto & ~greedy[20] & (|(ep$3 & greedy) | |(ep$3 & tri$20) | col_p$3[20])) | (~policy_gto & |(ep$3 & lrr_before$20))) begin
-            dom_p$3 = dom_p$3 | lane_hot$20;
-        end
-        if ((policy_gto & ~greedy[20] & (|(en$3 & greedy) | |(en$3 & tri$20) | col_n$3[20])) | (~policy_gto & |(en$3 & lrr_before$20))) begin
-            dom_n$3 = dom_n$3 | lane_hot$20;
-        end
-        if ((policy_gto & ~greedy[21] & (|(ep$3 & greedy) | |(ep$3 & tri$21) | col_p$3[21])) | (~policy_gto & |(ep$3 & lrr_before$21))) begin
-            dom_p$3 = dom_p$3 | lane_hot$21;
-        end
-        if ((policy_gto & ~greedy[21] & (|(en$3 & greedy) | |(en$3 & tri$21) | col_n$3[21])) | (~policy_gto & |(en$3 & lrr_before$21))) begin
-            dom_n$3 = dom_n$3 | lane_hot$21;
-        end
-        if ((policy_gto & ~greedy[22] & (|(ep$3 & greedy) | |(ep$3 & tri$22) | col_p$3[22])) | (~policy_gto & |(ep$3 & lrr_before$22))) begin
-            dom_p$3 = dom_p$3 | lane_hot$22;
-        end
-        if ((policy_gto & ~greedy[22] & (|(en$3 & greedy) | |(en$3 & tri$22) | col_n$3[22])) | (~policy_gto & |(en$3 & lrr_before$22))) begin
-            dom_n$3 = dom_n$3 | lane_hot$22;
-        end
-        if ((policy_gto & ~greedy[23] & (|(ep$3 & greedy) | |(ep$3 & tri$23) | col_p$3[23])) | (~policy_gto & |(ep$3 & lrr_before$23))) begin
-            dom_p$3 = dom_p$3 | lane_hot$23;
-        end
-        if ((policy_gto & ~greedy[23] & (|(en$3 & greedy) | |(en$3 & tri$23) | col_n$3[23])) | (~policy_gto & |(en$3 & lrr_before$23))) begin
-            dom_n$3 = dom_n$3 | lane_hot$23;
-        end
-        sel$3 = ep$3 & ~dom_p$3;
-        if (~|ep$3) begin
-            sel$3 = en$3 & ~dom_n$3;
+        if (|(sel$3 & below$23)) begin
+            above_sel$3 = above_sel$3 | lane_hot$23;
         end
         lane$3 = 32'h0;
         if (|(sel$3 & id_bit$0)) begin
@@ -5440,303 +8528,148 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         if (var_lsu$4) begin
             elig$4 = elig$4 & ~ldst;
         end
-        ep$4 = elig$4 & preferred;
-        en$4 = elig$4 & ~preferred;
-        col_p$4 = 32'h0;
-        col_n$4 = 32'h0;
-        if (ep$4[0]) begin
-            col_p$4 = col_p$4 | (~tri$0 & above$0);
+        sel$4 = elig$4;
+        if (|(elig$4 & before$0)) begin
+            sel$4 = sel$4 & ~lane_hot$0;
         end
-        if (en$4[0]) begin
-            col_n$4 = col_n$4 | (~tri$0 & above$0);
+        if (|(elig$4 & before$1)) begin
+            sel$4 = sel$4 & ~lane_hot$1;
         end
-        if (ep$4[1]) begin
-            col_p$4 = col_p$4 | (~tri$1 & above$1);
+        if (|(elig$4 & before$2)) begin
+            sel$4 = sel$4 & ~lane_hot$2;
         end
-        if (en$4[1]) begin
-            col_n$4 = col_n$4 | (~tri$1 & above$1);
+        if (|(elig$4 & before$3)) begin
+            sel$4 = sel$4 & ~lane_hot$3;
         end
-        if (ep$4[2]) begin
-            col_p$4 = col_p$4 | (~tri$2 & above$2);
+        if (|(elig$4 & before$4)) begin
+            sel$4 = sel$4 & ~lane_hot$4;
         end
-        if (en$4[2]) begin
-            col_n$4 = col_n$4 | (~tri$2 & above$2);
+        if (|(elig$4 & before$5)) begin
+            sel$4 = sel$4 & ~lane_hot$5;
         end
-        if (ep$4[3]) begin
-            col_p$4 = col_p$4 | (~tri$3 & above$3);
+        if (|(elig$4 & before$6)) begin
+            sel$4 = sel$4 & ~lane_hot$6;
         end
-        if (en$4[3]) begin
-            col_n$4 = col_n$4 | (~tri$3 & above$3);
+        if (|(elig$4 & before$7)) begin
+            sel$4 = sel$4 & ~lane_hot$7;
         end
-        if (ep$4[4]) begin
-            col_p$4 = col_p$4 | (~tri$4 & above$4);
+        if (|(elig$4 & before$8)) begin
+            sel$4 = sel$4 & ~lane_hot$8;
         end
-        if (en$4[4]) begin
-            col_n$4 = col_n$4 | (~tri$4 & above$4);
+        if (|(elig$4 & before$9)) begin
+            sel$4 = sel$4 & ~lane_hot$9;
         end
-        if (ep$4[5]) begin
-            col_p$4 = col_p$4 | (~tri$5 & above$5);
+        if (|(elig$4 & before$10)) begin
+            sel$4 = sel$4 & ~lane_hot$10;
         end
-        if (en$4[5]) begin
-            col_n$4 = col_n$4 | (~tri$5 & above$5);
+        if (|(elig$4 & before$11)) begin
+            sel$4 = sel$4 & ~lane_hot$11;
         end
-        if (ep$4[6]) begin
-            col_p$4 = col_p$4 | (~tri$6 & above$6);
+        if (|(elig$4 & before$12)) begin
+            sel$4 = sel$4 & ~lane_hot$12;
         end
-        if (en$4[6]) begin
-            col_n$4 = col_n$4 | (~tri$6 & above$6);
+        if (|(elig$4 & before$13)) begin
+            sel$4 = sel$4 & ~lane_hot$13;
         end
-        if (ep$4[7]) begin
-            col_p$4 = col_p$4 | (~tri$7 & above$7);
+        if (|(elig$4 & before$14)) begin
+            sel$4 = sel$4 & ~lane_hot$14;
         end
-        if (en$4[7]) begin
-            col_n$4 = col_n$4 | (~tri$7 & above$7);
+        if (|(elig$4 & before$15)) begin
+            sel$4 = sel$4 & ~lane_hot$15;
         end
-        if (ep$4[8]) begin
-            col_p$4 = col_p$4 | (~tri$8 & above$8);
+        if (|(elig$4 & before$16)) begin
+            sel$4 = sel$4 & ~lane_hot$16;
         end
-        if (en$4[8]) begin
-            col_n$4 = col_n$4 | (~tri$8 & above$8);
+        if (|(elig$4 & before$17)) begin
+            sel$4 = sel$4 & ~lane_hot$17;
         end
-        if (ep$4[9]) begin
-            col_p$4 = col_p$4 | (~tri$9 & above$9);
+        if (|(elig$4 & before$18)) begin
+            sel$4 = sel$4 & ~lane_hot$18;
         end
-        if (en$4[9]) begin
-            col_n$4 = col_n$4 | (~tri$9 & above$9);
+        if (|(elig$4 & before$19)) begin
+            sel$4 = sel$4 & ~lane_hot$19;
         end
-        if (ep$4[10]) begin
-            col_p$4 = col_p$4 | (~tri$10 & above$10);
+        if (|(elig$4 & before$20)) begin
+            sel$4 = sel$4 & ~lane_hot$20;
         end
-        if (en$4[10]) begin
-            col_n$4 = col_n$4 | (~tri$10 & above$10);
+        if (|(elig$4 & before$21)) begin
+            sel$4 = sel$4 & ~lane_hot$21;
         end
-        if (ep$4[11]) begin
-            col_p$4 = col_p$4 | (~tri$11 & above$11);
+        if (|(elig$4 & before$22)) begin
+            sel$4 = sel$4 & ~lane_hot$22;
         end
-        if (en$4[11]) begin
-            col_n$4 = col_n$4 | (~tri$11 & above$11);
+        if (|(elig$4 & before$23)) begin
+            sel$4 = sel$4 & ~lane_hot$23;
         end
-        if (ep$4[12]) begin
-            col_p$4 = col_p$4 | (~tri$12 & above$12);
+        above_sel$4 = 32'h0;
+        if (|(sel$4 & below$1)) begin
+            above_sel$4 = above_sel$4 | lane_hot$1;
         end
-        if (en$4[12]) begin
-            col_n$4 = col_n$4 | (~tri$12 & above$12);
+        if (|(sel$4 & below$2)) begin
+            above_sel$4 = above_sel$4 | lane_hot$2;
         end
-        if (ep$4[13]) begin
-            col_p$4 = col_p$4 | (~tri$13 & above$13);
+        if (|(sel$4 & below$3)) begin
+            above_sel$4 = above_sel$4 | lane_hot$3;
         end
-        if (en$4[13]) begin
-            col_n$4 = col_n$4 | (~tri$13 & above$13);
+        if (|(sel$4 & below$4)) begin
+            above_sel$4 = above_sel$4 | lane_hot$4;
         end
-        if (ep$4[14]) begin
-            col_p$4 = col_p$4 | (~tri$14 & above$14);
+        if (|(sel$4 & below$5)) begin
+            above_sel$4 = above_sel$4 | lane_hot$5;
         end
-        if (en$4[14]) begin
-            col_n$4 = col_n$4 | (~tri$14 & above$14);
+        if (|(sel$4 & below$6)) begin
+            above_sel$4 = above_sel$4 | lane_hot$6;
         end
-        if (ep$4[15]) begin
-            col_p$4 = col_p$4 | (~tri$15 & above$15);
+        if (|(sel$4 & below$7)) begin
+            above_sel$4 = above_sel$4 | lane_hot$7;
         end
-        if (en$4[15]) begin
-            col_n$4 = col_n$4 | (~tri$15 & above$15);
+        if (|(sel$4 & below$8)) begin
+            above_sel$4 = above_sel$4 | lane_hot$8;
         end
-        if (ep$4[16]) begin
-            col_p$4 = col_p$4 | (~tri$16 & above$16);
+        if (|(sel$4 & below$9)) begin
+            above_sel$4 = above_sel$4 | lane_hot$9;
         end
-        if (en$4[16]) begin
-            col_n$4 = col_n$4 | (~tri$16 & above$16);
+        if (|(sel$4 & below$10)) begin
+            above_sel$4 = above_sel$4 | lane_hot$10;
         end
-        if (ep$4[17]) begin
-            col_p$4 = col_p$4 | (~tri$17 & above$17);
+        if (|(sel$4 & below$11)) begin
+            above_sel$4 = above_sel$4 | lane_hot$11;
         end
-        if (en$4[17]) begin
-            col_n$4 = col_n$4 | (~tri$17 & above$17);
+        if (|(sel$4 & below$12)) begin
+            above_sel$4 = above_sel$4 | lane_hot$12;
         end
-        if (ep$4[18]) begin
-            col_p$4 = col_p$4 | (~tri$18 & above$18);
+        if (|(sel$4 & below$13)) begin
+            above_sel$4 = above_sel$4 | lane_hot$13;
         end
-        if (en$4[18]) begin
-            col_n$4 = col_n$4 | (~tri$18 & above$18);
+        if (|(sel$4 & below$14)) begin
+            above_sel$4 = above_sel$4 | lane_hot$14;
         end
-        if (ep$4[19]) begin
-            col_p$4 = col_p$4 | (~tri$19 & above$19);
+        if (|(sel$4 & below$15)) begin
+            above_sel$4 = above_sel$4 | lane_hot$15;
         end
-        if (en$4[19]) begin
-            col_n$4 = col_n$4 | (~tri$19 & above$19);
+        if (|(sel$4 & below$16)) begin
+            above_sel$4 = above_sel$4 | lane_hot$16;
         end
-        if (ep$4[20]) begin
-            col_p$4 = col_p$4 | (~tri$20 & above$20);
+        if (|(sel$4 & below$17)) begin
+            above_sel$4 = above_sel$4 | lane_hot$17;
         end
-        if (en$4[20]) begin
-            col_n$4 = col_n$4 | (~tri$20 & above$20);
+        if (|(sel$4 & below$18)) begin
+            above_sel$4 = above_sel$4 | lane_hot$18;
         end
-        if (ep$4[21]) begin
-            col_p$4 = col_p$4 | (~tri$21 & above$21);
+        if (|(sel$4 & below$19)) begin
+            above_sel$4 = above_sel$4 | lane_hot$19;
         end
-        if (en$4[21]) begin
-            col_n$4 = col_n$4 | (~tri$21 & above$21);
+        if (|(sel$4 & below$20)) begin
+            above_sel$4 = above_sel$4 | lane_hot$20;
         end
-        if (ep$4[22]) begin
-            col_p$4 = col_p$4 | (~tri$22 & above$22);
+        if (|(sel$4 & below$21)) begin
+            above_sel$4 = above_sel$4 | lane_hot$21;
         end
-        if (en$4[22]) begin
-            col_n$4 = col_n$4 | (~tri$22 & above$22);
+        if (|(sel$4 & below$22)) begin
+            above_sel$4 = above_sel$4 | lane_hot$22;
         end
-        if (ep$4[23]) begin
-            col_p$4 = col_p$4 | (~tri$23 & above$23);
-        end
-        if (en$4[23]) begin
-            col_n$4 = col_n$4 | (~tri$23 & above$23);
-        end
-        dom_p$4 = 32'h0;
-        dom_n$4 = 32'h0;
-        if ((policy_gto & ~greedy[0] & (|(ep$4 & greedy) | |(ep$4 & tri$0) | col_p$4[0])) | (~policy_gto & |(ep$4 & lrr_before$0))) begin
-            dom_p$4 = dom_p$4 | lane_hot$0;
-        end
-        if ((policy_gto & ~greedy[0] & (|(en$4 & greedy) | |(en$4 & tri$0) | col_n$4[0])) | (~policy_gto & |(en$4 & lrr_before$0))) begin
-            dom_n$4 = dom_n$4 | lane_hot$0;
-        end
-        if ((policy_gto & ~greedy[1] & (|(ep$4 & greedy) | |(ep$4 & tri$1) | col_p$4[1])) | (~policy_gto & |(ep$4 & lrr_before$1))) begin
-            dom_p$4 = dom_p$4 | lane_hot$1;
-        end
-        if ((policy_gto & ~greedy[1] & (|(en$4 & greedy) | |(en$4 & tri$1) | col_n$4[1])) | (~policy_gto & |(en$4 & lrr_before$1))) begin
-            dom_n$4 = dom_n$4 | lane_hot$1;
-        end
-        if ((policy_gto & ~greedy[2] & (|(ep$4 & greedy) | |(ep$4 & tri$2) | col_p$4[2])) | (~policy_gto & |(ep$4 & lrr_before$2))) begin
-            dom_p$4 = dom_p$4 | lane_hot$2;
-        end
-        if ((policy_gto & ~greedy[2] & (|(en$4 & greedy) | |(en$4 & tri$2) | col_n$4[2])) | (~policy_gto & |(en$4 & lrr_before$2))) begin
-            dom_n$4 = dom_n$4 | lane_hot$2;
-        end
-        if ((policy_gto & ~greedy[3] & (|(ep$4 & greedy) | |(ep$4 & tri$3) | col_p$4[3])) | (~policy_gto & |(ep$4 & lrr_before$3))) begin
-            dom_p$4 = dom_p$4 | lane_hot$3;
-        end
-        if ((policy_gto & ~greedy[3] & (|(en$4 & greedy) | |(en$4 & tri$3) | col_n$4[3])) | (~policy_gto & |(en$4 & lrr_before$3))) begin
-            dom_n$4 = dom_n$4 | lane_hot$3;
-        end
-        if ((policy_gto & ~greedy[4] & (|(ep$4 & greedy) | |(ep$4 & tri$4) | col_p$4[4])) | (~policy_gto & |(ep$4 & lrr_before$4))) begin
-            dom_p$4 = dom_p$4 | lane_hot$4;
-        end
-        if ((policy_gto & ~greedy[4] & (|(en$4 & greedy) | |(en$4 & tri$4) | col_n$4[4])) | (~policy_gto & |(en$4 & lrr_before$4))) begin
-            dom_n$4 = dom_n$4 | lane_hot$4;
-        end
-        if ((policy_gto & ~greedy[5] & (|(ep$4 & greedy) | |(ep$4 & tri$5) | col_p$4[5])) | (~policy_gto & |(ep$4 & lrr_before$5))) begin
-            dom_p$4 = dom_p$4 | lane_hot$5;
-        end
-        if ((policy_gto & ~greedy[5] & (|(en$4 & greedy) | |(en$4 & tri$5) | col_n$4[5])) | (~policy_gto & |(en$4 & lrr_before$5))) begin
-            dom_n$4 = dom_n$4 | lane_hot$5;
-        end
-        if ((policy_gto & ~greedy[6] & (|(ep$4 & greedy) | |(ep$4 & tri$6) | col_p$4[6])) | (~policy_gto & |(ep$4 & lrr_before$6))) begin
-            dom_p$4 = dom_p$4 | lane_hot$6;
-        end
-        if ((policy_gto & ~greedy[6] & (|(en$4 & greedy) | |(en$4 & tri$6) | col_n$4[6])) | (~policy_gto & |(en$4 & lrr_before$6))) begin
-            dom_n$4 = dom_n$4 | lane_hot$6;
-        end
-        if ((policy_gto & ~greedy[7] & (|(ep$4 & greedy) | |(ep$4 & tri$7) | col_p$4[7])) | (~policy_gto & |(ep$4 & lrr_before$7))) begin
-            dom_p$4 = dom_p$4 | lane_hot$7;
-        end
-        if ((policy_gto & ~greedy[7] & (|(en$4 & greedy) | |(en$4 & tri$7) | col_n$4[7])) | (~policy_gto & |(en$4 & lrr_before$7))) begin
-            dom_n$4 = dom_n$4 | lane_hot$7;
-        end
-        if ((policy_gto & ~greedy[8] & (|(ep$4 & greedy) | |(ep$4 & tri$8) | col_p$4[8])) | (~policy_gto & |(ep$4 & lrr_before$8))) begin
-            dom_p$4 = dom_p$4 | lane_hot$8;
-        end
-        if ((policy_gto & ~greedy[8] & (|(en$4 & greedy) | |(en$4 & tri$8) | col_n$4[8])) | (~policy_gto & |(en$4 & lrr_before$8))) begin
-            dom_n$4 = dom_n$4 | lane_hot$8;
-        end
-        if ((policy_gto & ~greedy[9] & (|(ep$4 & greedy) | |(ep$4 & tri$9) | col_p$4[9])) | (~policy_gto & |(ep$4 & lrr_before$9))) begin
-            dom_p$4 = dom_p$4 | lane_hot$9;
-        end
-        if ((policy_gto & ~greedy[9] & (|(en$4 & greedy) | |(en$4 & tri$9) | col_n$4[9])) | (~policy_gto & |(en$4 & lrr_before$9))) begin
-            dom_n$4 = dom_n$4 | lane_hot$9;
-        end
-        if ((policy_gto & ~greedy[10] & (|(ep$4 & greedy) | |(ep$4 & tri$10) | col_p$4[10])) | (~policy_gto & |(ep$4 & lrr_before$10))) begin
-            dom_p$4 = dom_p$4 | lane_hot$10;
-        end
-        if ((policy_gto & ~greedy[10] & (|(en$4 & greedy) | |(en$4 & tri$10) | col_n$4[10])) | (~policy_gto & |(en$4 & lrr_before$10))) begin
-            dom_n$4 = dom_n$4 | lane_hot$10;
-        end
-        if ((policy_gto & ~greedy[11] & (|(ep$4 & greedy) | |(ep$4 & tri$11) | col_p$4[11])) | (~policy_gto & |(ep$4 & lrr_before$11))) begin
-            dom_p$4 = dom_p$4 | lane_hot$11;
-        end
-        if ((policy_gto & ~greedy[11] & (|(en$4 & greedy) | |(en$4 & tri$11) | col_n$4[11])) | (~policy_gto & |(en$4 & lrr_before$11))) begin
-            dom_n$4 = dom_n$4 | lane_hot$11;
-        end
-        if ((policy_gto & ~greedy[12] & (|(ep$4 & greedy) | |(ep$4 & tri$12) | col_p$4[12])) | (~policy_gto & |(ep$4 & lrr_before$12))) begin
-            dom_p$4 = dom_p$4 | lane_hot$12;
-        end
-        if ((policy_gto & ~greedy[12] & (|(en$4 & greedy) | |(en$4 & tri$12) | col_n$4[12])) | (~policy_gto & |(en$4 & lrr_before$12))) begin
-            dom_n$4 = dom_n$4 | lane_hot$12;
-        end
-        if ((policy_gto & ~greedy[13] & (|(ep$4 & greedy) | |(ep$4 & tri$13) | col_p$4[13])) | (~policy_gto & |(ep$4 & lrr_before$13))) begin
-            dom_p$4 = dom_p$4 | lane_hot$13;
-        end
-        if ((policy_gto & ~greedy[13] & (|(en$4 & greedy) | |(en$4 & tri$13) | col_n$4[13])) | (~policy_gto & |(en$4 & lrr_before$13))) begin
-            dom_n$4 = dom_n$4 | lane_hot$13;
-        end
-        if ((policy_gto & ~greedy[14] & (|(ep$4 & greedy) | |(ep$4 & tri$14) | col_p$4[14])) | (~policy_gto & |(ep$4 & lrr_before$14))) begin
-            dom_p$4 = dom_p$4 | lane_hot$14;
-        end
-        if ((policy_gto & ~greedy[14] & (|(en$4 & greedy) | |(en$4 & tri$14) | col_n$4[14])) | (~policy_gto & |(en$4 & lrr_before$14))) begin
-            dom_n$4 = dom_n$4 | lane_hot$14;
-        end
-        if ((policy_gto & ~greedy[15] & (|(ep$4 & greedy) | |(ep$4 & tri$15) | col_p$4[15])) | (~policy_gto & |(ep$4 & lrr_before$15))) begin
-            dom_p$4 = dom_p$4 | lane_hot$15;
-        end
-        if ((policy_gto & ~greedy[15] & (|(en$4 & greedy) | |(en$4 & tri$15) | col_n$4[15])) | (~policy_gto & |(en$4 & lrr_before$15))) begin
-            dom_n$4 = dom_n$4 | lane_hot$15;
-        end
-        if ((policy_gto & ~greedy[16] & (|(ep$4 & greedy) | |(ep$4 & tri$16) | col_p$4[16])) | (~policy_gto & |(ep$4 & lrr_before$16))) begin
-            dom_p$4 = dom_p$4 | lane_hot$16;
-        end
-        if ((policy_gto & ~greedy[16] & (|(en$4 & greedy) | |(en$4 & tri$16) | col_n$4[16])) | (~policy_gto & |(en$4 & lrr_before$16))) begin
-            dom_n$4 = dom_n$4 | lane_hot$16;
-        end
-        if ((policy_gto & ~greedy[17] & (|(ep$4 & greedy) | |(ep$4 & tri$17) | col_p$4[17])) | (~policy_gto & |(ep$4 & lrr_before$17))) begin
-            dom_p$4 = dom_p$4 | lane_hot$17;
-        end
-        if ((policy_gto & ~greedy[17] & (|(en$4 & greedy) | |(en$4 & tri$17) | col_n$4[17])) | (~policy_gto & |(en$4 & lrr_before$17))) begin
-            dom_n$4 = dom_n$4 | lane_hot$17;
-        end
-        if ((policy_gto & ~greedy[18] & (|(ep$4 & greedy) | |(ep$4 & tri$18) | col_p$4[18])) | (~policy_gto & |(ep$4 & lrr_before$18))) begin
-            dom_p$4 = dom_p$4 | lane_hot$18;
-        end
-        if ((policy_gto & ~greedy[18] & (|(en$4 & greedy) | |(en$4 & tri$18) | col_n$4[18])) | (~policy_gto & |(en$4 & lrr_before$18))) begin
-            dom_n$4 = dom_n$4 | lane_hot$18;
-        end
-        if ((policy_gto & ~greedy[19] & (|(ep$4 & greedy) | |(ep$4 & tri$19) | col_p$4[19])) | (~policy_gto & |(ep$4 & lrr_before$19))) begin
-            dom_p$4 = dom_p$4 | lane_hot$19;
-        end
-        if ((policy_gto & ~greedy[19] & (|(en$4 & greedy) | |(en$4 & tri$19) | col_n$4[19])) | (~policy_gto & |(en$4 & lrr_before$19))) begin
-            dom_n$4 = dom_n$4 | lane_hot$19;
-        end
-        if ((policy_gto & ~greedy[20] & (|(ep$4 & greedy) | |(ep$4 & tri$20) | col_p$4[20])) | (~policy_gto & |(ep$4 & lrr_before$20))) begin
-            dom_p$4 = dom_p$4 | lane_hot$20;
-        end
-        if ((policy_gto & ~greedy[20] & (|(en$4 & greedy) | |(en$4 & tri$20) | col_n$4[20])) | (~policy_gto & |(en$4 & lrr_before$20))) begin
-            dom_n$4 = dom_n$4 | lane_hot$20;
-        end
-        if ((policy_gto & ~greedy[21] & (|(ep$4 & greedy) | |(ep$4 & tri$21) | col_p$4[21])) | (~policy_gto & |(ep$4 & lrr_before$21))) begin
-            dom_p$4 = dom_p$4 | lane_hot$21;
-        end
-        if ((policy_gto & ~greedy[21] & (|(en$4 & greedy) | |(en$4 & tri$21) | col_n$4[21])) | (~policy_gto & |(en$4 & lrr_before$21))) begin
-            dom_n$4 = dom_n$4 | lane_hot$21;
-        end
-        if ((policy_gto & ~greedy[22] & (|(ep$4 & greedy) | |(ep$4 & tri$22) | col_p$4[22])) | (~policy_gto & |(ep$4 & lrr_before$22))) begin
-            dom_p$4 = dom_p$4 | lane_hot$22;
-        end
-        if ((policy_gto & ~greedy[22] & (|(en$4 & greedy) | |(en$4 & tri$22) | col_n$4[22])) | (~policy_gto & |(en$4 & lrr_before$22))) begin
-            dom_n$4 = dom_n$4 | lane_hot$22;
-        end
-        if ((policy_gto & ~greedy[23] & (|(ep$4 & greedy) | |(ep$4 & tri$23) | col_p$4[23])) | (~policy_gto & |(ep$4 & lrr_before$23))) begin
-            dom_p$4 = dom_p$4 | lane_hot$23;
-        end
-        if ((policy_gto & ~greedy[23] & (|(en$4 & greedy) | |(en$4 & tri$23) | col_n$4[23])) | (~policy_gto & |(en$4 & lrr_before$23))) begin
-            dom_n$4 = dom_n$4 | lane_hot$23;
-        end
-        sel$4 = ep$4 & ~dom_p$4;
-        if (~|ep$4) begin
-            sel$4 = en$4 & ~dom_n$4;
+        if (|(sel$4 & below$23)) begin
+            above_sel$4 = above_sel$4 | lane_hot$23;
         end
         lane$4 = 32'h0;
         if (|(sel$4 & id_bit$0)) begin
@@ -5764,303 +8697,148 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         if (var_lsu$5) begin
             elig$5 = elig$5 & ~ldst;
         end
-        ep$5 = elig$5 & preferred;
-        en$5 = elig$5 & ~preferred;
-        col_p$5 = 32'h0;
-        col_n$5 = 32'h0;
-        if (ep$5[0]) begin
-            col_p$5 = col_p$5 | (~tri$0 & above$0);
+        sel$5 = elig$5;
+        if (|(elig$5 & before$0)) begin
+            sel$5 = sel$5 & ~lane_hot$0;
         end
-        if (en$5[0]) begin
-            col_n$5 = col_n$5 | (~tri$0 & above$0);
+        if (|(elig$5 & before$1)) begin
+            sel$5 = sel$5 & ~lane_hot$1;
         end
-        if (ep$5[1]) begin
-            col_p$5 = col_p$5 | (~tri$1 & above$1);
+        if (|(elig$5 & before$2)) begin
+            sel$5 = sel$5 & ~lane_hot$2;
         end
-        if (en$5[1]) begin
-            col_n$5 = col_n$5 | (~tri$1 & above$1);
+        if (|(elig$5 & before$3)) begin
+            sel$5 = sel$5 & ~lane_hot$3;
         end
-        if (ep$5[2]) begin
-            col_p$5 = col_p$5 | (~tri$2 & above$2);
+        if (|(elig$5 & before$4)) begin
+            sel$5 = sel$5 & ~lane_hot$4;
         end
-        if (en$5[2]) begin
-            col_n$5 = col_n$5 | (~tri$2 & above$2);
+        if (|(elig$5 & before$5)) begin
+            sel$5 = sel$5 & ~lane_hot$5;
         end
-        if (ep$5[3]) begin
-            col_p$5 = col_p$5 | (~tri$3 & above$3);
+        if (|(elig$5 & before$6)) begin
+            sel$5 = sel$5 & ~lane_hot$6;
         end
-        if (en$5[3]) begin
-            col_n$5 = col_n$5 | (~tri$3 & above$3);
+        if (|(elig$5 & before$7)) begin
+            sel$5 = sel$5 & ~lane_hot$7;
         end
-        if (ep$5[4]) begin
-            col_p$5 = col_p$5 | (~tri$4 & above$4);
+        if (|(elig$5 & before$8)) begin
+            sel$5 = sel$5 & ~lane_hot$8;
         end
-        if (en$5[4]) begin
-            col_n$5 = col_n$5 | (~tri$4 & above$4);
+        if (|(elig$5 & before$9)) begin
+            sel$5 = sel$5 & ~lane_hot$9;
         end
-        if (ep$5[5]) begin
-            col_p$5 = col_p$5 | (~tri$5 & above$5);
+        if (|(elig$5 & before$10)) begin
+            sel$5 = sel$5 & ~lane_hot$10;
         end
-        if (en$5[5]) begin
-            col_n$5 = col_n$5 | (~tri$5 & above$5);
+        if (|(elig$5 & before$11)) begin
+            sel$5 = sel$5 & ~lane_hot$11;
         end
-        if (ep$5[6]) begin
-            col_p$5 = col_p$5 | (~tri$6 & above$6);
+        if (|(elig$5 & before$12)) begin
+            sel$5 = sel$5 & ~lane_hot$12;
         end
-        if (en$5[6]) begin
-            col_n$5 = col_n$5 | (~tri$6 & above$6);
+        if (|(elig$5 & before$13)) begin
+            sel$5 = sel$5 & ~lane_hot$13;
         end
-        if (ep$5[7]) begin
-            col_p$5 = col_p$5 | (~tri$7 & above$7);
+        if (|(elig$5 & before$14)) begin
+            sel$5 = sel$5 & ~lane_hot$14;
         end
-        if (en$5[7]) begin
-            col_n$5 = col_n$5 | (~tri$7 & above$7);
+        if (|(elig$5 & before$15)) begin
+            sel$5 = sel$5 & ~lane_hot$15;
         end
-        if (ep$5[8]) begin
-            col_p$5 = col_p$5 | (~tri$8 & above$8);
+        if (|(elig$5 & before$16)) begin
+            sel$5 = sel$5 & ~lane_hot$16;
         end
-        if (en$5[8]) begin
-            col_n$5 = col_n$5 | (~tri$8 & above$8);
+        if (|(elig$5 & before$17)) begin
+            sel$5 = sel$5 & ~lane_hot$17;
         end
-        if (ep$5[9]) begin
-            col_p$5 = col_p$5 | (~tri$9 & above$9);
+        if (|(elig$5 & before$18)) begin
+            sel$5 = sel$5 & ~lane_hot$18;
         end
-        if (en$5[9]) begin
-            col_n$5 = col_n$5 | (~tri$9 & above$9);
+        if (|(elig$5 & before$19)) begin
+            sel$5 = sel$5 & ~lane_hot$19;
         end
-        if (ep$5[10]) begin
-            col_p$5 = col_p$5 | (~tri$10 & above$10);
+        if (|(elig$5 & before$20)) begin
+            sel$5 = sel$5 & ~lane_hot$20;
         end
-        if (en$5[10]) begin
-            col_n$5 = col_n$5 | (~tri$10 & above$10);
+        if (|(elig$5 & before$21)) begin
+            sel$5 = sel$5 & ~lane_hot$21;
         end
-        if (ep$5[11]) begin
-            col_p$5 = col_p$5 | (~tri$11 & above$11);
+        if (|(elig$5 & before$22)) begin
+            sel$5 = sel$5 & ~lane_hot$22;
         end
-        if (en$5[11]) begin
-            col_n$5 = col_n$5 | (~tri$11 & above$11);
+        if (|(elig$5 & before$23)) begin
+            sel$5 = sel$5 & ~lane_hot$23;
         end
-        if (ep$5[12]) begin
-            col_p$5 = col_p$5 | (~tri$12 & above$12);
+        above_sel$5 = 32'h0;
+        if (|(sel$5 & below$1)) begin
+            above_sel$5 = above_sel$5 | lane_hot$1;
         end
-        if (en$5[12]) begin
-            col_n$5 = col_n$5 | (~tri$12 & above$12);
+        if (|(sel$5 & below$2)) begin
+            above_sel$5 = above_sel$5 | lane_hot$2;
         end
-        if (ep$5[13]) begin
-            col_p$5 = col_p$5 | (~tri$13 & above$13);
+        if (|(sel$5 & below$3)) begin
+            above_sel$5 = above_sel$5 | lane_hot$3;
         end
-        if (en$5[13]) begin
-            col_n$5 = col_n$5 | (~tri$13 & above$13);
+        if (|(sel$5 & below$4)) begin
+            above_sel$5 = above_sel$5 | lane_hot$4;
         end
-        if (ep$5[14]) begin
-            col_p$5 = col_p$5 | (~tri$14 & above$14);
+        if (|(sel$5 & below$5)) begin
+            above_sel$5 = above_sel$5 | lane_hot$5;
         end
-        if (en$5[14]) begin
-            col_n$5 = col_n$5 | (~tri$14 & above$14);
+        if (|(sel$5 & below$6)) begin
+            above_sel$5 = above_sel$5 | lane_hot$6;
         end
-        if (ep$5[15]) begin
-            col_p$5 = col_p$5 | (~tri$15 & above$15);
+        if (|(sel$5 & below$7)) begin
+            above_sel$5 = above_sel$5 | lane_hot$7;
         end
-        if (en$5[15]) begin
-            col_n$5 = col_n$5 | (~tri$15 & above$15);
+        if (|(sel$5 & below$8)) begin
+            above_sel$5 = above_sel$5 | lane_hot$8;
         end
-        if (ep$5[16]) begin
-            col_p$5 = col_p$5 | (~tri$16 & above$16);
+        if (|(sel$5 & below$9)) begin
+            above_sel$5 = above_sel$5 | lane_hot$9;
         end
-        if (en$5[16]) begin
-            col_n$5 = col_n$5 | (~tri$16 & above$16);
+        if (|(sel$5 & below$10)) begin
+            above_sel$5 = above_sel$5 | lane_hot$10;
         end
-        if (ep$5[17]) begin
-            col_p$5 = col_p$5 | (~tri$17 & above$17);
+        if (|(sel$5 & below$11)) begin
+            above_sel$5 = above_sel$5 | lane_hot$11;
         end
-        if (en$5[17]) begin
-            col_n$5 = col_n$5 | (~tri$17 & above$17);
+        if (|(sel$5 & below$12)) begin
+            above_sel$5 = above_sel$5 | lane_hot$12;
         end
-        if (ep$5[18]) begin
-            col_p$5 = col_p$5 | (~tri$18 & above$18);
+        if (|(sel$5 & below$13)) begin
+            above_sel$5 = above_sel$5 | lane_hot$13;
         end
-        if (en$5[18]) begin
-            col_n$5 = col_n$5 | (~tri$18 & above$18);
+        if (|(sel$5 & below$14)) begin
+            above_sel$5 = above_sel$5 | lane_hot$14;
         end
-        if (ep$5[19]) begin
-            col_p$5 = col_p$5 | (~tri$19 & above$19);
+        if (|(sel$5 & below$15)) begin
+            above_sel$5 = above_sel$5 | lane_hot$15;
         end
-        if (en$5[19]) begin
-            col_n$5 = col_n$5 | (~tri$19 & above$19);
+        if (|(sel$5 & below$16)) begin
+            above_sel$5 = above_sel$5 | lane_hot$16;
         end
-        if (ep$5[20]) begin
-            col_p$5 = col_p$5 | (~tri$20 & above$20);
+        if (|(sel$5 & below$17)) begin
+            above_sel$5 = above_sel$5 | lane_hot$17;
         end
-        if (en$5[20]) begin
-            col_n$5 = col_n$5 | (~tri$20 & above$20);
+        if (|(sel$5 & below$18)) begin
+            above_sel$5 = above_sel$5 | lane_hot$18;
         end
-        if (ep$5[21]) begin
-            col_p$5 = col_p$5 | (~tri$21 & above$21);
+        if (|(sel$5 & below$19)) begin
+            above_sel$5 = above_sel$5 | lane_hot$19;
         end
-        if (en$5[21]) begin
-            col_n$5 = col_n$5 | (~tri$21 & above$21);
+        if (|(sel$5 & below$20)) begin
+            above_sel$5 = above_sel$5 | lane_hot$20;
         end
-        if (ep$5[22]) begin
-            col_p$5 = col_p$5 | (~tri$22 & above$22);
+        if (|(sel$5 & below$21)) begin
+            above_sel$5 = above_sel$5 | lane_hot$21;
         end
-        if (en$5[22]) begin
-            col_n$5 = col_n$5 | (~tri$22 & above$22);
+        if (|(sel$5 & below$22)) begin
+            above_sel$5 = above_sel$5 | lane_hot$22;
         end
-        if (ep$5[23]) begin
-            col_p$5 = col_p$5 | (~tri$23 & above$23);
-        end
-        if (en$5[23]) begin
-            col_n$5 = col_n$5 | (~tri$23 & above$23);
-        end
-        dom_p$5 = 32'h0;
-        dom_n$5 = 32'h0;
-        if ((policy_gto & ~greedy[0] & (|(ep$5 & greedy) | |(ep$5 & tri$0) | col_p$5[0])) | (~policy_gto & |(ep$5 & lrr_before$0))) begin
-            dom_p$5 = dom_p$5 | lane_hot$0;
-        end
-        if ((policy_gto & ~greedy[0] & (|(en$5 & greedy) | |(en$5 & tri$0) | col_n$5[0])) | (~policy_gto & |(en$5 & lrr_before$0))) begin
-            dom_n$5 = dom_n$5 | lane_hot$0;
-        end
-        if ((policy_gto & ~greedy[1] & (|(ep$5 & greedy) | |(ep$5 & tri$1) | col_p$5[1])) | (~policy_gto & |(ep$5 & lrr_before$1))) begin
-            dom_p$5 = dom_p$5 | lane_hot$1;
-        end
-        if ((policy_gto & ~greedy[1] & (|(en$5 & greedy) | |(en$5 & tri$1) | col_n$5[1])) | (~policy_gto & |(en$5 & lrr_before$1))) begin
-            dom_n$5 = dom_n$5 | lane_hot$1;
-        end
-        if ((policy_gto & ~greedy[2] & (|(ep$5 & greedy) | |(ep$5 & tri$2) | col_p$5[2])) | (~policy_gto & |(ep$5 & lrr_before$2))) begin
-            dom_p$5 = dom_p$5 | lane_hot$2;
-        end
-        if ((policy_gto & ~greedy[2] & (|(en$5 & greedy) | |(en$5 & tri$2) | col_n$5[2])) | (~policy_gto & |(en$5 & lrr_before$2))) begin
-            dom_n$5 = dom_n$5 | lane_hot$2;
-        end
-        if ((policy_gto & ~greedy[3] & (|(ep$5 & greedy) | |(ep$5 & tri$3) | col_p$5[3])) | (~policy_gto & |(ep$5 & lrr_before$3))) begin
-            dom_p$5 = dom_p$5 | lane_hot$3;
-        end
-        if ((policy_gto & ~greedy[3] & (|(en$5 & greedy) | |(en$5 & tri$3) | col_n$5[3])) | (~policy_gto & |(en$5 & lrr_before$3))) begin
-            dom_n$5 = dom_n$5 | lane_hot$3;
-        end
-        if ((policy_gto & ~greedy[4] & (|(ep$5 & greedy) | |(ep$5 & tri$4) | col_p$5[4])) | (~policy_gto & |(ep$5 & lrr_before$4))) begin
-            dom_p$5 = dom_p$5 | lane_hot$4;
-        end
-        if ((policy_gto & ~greedy[4] & (|(en$5 & greedy) | |(en$5 & tri$4) | col_n$5[4])) | (~policy_gto & |(en$5 & lrr_before$4))) begin
-            dom_n$5 = dom_n$5 | lane_hot$4;
-        end
-        if ((policy_gto & ~greedy[5] & (|(ep$5 & greedy) | |(ep$5 & tri$5) | col_p$5[5])) | (~policy_gto & |(ep$5 & lrr_before$5))) begin
-            dom_p$5 = dom_p$5 | lane_hot$5;
-        end
-        if ((policy_gto & ~greedy[5] & (|(en$5 & greedy) | |(en$5 & tri$5) | col_n$5[5])) | (~policy_gto & |(en$5 & lrr_before$5))) begin
-            dom_n$5 = dom_n$5 | lane_hot$5;
-        end
-        if ((policy_gto & ~greedy[6] & (|(ep$5 & greedy) | |(ep$5 & tri$6) | col_p$5[6])) | (~policy_gto & |(ep$5 & lrr_before$6))) begin
-            dom_p$5 = dom_p$5 | lane_hot$6;
-        end
-        if ((policy_gto & ~greedy[6] & (|(en$5 & greedy) | |(en$5 & tri$6) | col_n$5[6])) | (~policy_gto & |(en$5 & lrr_before$6))) begin
-            dom_n$5 = dom_n$5 | lane_hot$6;
-        end
-        if ((policy_gto & ~greedy[7] & (|(ep$5 & greedy) | |(ep$5 & tri$7) | col_p$5[7])) | (~policy_gto & |(ep$5 & lrr_before$7))) begin
-            dom_p$5 = dom_p$5 | lane_hot$7;
-        end
-        if ((policy_gto & ~greedy[7] & (|(en$5 & greedy) | |(en$5 & tri$7) | col_n$5[7])) | (~policy_gto & |(en$5 & lrr_before$7))) begin
-            dom_n$5 = dom_n$5 | lane_hot$7;
-        end
-        if ((policy_gto & ~greedy[8] & (|(ep$5 & greedy) | |(ep$5 & tri$8) | col_p$5[8])) | (~policy_gto & |(ep$5 & lrr_before$8))) begin
-            dom_p$5 = dom_p$5 | lane_hot$8;
-        end
-        if ((policy_gto & ~greedy[8] & (|(en$5 & greedy) | |(en$5 & tri$8) | col_n$5[8])) | (~policy_gto & |(en$5 & lrr_before$8))) begin
-            dom_n$5 = dom_n$5 | lane_hot$8;
-        end
-        if ((policy_gto & ~greedy[9] & (|(ep$5 & greedy) | |(ep$5 & tri$9) | col_p$5[9])) | (~policy_gto & |(ep$5 & lrr_before$9))) begin
-            dom_p$5 = dom_p$5 | lane_hot$9;
-        end
-        if ((policy_gto & ~greedy[9] & (|(en$5 & greedy) | |(en$5 & tri$9) | col_n$5[9])) | (~policy_gto & |(en$5 & lrr_before$9))) begin
-            dom_n$5 = dom_n$5 | lane_hot$9;
-        end
-        if ((policy_gto & ~greedy[10] & (|(ep$5 & greedy) | |(ep$5 & tri$10) | col_p$5[10])) | (~policy_gto & |(ep$5 & lrr_before$10))) begin
-            dom_p$5 = dom_p$5 | lane_hot$10;
-        end
-        if ((policy_gto & ~greedy[10] & (|(en$5 & greedy) | |(en$5 & tri$10) | col_n$5[10])) | (~policy_gto & |(en$5 & lrr_before$10))) begin
-            dom_n$5 = dom_n$5 | lane_hot$10;
-        end
-        if ((policy_gto & ~greedy[11] & (|(ep$5 & greedy) | |(ep$5 & tri$11) | col_p$5[11])) | (~policy_gto & |(ep$5 & lrr_before$11))) begin
-            dom_p$5 = dom_p$5 | lane_hot$11;
-        end
-        if ((policy_gto & ~greedy[11] & (|(en$5 & greedy) | |(en$5 & tri$11) | col_n$5[11])) | (~policy_gto & |(en$5 & lrr_before$11))) begin
-            dom_n$5 = dom_n$5 | lane_hot$11;
-        end
-        if ((policy_gto & ~greedy[12] & (|(ep$5 & greedy) | |(ep$5 & tri$12) | col_p$5[12])) | (~policy_gto & |(ep$5 & lrr_before$12))) begin
-            dom_p$5 = dom_p$5 | lane_hot$12;
-        end
-        if ((policy_gto & ~greedy[12] & (|(en$5 & greedy) | |(en$5 & tri$12) | col_n$5[12])) | (~policy_gto & |(en$5 & lrr_before$12))) begin
-            dom_n$5 = dom_n$5 | lane_hot$12;
-        end
-        if ((policy_gto & ~greedy[13] & (|(ep$5 & greedy) | |(ep$5 & tri$13) | col_p$5[13])) | (~policy_gto & |(ep$5 & lrr_before$13))) begin
-            dom_p$5 = dom_p$5 | lane_hot$13;
-        end
-        if ((policy_gto & ~greedy[13] & (|(en$5 & greedy) | |(en$5 & tri$13) | col_n$5[13])) | (~policy_gto & |(en$5 & lrr_before$13))) begin
-            dom_n$5 = dom_n$5 | lane_hot$13;
-        end
-        if ((policy_gto & ~greedy[14] & (|(ep$5 & greedy) | |(ep$5 & tri$14) | col_p$5[14])) | (~policy_gto & |(ep$5 & lrr_before$14))) begin
-            dom_p$5 = dom_p$5 | lane_hot$14;
-        end
-        if ((policy_gto & ~greedy[14] & (|(en$5 & greedy) | |(en$5 & tri$14) | col_n$5[14])) | (~policy_gto & |(en$5 & lrr_before$14))) begin
-            dom_n$5 = dom_n$5 | lane_hot$14;
-        end
-        if ((policy_gto & ~greedy[15] & (|(ep$5 & greedy) | |(ep$5 & tri$15) | col_p$5[15])) | (~policy_gto & |(ep$5 & lrr_before$15))) begin
-            dom_p$5 = dom_p$5 | lane_hot$15;
-        end
-        if ((policy_gto & ~greedy[15] & (|(en$5 & greedy) | |(en$5 & tri$15) | col_n$5[15])) | (~policy_gto & |(en$5 & lrr_before$15))) begin
-            dom_n$5 = dom_n$5 | lane_hot$15;
-        end
-        if ((policy_gto & ~greedy[16] & (|(ep$5 & greedy) | |(ep$5 & tri$16) | col_p$5[16])) | (~policy_gto & |(ep$5 & lrr_before$16))) begin
-            dom_p$5 = dom_p$5 | lane_hot$16;
-        end
-        if ((policy_gto & ~greedy[16] & (|(en$5 & greedy) | |(en$5 & tri$16) | col_n$5[16])) | (~policy_gto & |(en$5 & lrr_before$16))) begin
-            dom_n$5 = dom_n$5 | lane_hot$16;
-        end
-        if ((policy_gto & ~greedy[17] & (|(ep$5 & greedy) | |(ep$5 & tri$17) | col_p$5[17])) | (~policy_gto & |(ep$5 & lrr_before$17))) begin
-            dom_p$5 = dom_p$5 | lane_hot$17;
-        end
-        if ((policy_gto & ~greedy[17] & (|(en$5 & greedy) | |(en$5 & tri$17) | col_n$5[17])) | (~policy_gto & |(en$5 & lrr_before$17))) begin
-            dom_n$5 = dom_n$5 | lane_hot$17;
-        end
-        if ((policy_gto & ~greedy[18] & (|(ep$5 & greedy) | |(ep$5 & tri$18) | col_p$5[18])) | (~policy_gto & |(ep$5 & lrr_before$18))) begin
-            dom_p$5 = dom_p$5 | lane_hot$18;
-        end
-        if ((policy_gto & ~greedy[18] & (|(en$5 & greedy) | |(en$5 & tri$18) | col_n$5[18])) | (~policy_gto & |(en$5 & lrr_before$18))) begin
-            dom_n$5 = dom_n$5 | lane_hot$18;
-        end
-        if ((policy_gto & ~greedy[19] & (|(ep$5 & greedy) | |(ep$5 & tri$19) | col_p$5[19])) | (~policy_gto & |(ep$5 & lrr_before$19))) begin
-            dom_p$5 = dom_p$5 | lane_hot$19;
-        end
-        if ((policy_gto & ~greedy[19] & (|(en$5 & greedy) | |(en$5 & tri$19) | col_n$5[19])) | (~policy_gto & |(en$5 & lrr_before$19))) begin
-            dom_n$5 = dom_n$5 | lane_hot$19;
-        end
-        if ((policy_gto & ~greedy[20] & (|(ep$5 & greedy) | |(ep$5 & tri$20) | col_p$5[20])) | (~policy_gto & |(ep$5 & lrr_before$20))) begin
-            dom_p$5 = dom_p$5 | lane_hot$20;
-        end
-        if ((policy_gto & ~greedy[20] & (|(en$5 & greedy) | |(en$5 & tri$20) | col_n$5[20])) | (~policy_gto & |(en$5 & lrr_before$20))) begin
-            dom_n$5 = dom_n$5 | lane_hot$20;
-        end
-        if ((policy_gto & ~greedy[21] & (|(ep$5 & greedy) | |(ep$5 & tri$21) | col_p$5[21])) | (~policy_gto & |(ep$5 & lrr_before$21))) begin
-            dom_p$5 = dom_p$5 | lane_hot$21;
-        end
-        if ((policy_gto & ~greedy[21] & (|(en$5 & greedy) | |(en$5 & tri$21) | col_n$5[21])) | (~policy_gto & |(en$5 & lrr_before$21))) begin
-            dom_n$5 = dom_n$5 | lane_hot$21;
-        end
-        if ((policy_gto & ~greedy[22] & (|(ep$5 & greedy) | |(ep$5 & tri$22) | col_p$5[22])) | (~policy_gto & |(ep$5 & lrr_before$22))) begin
-            dom_p$5 = dom_p$5 | lane_hot$22;
-        end
-        if ((policy_gto & ~greedy[22] & (|(en$5 & greedy) | |(en$5 & tri$22) | col_n$5[22])) | (~policy_gto & |(en$5 & lrr_before$22))) begin
-            dom_n$5 = dom_n$5 | lane_hot$22;
-        end
-        if ((policy_gto & ~greedy[23] & (|(ep$5 & greedy) | |(ep$5 & tri$23) | col_p$5[23])) | (~policy_gto & |(ep$5 & lrr_before$23))) begin
-            dom_p$5 = dom_p$5 | lane_hot$23;
-        end
-        if ((policy_gto & ~greedy[23] & (|(en$5 & greedy) | |(en$5 & tri$23) | col_n$5[23])) | (~policy_gto & |(en$5 & lrr_before$23))) begin
-            dom_n$5 = dom_n$5 | lane_hot$23;
-        end
-        sel$5 = ep$5 & ~dom_p$5;
-        if (~|ep$5) begin
-            sel$5 = en$5 & ~dom_n$5;
+        if (|(sel$5 & below$23)) begin
+            above_sel$5 = above_sel$5 | lane_hot$23;
         end
         lane$5 = 32'h0;
         if (|(sel$5 & id_bit$0)) begin
@@ -6088,303 +8866,148 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         if (var_lsu$6) begin
             elig$6 = elig$6 & ~ldst;
         end
-        ep$6 = elig$6 & preferred;
-        en$6 = elig$6 & ~preferred;
-        col_p$6 = 32'h0;
-        col_n$6 = 32'h0;
-        if (ep$6[0]) begin
-            col_p$6 = col_p$6 | (~tri$0 & above$0);
+        sel$6 = elig$6;
+        if (|(elig$6 & before$0)) begin
+            sel$6 = sel$6 & ~lane_hot$0;
         end
-        if (en$6[0]) begin
-            col_n$6 = col_n$6 | (~tri$0 & above$0);
+        if (|(elig$6 & before$1)) begin
+            sel$6 = sel$6 & ~lane_hot$1;
         end
-        if (ep$6[1]) begin
-            col_p$6 = col_p$6 | (~tri$1 & above$1);
+        if (|(elig$6 & before$2)) begin
+            sel$6 = sel$6 & ~lane_hot$2;
         end
-        if (en$6[1]) begin
-            col_n$6 = col_n$6 | (~tri$1 & above$1);
+        if (|(elig$6 & before$3)) begin
+            sel$6 = sel$6 & ~lane_hot$3;
         end
-        if (ep$6[2]) begin
-            col_p$6 = col_p$6 | (~tri$2 & above$2);
+        if (|(elig$6 & before$4)) begin
+            sel$6 = sel$6 & ~lane_hot$4;
         end
-        if (en$6[2]) begin
-            col_n$6 = col_n$6 | (~tri$2 & above$2);
+        if (|(elig$6 & before$5)) begin
+            sel$6 = sel$6 & ~lane_hot$5;
         end
-        if (ep$6[3]) begin
-            col_p$6 = col_p$6 | (~tri$3 & above$3);
+        if (|(elig$6 & before$6)) begin
+            sel$6 = sel$6 & ~lane_hot$6;
         end
-        if (en$6[3]) begin
-            col_n$6 = col_n$6 | (~tri$3 & above$3);
+        if (|(elig$6 & before$7)) begin
+            sel$6 = sel$6 & ~lane_hot$7;
         end
-        if (ep$6[4]) begin
-            col_p$6 = col_p$6 | (~tri$4 & above$4);
+        if (|(elig$6 & before$8)) begin
+            sel$6 = sel$6 & ~lane_hot$8;
         end
-        if (en$6[4]) begin
-            col_n$6 = col_n$6 | (~tri$4 & above$4);
+        if (|(elig$6 & before$9)) begin
+            sel$6 = sel$6 & ~lane_hot$9;
         end
-        if (ep$6[5]) begin
-            col_p$6 = col_p$6 | (~tri$5 & above$5);
+        if (|(elig$6 & before$10)) begin
+            sel$6 = sel$6 & ~lane_hot$10;
         end
-        if (en$6[5]) begin
-            col_n$6 = col_n$6 | (~tri$5 & above$5);
+        if (|(elig$6 & before$11)) begin
+            sel$6 = sel$6 & ~lane_hot$11;
         end
-        if (ep$6[6]) begin
-            col_p$6 = col_p$6 | (~tri$6 & above$6);
+        if (|(elig$6 & before$12)) begin
+            sel$6 = sel$6 & ~lane_hot$12;
         end
-        if (en$6[6]) begin
-            col_n$6 = col_n$6 | (~tri$6 & above$6);
+        if (|(elig$6 & before$13)) begin
+            sel$6 = sel$6 & ~lane_hot$13;
         end
-        if (ep$6[7]) begin
-            col_p$6 = col_p$6 | (~tri$7 & above$7);
+        if (|(elig$6 & before$14)) begin
+            sel$6 = sel$6 & ~lane_hot$14;
         end
-        if (en$6[7]) begin
-            col_n$6 = col_n$6 | (~tri$7 & above$7);
+        if (|(elig$6 & before$15)) begin
+            sel$6 = sel$6 & ~lane_hot$15;
         end
-        if (ep$6[8]) begin
-            col_p$6 = col_p$6 | (~tri$8 & above$8);
+        if (|(elig$6 & before$16)) begin
+            sel$6 = sel$6 & ~lane_hot$16;
         end
-        if (en$6[8]) begin
-            col_n$6 = col_n$6 | (~tri$8 & above$8);
+        if (|(elig$6 & before$17)) begin
+            sel$6 = sel$6 & ~lane_hot$17;
         end
-        if (ep$6[9]) begin
-            col_p$6 = col_p$6 | (~tri$9 & above$9);
+        if (|(elig$6 & before$18)) begin
+            sel$6 = sel$6 & ~lane_hot$18;
         end
-        if (en$6[9]) begin
-            col_n$6 = col_n$6 | (~tri$9 & above$9);
+        if (|(elig$6 & before$19)) begin
+            sel$6 = sel$6 & ~lane_hot$19;
         end
-        if (ep$6[10]) begin
-            col_p$6 = col_p$6 | (~tri$10 & above$10);
+        if (|(elig$6 & before$20)) begin
+            sel$6 = sel$6 & ~lane_hot$20;
         end
-        if (en$6[10]) begin
-            col_n$6 = col_n$6 | (~tri$10 & above$10);
+        if (|(elig$6 & before$21)) begin
+            sel$6 = sel$6 & ~lane_hot$21;
         end
-        if (ep$6[11]) begin
-            col_p$6 = col_p$6 | (~tri$11 & above$11);
+        if (|(elig$6 & before$22)) begin
+            sel$6 = sel$6 & ~lane_hot$22;
         end
-        if (en$6[11]) begin
-            col_n$6 = col_n$6 | (~tri$11 & above$11);
+        if (|(elig$6 & before$23)) begin
+            sel$6 = sel$6 & ~lane_hot$23;
         end
-        if (ep$6[12]) begin
-            col_p$6 = col_p$6 | (~tri$12 & above$12);
+        above_sel$6 = 32'h0;
+        if (|(sel$6 & below$1)) begin
+            above_sel$6 = above_sel$6 | lane_hot$1;
         end
-        if (en$6[12]) begin
-            col_n$6 = col_n$6 | (~tri$12 & above$12);
+        if (|(sel$6 & below$2)) begin
+            above_sel$6 = above_sel$6 | lane_hot$2;
         end
-        if (ep$6[13]) begin
-            col_p$6 = col_p$6 | (~tri$13 & above$13);
+        if (|(sel$6 & below$3)) begin
+            above_sel$6 = above_sel$6 | lane_hot$3;
         end
-        if (en$6[13]) begin
-            col_n$6 = col_n$6 | (~tri$13 & above$13);
+        if (|(sel$6 & below$4)) begin
+            above_sel$6 = above_sel$6 | lane_hot$4;
         end
-        if (ep$6[14]) begin
-            col_p$6 = col_p$6 | (~tri$14 & above$14);
+        if (|(sel$6 & below$5)) begin
+            above_sel$6 = above_sel$6 | lane_hot$5;
         end
-        if (en$6[14]) begin
-            col_n$6 = col_n$6 | (~tri$14 & above$14);
+        if (|(sel$6 & below$6)) begin
+            above_sel$6 = above_sel$6 | lane_hot$6;
         end
-        if (ep$6[15]) begin
-            col_p$6 = col_p$6 | (~tri$15 & above$15);
+        if (|(sel$6 & below$7)) begin
+            above_sel$6 = above_sel$6 | lane_hot$7;
         end
-        if (en$6[15]) begin
-            col_n$6 = col_n$6 | (~tri$15 & above$15);
+        if (|(sel$6 & below$8)) begin
+            above_sel$6 = above_sel$6 | lane_hot$8;
         end
-        if (ep$6[16]) begin
-            col_p$6 = col_p$6 | (~tri$16 & above$16);
+        if (|(sel$6 & below$9)) begin
+            above_sel$6 = above_sel$6 | lane_hot$9;
         end
-        if (en$6[16]) begin
-            col_n$6 = col_n$6 | (~tri$16 & above$16);
+        if (|(sel$6 & below$10)) begin
+            above_sel$6 = above_sel$6 | lane_hot$10;
         end
-        if (ep$6[17]) begin
-            col_p$6 = col_p$6 | (~tri$17 & above$17);
+        if (|(sel$6 & below$11)) begin
+            above_sel$6 = above_sel$6 | lane_hot$11;
         end
-        if (en$6[17]) begin
-            col_n$6 = col_n$6 | (~tri$17 & above$17);
+        if (|(sel$6 & below$12)) begin
+            above_sel$6 = above_sel$6 | lane_hot$12;
         end
-        if (ep$6[18]) begin
-            col_p$6 = col_p$6 | (~tri$18 & above$18);
+        if (|(sel$6 & below$13)) begin
+            above_sel$6 = above_sel$6 | lane_hot$13;
         end
-        if (en$6[18]) begin
-            col_n$6 = col_n$6 | (~tri$18 & above$18);
+        if (|(sel$6 & below$14)) begin
+            above_sel$6 = above_sel$6 | lane_hot$14;
         end
-        if (ep$6[19]) begin
-            col_p$6 = col_p$6 | (~tri$19 & above$19);
+        if (|(sel$6 & below$15)) begin
+            above_sel$6 = above_sel$6 | lane_hot$15;
         end
-        if (en$6[19]) begin
-            col_n$6 = col_n$6 | (~tri$19 & above$19);
+        if (|(sel$6 & below$16)) begin
+            above_sel$6 = above_sel$6 | lane_hot$16;
         end
-        if (ep$6[20]) begin
-            col_p$6 = col_p$6 | (~tri$20 & above$20);
+        if (|(sel$6 & below$17)) begin
+            above_sel$6 = above_sel$6 | lane_hot$17;
         end
-        if (en$6[20]) begin
-            col_n$6 = col_n$6 | (~tri$20 & above$20);
+        if (|(sel$6 & below$18)) begin
+            above_sel$6 = above_sel$6 | lane_hot$18;
         end
-        if (ep$6[21]) begin
-            col_p$6 = col_p$6 | (~tri$21 & above$21);
+        if (|(sel$6 & below$19)) begin
+            above_sel$6 = above_sel$6 | lane_hot$19;
         end
-        if (en$6[21]) begin
-            col_n$6 = col_n$6 | (~tri$21 & above$21);
+        if (|(sel$6 & below$20)) begin
+            above_sel$6 = above_sel$6 | lane_hot$20;
         end
-        if (ep$6[22]) begin
-            col_p$6 = col_p$6 | (~tri$22 & above$22);
+        if (|(sel$6 & below$21)) begin
+            above_sel$6 = above_sel$6 | lane_hot$21;
         end
-        if (en$6[22]) begin
-            col_n$6 = col_n$6 | (~tri$22 & above$22);
+        if (|(sel$6 & below$22)) begin
+            above_sel$6 = above_sel$6 | lane_hot$22;
         end
-        if (ep$6[23]) begin
-            col_p$6 = col_p$6 | (~tri$23 & above$23);
-        end
-        if (en$6[23]) begin
-            col_n$6 = col_n$6 | (~tri$23 & above$23);
-        end
-        dom_p$6 = 32'h0;
-        dom_n$6 = 32'h0;
-        if ((policy_gto & ~greedy[0] & (|(ep$6 & greedy) | |(ep$6 & tri$0) | col_p$6[0])) | (~policy_gto & |(ep$6 & lrr_before$0))) begin
-            dom_p$6 = dom_p$6 | lane_hot$0;
-        end
-        if ((policy_gto & ~greedy[0] & (|(en$6 & greedy) | |(en$6 & tri$0) | col_n$6[0])) | (~policy_gto & |(en$6 & lrr_before$0))) begin
-            dom_n$6 = dom_n$6 | lane_hot$0;
-        end
-        if ((policy_gto & ~greedy[1] & (|(ep$6 & greedy) | |(ep$6 & tri$1) | col_p$6[1])) | (~policy_gto & |(ep$6 & lrr_before$1))) begin
-            dom_p$6 = dom_p$6 | lane_hot$1;
-        end
-        if ((policy_gto & ~greedy[1] & (|(en$6 & greedy) | |(en$6 & tri$1) | col_n$6[1])) | (~policy_gto & |(en$6 & lrr_before$1))) begin
-            dom_n$6 = dom_n$6 | lane_hot$1;
-        end
-        if ((policy_gto & ~greedy[2] & (|(ep$6 & greedy) | |(ep$6 & tri$2) | col_p$6[2])) | (~policy_gto & |(ep$6 & lrr_before$2))) begin
-            dom_p$6 = dom_p$6 | lane_hot$2;
-        end
-        if ((policy_gto & ~greedy[2] & (|(en$6 & greedy) | |(en$6 & tri$2) | col_n$6[2])) | (~policy_gto & |(en$6 & lrr_before$2))) begin
-            dom_n$6 = dom_n$6 | lane_hot$2;
-        end
-        if ((policy_gto & ~greedy[3] & (|(ep$6 & greedy) | |(ep$6 & tri$3) | col_p$6[3])) | (~policy_gto & |(ep$6 & lrr_before$3))) begin
-            dom_p$6 = dom_p$6 | lane_hot$3;
-        end
-        if ((policy_gto & ~greedy[3] & (|(en$6 & greedy) | |(en$6 & tri$3) | col_n$6[3])) | (~policy_gto & |(en$6 & lrr_before$3))) begin
-            dom_n$6 = dom_n$6 | lane_hot$3;
-        end
-        if ((policy_gto & ~greedy[4] & (|(ep$6 & greedy) | |(ep$6 & tri$4) | col_p$6[4])) | (~policy_gto & |(ep$6 & lrr_before$4))) begin
-            dom_p$6 = dom_p$6 | lane_hot$4;
-        end
-        if ((policy_gto & ~greedy[4] & (|(en$6 & greedy) | |(en$6 & tri$4) | col_n$6[4])) | (~policy_gto & |(en$6 & lrr_before$4))) begin
-            dom_n$6 = dom_n$6 | lane_hot$4;
-        end
-        if ((policy_gto & ~greedy[5] & (|(ep$6 & greedy) | |(ep$6 & tri$5) | col_p$6[5])) | (~policy_gto & |(ep$6 & lrr_before$5))) begin
-            dom_p$6 = dom_p$6 | lane_hot$5;
-        end
-        if ((policy_gto & ~greedy[5] & (|(en$6 & greedy) | |(en$6 & tri$5) | col_n$6[5])) | (~policy_gto & |(en$6 & lrr_before$5))) begin
-            dom_n$6 = dom_n$6 | lane_hot$5;
-        end
-        if ((policy_gto & ~greedy[6] & (|(ep$6 & greedy) | |(ep$6 & tri$6) | col_p$6[6])) | (~policy_gto & |(ep$6 & lrr_before$6))) begin
-            dom_p$6 = dom_p$6 | lane_hot$6;
-        end
-        if ((policy_gto & ~greedy[6] & (|(en$6 & greedy) | |(en$6 & tri$6) | col_n$6[6])) | (~policy_gto & |(en$6 & lrr_before$6))) begin
-            dom_n$6 = dom_n$6 | lane_hot$6;
-        end
-        if ((policy_gto & ~greedy[7] & (|(ep$6 & greedy) | |(ep$6 & tri$7) | col_p$6[7])) | (~policy_gto & |(ep$6 & lrr_before$7))) begin
-            dom_p$6 = dom_p$6 | lane_hot$7;
-        end
-        if ((policy_gto & ~greedy[7] & (|(en$6 & greedy) | |(en$6 & tri$7) | col_n$6[7])) | (~policy_gto & |(en$6 & lrr_before$7))) begin
-            dom_n$6 = dom_n$6 | lane_hot$7;
-        end
-        if ((policy_gto & ~greedy[8] & (|(ep$6 & greedy) | |(ep$6 & tri$8) | col_p$6[8])) | (~policy_gto & |(ep$6 & lrr_before$8))) begin
-            dom_p$6 = dom_p$6 | lane_hot$8;
-        end
-        if ((policy_gto & ~greedy[8] & (|(en$6 & greedy) | |(en$6 & tri$8) | col_n$6[8])) | (~policy_gto & |(en$6 & lrr_before$8))) begin
-            dom_n$6 = dom_n$6 | lane_hot$8;
-        end
-        if ((policy_gto & ~greedy[9] & (|(ep$6 & greedy) | |(ep$6 & tri$9) | col_p$6[9])) | (~policy_gto & |(ep$6 & lrr_before$9))) begin
-            dom_p$6 = dom_p$6 | lane_hot$9;
-        end
-        if ((policy_gto & ~greedy[9] & (|(en$6 & greedy) | |(en$6 & tri$9) | col_n$6[9])) | (~policy_gto & |(en$6 & lrr_before$9))) begin
-            dom_n$6 = dom_n$6 | lane_hot$9;
-        end
-        if ((policy_gto & ~greedy[10] & (|(ep$6 & greedy) | |(ep$6 & tri$10) | col_p$6[10])) | (~policy_gto & |(ep$6 & lrr_before$10))) begin
-            dom_p$6 = dom_p$6 | lane_hot$10;
-        end
-        if ((policy_gto & ~greedy[10] & (|(en$6 & greedy) | |(en$6 & tri$10) | col_n$6[10])) | (~policy_gto & |(en$6 & lrr_before$10))) begin
-            dom_n$6 = dom_n$6 | lane_hot$10;
-        end
-        if ((policy_gto & ~greedy[11] & (|(ep$6 & greedy) | |(ep$6 & tri$11) | col_p$6[11])) | (~policy_gto & |(ep$6 & lrr_before$11))) begin
-            dom_p$6 = dom_p$6 | lane_hot$11;
-        end
-        if ((policy_gto & ~greedy[11] & (|(en$6 & greedy) | |(en$6 & tri$11) | col_n$6[11])) | (~policy_gto & |(en$6 & lrr_before$11))) begin
-            dom_n$6 = dom_n$6 | lane_hot$11;
-        end
-        if ((policy_gto & ~greedy[12] & (|(ep$6 & greedy) | |(ep$6 & tri$12) | col_p$6[12])) | (~policy_gto & |(ep$6 & lrr_before$12))) begin
-            dom_p$6 = dom_p$6 | lane_hot$12;
-        end
-        if ((policy_gto & ~greedy[12] & (|(en$6 & greedy) | |(en$6 & tri$12) | col_n$6[12])) | (~policy_gto & |(en$6 & lrr_before$12))) begin
-            dom_n$6 = dom_n$6 | lane_hot$12;
-        end
-        if ((policy_gto & ~greedy[13] & (|(ep$6 & greedy) | |(ep$6 & tri$13) | col_p$6[13])) | (~policy_gto & |(ep$6 & lrr_before$13))) begin
-            dom_p$6 = dom_p$6 | lane_hot$13;
-        end
-        if ((policy_gto & ~greedy[13] & (|(en$6 & greedy) | |(en$6 & tri$13) | col_n$6[13])) | (~policy_gto & |(en$6 & lrr_before$13))) begin
-            dom_n$6 = dom_n$6 | lane_hot$13;
-        end
-        if ((policy_gto & ~greedy[14] & (|(ep$6 & greedy) | |(ep$6 & tri$14) | col_p$6[14])) | (~policy_gto & |(ep$6 & lrr_before$14))) begin
-            dom_p$6 = dom_p$6 | lane_hot$14;
-        end
-        if ((policy_gto & ~greedy[14] & (|(en$6 & greedy) | |(en$6 & tri$14) | col_n$6[14])) | (~policy_gto & |(en$6 & lrr_before$14))) begin
-            dom_n$6 = dom_n$6 | lane_hot$14;
-        end
-        if ((policy_gto & ~greedy[15] & (|(ep$6 & greedy) | |(ep$6 & tri$15) | col_p$6[15])) | (~policy_gto & |(ep$6 & lrr_before$15))) begin
-            dom_p$6 = dom_p$6 | lane_hot$15;
-        end
-        if ((policy_gto & ~greedy[15] & (|(en$6 & greedy) | |(en$6 & tri$15) | col_n$6[15])) | (~policy_gto & |(en$6 & lrr_before$15))) begin
-            dom_n$6 = dom_n$6 | lane_hot$15;
-        end
-        if ((policy_gto & ~greedy[16] & (|(ep$6 & greedy) | |(ep$6 & tri$16) | col_p$6[16])) | (~policy_gto & |(ep$6 & lrr_before$16))) begin
-            dom_p$6 = dom_p$6 | lane_hot$16;
-        end
-        if ((policy_gto & ~greedy[16] & (|(en$6 & greedy) | |(en$6 & tri$16) | col_n$6[16])) | (~policy_gto & |(en$6 & lrr_before$16))) begin
-            dom_n$6 = dom_n$6 | lane_hot$16;
-        end
-        if ((policy_gto & ~greedy[17] & (|(ep$6 & greedy) | |(ep$6 & tri$17) | col_p$6[17])) | (~policy_gto & |(ep$6 & lrr_before$17))) begin
-            dom_p$6 = dom_p$6 | lane_hot$17;
-        end
-        if ((policy_gto & ~greedy[17] & (|(en$6 & greedy) | |(en$6 & tri$17) | col_n$6[17])) | (~policy_gto & |(en$6 & lrr_before$17))) begin
-            dom_n$6 = dom_n$6 | lane_hot$17;
-        end
-        if ((policy_gto & ~greedy[18] & (|(ep$6 & greedy) | |(ep$6 & tri$18) | col_p$6[18])) | (~policy_gto & |(ep$6 & lrr_before$18))) begin
-            dom_p$6 = dom_p$6 | lane_hot$18;
-        end
-        if ((policy_gto & ~greedy[18] & (|(en$6 & greedy) | |(en$6 & tri$18) | col_n$6[18])) | (~policy_gto & |(en$6 & lrr_before$18))) begin
-            dom_n$6 = dom_n$6 | lane_hot$18;
-        end
-        if ((policy_gto & ~greedy[19] & (|(ep$6 & greedy) | |(ep$6 & tri$19) | col_p$6[19])) | (~policy_gto & |(ep$6 & lrr_before$19))) begin
-            dom_p$6 = dom_p$6 | lane_hot$19;
-        end
-        if ((policy_gto & ~greedy[19] & (|(en$6 & greedy) | |(en$6 & tri$19) | col_n$6[19])) | (~policy_gto & |(en$6 & lrr_before$19))) begin
-            dom_n$6 = dom_n$6 | lane_hot$19;
-        end
-        if ((policy_gto & ~greedy[20] & (|(ep$6 & greedy) | |(ep$6 & tri$20) | col_p$6[20])) | (~policy_gto & |(ep$6 & lrr_before$20))) begin
-            dom_p$6 = dom_p$6 | lane_hot$20;
-        end
-        if ((policy_gto & ~greedy[20] & (|(en$6 & greedy) | |(en$6 & tri$20) | col_n$6[20])) | (~policy_gto & |(en$6 & lrr_before$20))) begin
-            dom_n$6 = dom_n$6 | lane_hot$20;
-        end
-        if ((policy_gto & ~greedy[21] & (|(ep$6 & greedy) | |(ep$6 & tri$21) | col_p$6[21])) | (~policy_gto & |(ep$6 & lrr_before$21))) begin
-            dom_p$6 = dom_p$6 | lane_hot$21;
-        end
-        if ((policy_gto & ~greedy[21] & (|(en$6 & greedy) | |(en$6 & tri$21) | col_n$6[21])) | (~policy_gto & |(en$6 & lrr_before$21))) begin
-            dom_n$6 = dom_n$6 | lane_hot$21;
-        end
-        if ((policy_gto & ~greedy[22] & (|(ep$6 & greedy) | |(ep$6 & tri$22) | col_p$6[22])) | (~policy_gto & |(ep$6 & lrr_before$22))) begin
-            dom_p$6 = dom_p$6 | lane_hot$22;
-        end
-        if ((policy_gto & ~greedy[22] & (|(en$6 & greedy) | |(en$6 & tri$22) | col_n$6[22])) | (~policy_gto & |(en$6 & lrr_before$22))) begin
-            dom_n$6 = dom_n$6 | lane_hot$22;
-        end
-        if ((policy_gto & ~greedy[23] & (|(ep$6 & greedy) | |(ep$6 & tri$23) | col_p$6[23])) | (~policy_gto & |(ep$6 & lrr_before$23))) begin
-            dom_p$6 = dom_p$6 | lane_hot$23;
-        end
-        if ((policy_gto & ~greedy[23] & (|(en$6 & greedy) | |(en$6 & tri$23) | col_n$6[23])) | (~policy_gto & |(en$6 & lrr_before$23))) begin
-            dom_n$6 = dom_n$6 | lane_hot$23;
-        end
-        sel$6 = ep$6 & ~dom_p$6;
-        if (~|ep$6) begin
-            sel$6 = en$6 & ~dom_n$6;
+        if (|(sel$6 & below$23)) begin
+            above_sel$6 = above_sel$6 | lane_hot$23;
         end
         lane$6 = 32'h0;
         if (|(sel$6 & id_bit$0)) begin
@@ -6412,303 +9035,148 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         if (var_lsu$7) begin
             elig$7 = elig$7 & ~ldst;
         end
-        ep$7 = elig$7 & preferred;
-        en$7 = elig$7 & ~preferred;
-        col_p$7 = 32'h0;
-        col_n$7 = 32'h0;
-        if (ep$7[0]) begin
-            col_p$7 = col_p$7 | (~tri$0 & above$0);
+        sel$7 = elig$7;
+        if (|(elig$7 & before$0)) begin
+            sel$7 = sel$7 & ~lane_hot$0;
         end
-        if (en$7[0]) begin
-            col_n$7 = col_n$7 | (~tri$0 & above$0);
+        if (|(elig$7 & before$1)) begin
+            sel$7 = sel$7 & ~lane_hot$1;
         end
-        if (ep$7[1]) begin
-            col_p$7 = col_p$7 | (~tri$1 & above$1);
+        if (|(elig$7 & before$2)) begin
+            sel$7 = sel$7 & ~lane_hot$2;
         end
-        if (en$7[1]) begin
-            col_n$7 = col_n$7 | (~tri$1 & above$1);
+        if (|(elig$7 & before$3)) begin
+            sel$7 = sel$7 & ~lane_hot$3;
         end
-        if (ep$7[2]) begin
-            col_p$7 = col_p$7 | (~tri$2 & above$2);
+        if (|(elig$7 & before$4)) begin
+            sel$7 = sel$7 & ~lane_hot$4;
         end
-        if (en$7[2]) begin
-            col_n$7 = col_n$7 | (~tri$2 & above$2);
+        if (|(elig$7 & before$5)) begin
+            sel$7 = sel$7 & ~lane_hot$5;
         end
-        if (ep$7[3]) begin
-            col_p$7 = col_p$7 | (~tri$3 & above$3);
+        if (|(elig$7 & before$6)) begin
+            sel$7 = sel$7 & ~lane_hot$6;
         end
-        if (en$7[3]) begin
-            col_n$7 = col_n$7 | (~tri$3 & above$3);
+        if (|(elig$7 & before$7)) begin
+            sel$7 = sel$7 & ~lane_hot$7;
         end
-        if (ep$7[4]) begin
-            col_p$7 = col_p$7 | (~tri$4 & above$4);
+        if (|(elig$7 & before$8)) begin
+            sel$7 = sel$7 & ~lane_hot$8;
         end
-        if (en$7[4]) begin
-            col_n$7 = col_n$7 | (~tri$4 & above$4);
+        if (|(elig$7 & before$9)) begin
+            sel$7 = sel$7 & ~lane_hot$9;
         end
-        if (ep$7[5]) begin
-            col_p$7 = col_p$7 | (~tri$5 & above$5);
+        if (|(elig$7 & before$10)) begin
+            sel$7 = sel$7 & ~lane_hot$10;
         end
-        if (en$7[5]) begin
-            col_n$7 = col_n$7 | (~tri$5 & above$5);
+        if (|(elig$7 & before$11)) begin
+            sel$7 = sel$7 & ~lane_hot$11;
         end
-        if (ep$7[6]) begin
-            col_p$7 = col_p$7 | (~tri$6 & above$6);
+        if (|(elig$7 & before$12)) begin
+            sel$7 = sel$7 & ~lane_hot$12;
         end
-        if (en$7[6]) begin
-            col_n$7 = col_n$7 | (~tri$6 & above$6);
+        if (|(elig$7 & before$13)) begin
+            sel$7 = sel$7 & ~lane_hot$13;
         end
-        if (ep$7[7]) begin
-            col_p$7 = col_p$7 | (~tri$7 & above$7);
+        if (|(elig$7 & before$14)) begin
+            sel$7 = sel$7 & ~lane_hot$14;
         end
-        if (en$7[7]) begin
-            col_n$7 = col_n$7 | (~tri$7 & above$7);
+        if (|(elig$7 & before$15)) begin
+            sel$7 = sel$7 & ~lane_hot$15;
         end
-        if (ep$7[8]) begin
-            col_p$7 = col_p$7 | (~tri$8 & above$8);
+        if (|(elig$7 & before$16)) begin
+            sel$7 = sel$7 & ~lane_hot$16;
         end
-        if (en$7[8]) begin
-            col_n$7 = col_n$7 | (~tri$8 & above$8);
+        if (|(elig$7 & before$17)) begin
+            sel$7 = sel$7 & ~lane_hot$17;
         end
-        if (ep$7[9]) begin
-            col_p$7 = col_p$7 | (~tri$9 & above$9);
+        if (|(elig$7 & before$18)) begin
+            sel$7 = sel$7 & ~lane_hot$18;
         end
-        if (en$7[9]) begin
-            col_n$7 = col_n$7 | (~tri$9 & above$9);
+        if (|(elig$7 & before$19)) begin
+            sel$7 = sel$7 & ~lane_hot$19;
         end
-        if (ep$7[10]) begin
-            col_p$7 = col_p$7 | (~tri$10 & above$10);
+        if (|(elig$7 & before$20)) begin
+            sel$7 = sel$7 & ~lane_hot$20;
         end
-        if (en$7[10]) begin
-            col_n$7 = col_n$7 | (~tri$10 & above$10);
+        if (|(elig$7 & before$21)) begin
+            sel$7 = sel$7 & ~lane_hot$21;
         end
-        if (ep$7[11]) begin
-            col_p$7 = col_p$7 | (~tri$11 & above$11);
+        if (|(elig$7 & before$22)) begin
+            sel$7 = sel$7 & ~lane_hot$22;
         end
-        if (en$7[11]) begin
-            col_n$7 = col_n$7 | (~tri$11 & above$11);
+        if (|(elig$7 & before$23)) begin
+            sel$7 = sel$7 & ~lane_hot$23;
         end
-        if (ep$7[12]) begin
-            col_p$7 = col_p$7 | (~tri$12 & above$12);
+        above_sel$7 = 32'h0;
+        if (|(sel$7 & below$1)) begin
+            above_sel$7 = above_sel$7 | lane_hot$1;
         end
-        if (en$7[12]) begin
-            col_n$7 = col_n$7 | (~tri$12 & above$12);
+        if (|(sel$7 & below$2)) begin
+            above_sel$7 = above_sel$7 | lane_hot$2;
         end
-        if (ep$7[13]) begin
-            col_p$7 = col_p$7 | (~tri$13 & above$13);
+        if (|(sel$7 & below$3)) begin
+            above_sel$7 = above_sel$7 | lane_hot$3;
         end
-        if (en$7[13]) begin
-            col_n$7 = col_n$7 | (~tri$13 & above$13);
+        if (|(sel$7 & below$4)) begin
+            above_sel$7 = above_sel$7 | lane_hot$4;
         end
-        if (ep$7[14]) begin
-            col_p$7 = col_p$7 | (~tri$14 & above$14);
+        if (|(sel$7 & below$5)) begin
+            above_sel$7 = above_sel$7 | lane_hot$5;
         end
-        if (en$7[14]) begin
-            col_n$7 = col_n$7 | (~tri$14 & above$14);
+        if (|(sel$7 & below$6)) begin
+            above_sel$7 = above_sel$7 | lane_hot$6;
         end
-        if (ep$7[15]) begin
-            col_p$7 = col_p$7 | (~tri$15 & above$15);
+        if (|(sel$7 & below$7)) begin
+            above_sel$7 = above_sel$7 | lane_hot$7;
         end
-        if (en$7[15]) begin
-            col_n$7 = col_n$7 | (~tri$15 & above$15);
+        if (|(sel$7 & below$8)) begin
+            above_sel$7 = above_sel$7 | lane_hot$8;
         end
-        if (ep$7[16]) begin
-            col_p$7 = col_p$7 | (~tri$16 & above$16);
+        if (|(sel$7 & below$9)) begin
+            above_sel$7 = above_sel$7 | lane_hot$9;
         end
-        if (en$7[16]) begin
-            col_n$7 = col_n$7 | (~tri$16 & above$16);
+        if (|(sel$7 & below$10)) begin
+            above_sel$7 = above_sel$7 | lane_hot$10;
         end
-        if (ep$7[17]) begin
-            col_p$7 = col_p$7 | (~tri$17 & above$17);
+        if (|(sel$7 & below$11)) begin
+            above_sel$7 = above_sel$7 | lane_hot$11;
         end
-        if (en$7[17]) begin
-            col_n$7 = col_n$7 | (~tri$17 & above$17);
+        if (|(sel$7 & below$12)) begin
+            above_sel$7 = above_sel$7 | lane_hot$12;
         end
-        if (ep$7[18]) begin
-            col_p$7 = col_p$7 | (~tri$18 & above$18);
+        if (|(sel$7 & below$13)) begin
+            above_sel$7 = above_sel$7 | lane_hot$13;
         end
-        if (en$7[18]) begin
-            col_n$7 = col_n$7 | (~tri$18 & above$18);
+        if (|(sel$7 & below$14)) begin
+            above_sel$7 = above_sel$7 | lane_hot$14;
         end
-        if (ep$7[19]) begin
-            col_p$7 = col_p$7 | (~tri$19 & above$19);
+        if (|(sel$7 & below$15)) begin
+            above_sel$7 = above_sel$7 | lane_hot$15;
         end
-        if (en$7[19]) begin
-            col_n$7 = col_n$7 | (~tri$19 & above$19);
+        if (|(sel$7 & below$16)) begin
+            above_sel$7 = above_sel$7 | lane_hot$16;
         end
-        if (ep$7[20]) begin
-            col_p$7 = col_p$7 | (~tri$20 & above$20);
+        if (|(sel$7 & below$17)) begin
+            above_sel$7 = above_sel$7 | lane_hot$17;
         end
-        if (en$7[20]) begin
-            col_n$7 = col_n$7 | (~tri$20 & above$20);
+        if (|(sel$7 & below$18)) begin
+            above_sel$7 = above_sel$7 | lane_hot$18;
         end
-        if (ep$7[21]) begin
-            col_p$7 = col_p$7 | (~tri$21 & above$21);
+        if (|(sel$7 & below$19)) begin
+            above_sel$7 = above_sel$7 | lane_hot$19;
         end
-        if (en$7[21]) begin
-            col_n$7 = col_n$7 | (~tri$21 & above$21);
+        if (|(sel$7 & below$20)) begin
+            above_sel$7 = above_sel$7 | lane_hot$20;
         end
-        if (ep$7[22]) begin
-            col_p$7 = col_p$7 | (~tri$22 & above$22);
+        if (|(sel$7 & below$21)) begin
+            above_sel$7 = above_sel$7 | lane_hot$21;
         end
-        if (en$7[22]) begin
-            col_n$7 = col_n$7 | (~tri$22 & above$22);
+        if (|(sel$7 & below$22)) begin
+            above_sel$7 = above_sel$7 | lane_hot$22;
         end
-        if (ep$7[23]) begin
-            col_p$7 = col_p$7 | (~tri$23 & above$23);
-        end
-        if (en$7[23]) begin
-            col_n$7 = col_n$7 | (~tri$23 & above$23);
-        end
-        dom_p$7 = 32'h0;
-        dom_n$7 = 32'h0;
-        if ((policy_gto & ~greedy[0] & (|(ep$7 & greedy) | |(ep$7 & tri$0) | col_p$7[0])) | (~policy_gto & |(ep$7 & lrr_before$0))) begin
-            dom_p$7 = dom_p$7 | lane_hot$0;
-        end
-        if ((policy_gto & ~greedy[0] & (|(en$7 & greedy) | |(en$7 & tri$0) | col_n$7[0])) | (~policy_gto & |(en$7 & lrr_before$0))) begin
-            dom_n$7 = dom_n$7 | lane_hot$0;
-        end
-        if ((policy_gto & ~greedy[1] & (|(ep$7 & greedy) | |(ep$7 & tri$1) | col_p$7[1])) | (~policy_gto & |(ep$7 & lrr_before$1))) begin
-            dom_p$7 = dom_p$7 | lane_hot$1;
-        end
-        if ((policy_gto & ~greedy[1] & (|(en$7 & greedy) | |(en$7 & tri$1) | col_n$7[1])) | (~policy_gto & |(en$7 & lrr_before$1))) begin
-            dom_n$7 = dom_n$7 | lane_hot$1;
-        end
-        if ((policy_gto & ~greedy[2] & (|(ep$7 & greedy) | |(ep$7 & tri$2) | col_p$7[2])) | (~policy_gto & |(ep$7 & lrr_before$2))) begin
-            dom_p$7 = dom_p$7 | lane_hot$2;
-        end
-        if ((policy_gto & ~greedy[2] & (|(en$7 & greedy) | |(en$7 & tri$2) | col_n$7[2])) | (~policy_gto & |(en$7 & lrr_before$2))) begin
-            dom_n$7 = dom_n$7 | lane_hot$2;
-        end
-        if ((policy_gto & ~greedy[3] & (|(ep$7 & greedy) | |(ep$7 & tri$3) | col_p$7[3])) | (~policy_gto & |(ep$7 & lrr_before$3))) begin
-            dom_p$7 = dom_p$7 | lane_hot$3;
-        end
-        if ((policy_gto & ~greedy[3] & (|(en$7 & greedy) | |(en$7 & tri$3) | col_n$7[3])) | (~policy_gto & |(en$7 & lrr_before$3))) begin
-            dom_n$7 = dom_n$7 | lane_hot$3;
-        end
-        if ((policy_gto & ~greedy[4] & (|(ep$7 & greedy) | |(ep$7 & tri$4) | col_p$7[4])) | (~policy_gto & |(ep$7 & lrr_before$4))) begin
-            dom_p$7 = dom_p$7 | lane_hot$4;
-        end
-        if ((policy_gto & ~greedy[4] & (|(en$7 & greedy) | |(en$7 & tri$4) | col_n$7[4])) | (~policy_gto & |(en$7 & lrr_before$4))) begin
-            dom_n$7 = dom_n$7 | lane_hot$4;
-        end
-        if ((policy_gto & ~greedy[5] & (|(ep$7 & greedy) | |(ep$7 & tri$5) | col_p$7[5])) | (~policy_gto & |(ep$7 & lrr_before$5))) begin
-            dom_p$7 = dom_p$7 | lane_hot$5;
-        end
-        if ((policy_gto & ~greedy[5] & (|(en$7 & greedy) | |(en$7 & tri$5) | col_n$7[5])) | (~policy_gto & |(en$7 & lrr_before$5))) begin
-            dom_n$7 = dom_n$7 | lane_hot$5;
-        end
-        if ((policy_gto & ~greedy[6] & (|(ep$7 & greedy) | |(ep$7 & tri$6) | col_p$7[6])) | (~policy_gto & |(ep$7 & lrr_before$6))) begin
-            dom_p$7 = dom_p$7 | lane_hot$6;
-        end
-        if ((policy_gto & ~greedy[6] & (|(en$7 & greedy) | |(en$7 & tri$6) | col_n$7[6])) | (~policy_gto & |(en$7 & lrr_before$6))) begin
-            dom_n$7 = dom_n$7 | lane_hot$6;
-        end
-        if ((policy_gto & ~greedy[7] & (|(ep$7 & greedy) | |(ep$7 & tri$7) | col_p$7[7])) | (~policy_gto & |(ep$7 & lrr_before$7))) begin
-            dom_p$7 = dom_p$7 | lane_hot$7;
-        end
-        if ((policy_gto & ~greedy[7] & (|(en$7 & greedy) | |(en$7 & tri$7) | col_n$7[7])) | (~policy_gto & |(en$7 & lrr_before$7))) begin
-            dom_n$7 = dom_n$7 | lane_hot$7;
-        end
-        if ((policy_gto & ~greedy[8] & (|(ep$7 & greedy) | |(ep$7 & tri$8) | col_p$7[8])) | (~policy_gto & |(ep$7 & lrr_before$8))) begin
-            dom_p$7 = dom_p$7 | lane_hot$8;
-        end
-        if ((policy_gto & ~greedy[8] & (|(en$7 & greedy) | |(en$7 & tri$8) | col_n$7[8])) | (~policy_gto & |(en$7 & lrr_before$8))) begin
-            dom_n$7 = dom_n$7 | lane_hot$8;
-        end
-        if ((policy_gto & ~greedy[9] & (|(ep$7 & greedy) | |(ep$7 & tri$9) | col_p$7[9])) | (~policy_gto & |(ep$7 & lrr_before$9))) begin
-            dom_p$7 = dom_p$7 | lane_hot$9;
-        end
-        if ((policy_gto & ~greedy[9] & (|(en$7 & greedy) | |(en$7 & tri$9) | col_n$7[9])) | (~policy_gto & |(en$7 & lrr_before$9))) begin
-            dom_n$7 = dom_n$7 | lane_hot$9;
-        end
-        if ((policy_gto & ~greedy[10] & (|(ep$7 & greedy) | |(ep$7 & tri$10) | col_p$7[10])) | (~policy_gto & |(ep$7 & lrr_before$10))) begin
-            dom_p$7 = dom_p$7 | lane_hot$10;
-        end
-        if ((policy_gto & ~greedy[10] & (|(en$7 & greedy) | |(en$7 & tri$10) | col_n$7[10])) | (~policy_gto & |(en$7 & lrr_before$10))) begin
-            dom_n$7 = dom_n$7 | lane_hot$10;
-        end
-        if ((policy_gto & ~greedy[11] & (|(ep$7 & greedy) | |(ep$7 & tri$11) | col_p$7[11])) | (~policy_gto & |(ep$7 & lrr_before$11))) begin
-            dom_p$7 = dom_p$7 | lane_hot$11;
-        end
-        if ((policy_gto & ~greedy[11] & (|(en$7 & greedy) | |(en$7 & tri$11) | col_n$7[11])) | (~policy_gto & |(en$7 & lrr_before$11))) begin
-            dom_n$7 = dom_n$7 | lane_hot$11;
-        end
-        if ((policy_gto & ~greedy[12] & (|(ep$7 & greedy) | |(ep$7 & tri$12) | col_p$7[12])) | (~policy_gto & |(ep$7 & lrr_before$12))) begin
-            dom_p$7 = dom_p$7 | lane_hot$12;
-        end
-        if ((policy_gto & ~greedy[12] & (|(en$7 & greedy) | |(en$7 & tri$12) | col_n$7[12])) | (~policy_gto & |(en$7 & lrr_before$12))) begin
-            dom_n$7 = dom_n$7 | lane_hot$12;
-        end
-        if ((policy_gto & ~greedy[13] & (|(ep$7 & greedy) | |(ep$7 & tri$13) | col_p$7[13])) | (~policy_gto & |(ep$7 & lrr_before$13))) begin
-            dom_p$7 = dom_p$7 | lane_hot$13;
-        end
-        if ((policy_gto & ~greedy[13] & (|(en$7 & greedy) | |(en$7 & tri$13) | col_n$7[13])) | (~policy_gto & |(en$7 & lrr_before$13))) begin
-            dom_n$7 = dom_n$7 | lane_hot$13;
-        end
-        if ((policy_gto & ~greedy[14] & (|(ep$7 & greedy) | |(ep$7 & tri$14) | col_p$7[14])) | (~policy_gto & |(ep$7 & lrr_before$14))) begin
-            dom_p$7 = dom_p$7 | lane_hot$14;
-        end
-        if ((policy_gto & ~greedy[14] & (|(en$7 & greedy) | |(en$7 & tri$14) | col_n$7[14])) | (~policy_gto & |(en$7 & lrr_before$14))) begin
-            dom_n$7 = dom_n$7 | lane_hot$14;
-        end
-        if ((policy_gto & ~greedy[15] & (|(ep$7 & greedy) | |(ep$7 & tri$15) | col_p$7[15])) | (~policy_gto & |(ep$7 & lrr_before$15))) begin
-            dom_p$7 = dom_p$7 | lane_hot$15;
-        end
-        if ((policy_gto & ~greedy[15] & (|(en$7 & greedy) | |(en$7 & tri$15) | col_n$7[15])) | (~policy_gto & |(en$7 & lrr_before$15))) begin
-            dom_n$7 = dom_n$7 | lane_hot$15;
-        end
-        if ((policy_gto & ~greedy[16] & (|(ep$7 & greedy) | |(ep$7 & tri$16) | col_p$7[16])) | (~policy_gto & |(ep$7 & lrr_before$16))) begin
-            dom_p$7 = dom_p$7 | lane_hot$16;
-        end
-        if ((policy_gto & ~greedy[16] & (|(en$7 & greedy) | |(en$7 & tri$16) | col_n$7[16])) | (~policy_gto & |(en$7 & lrr_before$16))) begin
-            dom_n$7 = dom_n$7 | lane_hot$16;
-        end
-        if ((policy_gto & ~greedy[17] & (|(ep$7 & greedy) | |(ep$7 & tri$17) | col_p$7[17])) | (~policy_gto & |(ep$7 & lrr_before$17))) begin
-            dom_p$7 = dom_p$7 | lane_hot$17;
-        end
-        if ((policy_gto & ~greedy[17] & (|(en$7 & greedy) | |(en$7 & tri$17) | col_n$7[17])) | (~policy_gto & |(en$7 & lrr_before$17))) begin
-            dom_n$7 = dom_n$7 | lane_hot$17;
-        end
-        if ((policy_gto & ~greedy[18] & (|(ep$7 & greedy) | |(ep$7 & tri$18) | col_p$7[18])) | (~policy_gto & |(ep$7 & lrr_before$18))) begin
-            dom_p$7 = dom_p$7 | lane_hot$18;
-        end
-        if ((policy_gto & ~greedy[18] & (|(en$7 & greedy) | |(en$7 & tri$18) | col_n$7[18])) | (~policy_gto & |(en$7 & lrr_before$18))) begin
-            dom_n$7 = dom_n$7 | lane_hot$18;
-        end
-        if ((policy_gto & ~greedy[19] & (|(ep$7 & greedy) | |(ep$7 & tri$19) | col_p$7[19])) | (~policy_gto & |(ep$7 & lrr_before$19))) begin
-            dom_p$7 = dom_p$7 | lane_hot$19;
-        end
-        if ((policy_gto & ~greedy[19] & (|(en$7 & greedy) | |(en$7 & tri$19) | col_n$7[19])) | (~policy_gto & |(en$7 & lrr_before$19))) begin
-            dom_n$7 = dom_n$7 | lane_hot$19;
-        end
-        if ((policy_gto & ~greedy[20] & (|(ep$7 & greedy) | |(ep$7 & tri$20) | col_p$7[20])) | (~policy_gto & |(ep$7 & lrr_before$20))) begin
-            dom_p$7 = dom_p$7 | lane_hot$20;
-        end
-        if ((policy_gto & ~greedy[20] & (|(en$7 & greedy) | |(en$7 & tri$20) | col_n$7[20])) | (~policy_gto & |(en$7 & lrr_before$20))) begin
-            dom_n$7 = dom_n$7 | lane_hot$20;
-        end
-        if ((policy_gto & ~greedy[21] & (|(ep$7 & greedy) | |(ep$7 & tri$21) | col_p$7[21])) | (~policy_gto & |(ep$7 & lrr_before$21))) begin
-            dom_p$7 = dom_p$7 | lane_hot$21;
-        end
-        if ((policy_gto & ~greedy[21] & (|(en$7 & greedy) | |(en$7 & tri$21) | col_n$7[21])) | (~policy_gto & |(en$7 & lrr_before$21))) begin
-            dom_n$7 = dom_n$7 | lane_hot$21;
-        end
-        if ((policy_gto & ~greedy[22] & (|(ep$7 & greedy) | |(ep$7 & tri$22) | col_p$7[22])) | (~policy_gto & |(ep$7 & lrr_before$22))) begin
-            dom_p$7 = dom_p$7 | lane_hot$22;
-        end
-        if ((policy_gto & ~greedy[22] & (|(en$7 & greedy) | |(en$7 & tri$22) | col_n$7[22])) | (~policy_gto & |(en$7 & lrr_before$22))) begin
-            dom_n$7 = dom_n$7 | lane_hot$22;
-        end
-        if ((policy_gto & ~greedy[23] & (|(ep$7 & greedy) | |(ep$7 & tri$23) | col_p$7[23])) | (~policy_gto & |(ep$7 & lrr_before$23))) begin
-            dom_p$7 = dom_p$7 | lane_hot$23;
-        end
-        if ((policy_gto & ~greedy[23] & (|(en$7 & greedy) | |(en$7 & tri$23) | col_n$7[23])) | (~policy_gto & |(en$7 & lrr_before$23))) begin
-            dom_n$7 = dom_n$7 | lane_hot$23;
-        end
-        sel$7 = ep$7 & ~dom_p$7;
-        if (~|ep$7) begin
-            sel$7 = en$7 & ~dom_n$7;
+        if (|(sel$7 & below$23)) begin
+            above_sel$7 = above_sel$7 | lane_hot$23;
         end
         lane$7 = 32'h0;
         if (|(sel$7 & id_bit$0)) begin
@@ -6729,45 +9197,54 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         pick_valid = 1'b0;
         pick_lane = 32'h0;
         pick_one_hot = 32'h0;
-        if (kill == var_id$0) begin
+        pick_after = 32'h0;
+        if (var_sel[0]) begin
             pick_valid = pick_valid | |elig$0;
             pick_lane = pick_lane | lane$0;
             pick_one_hot = pick_one_hot | sel$0;
+            pick_after = pick_after | above_sel$0;
         end
-        if (kill == var_id$1) begin
+        if (var_sel[1]) begin
             pick_valid = pick_valid | |elig$1;
             pick_lane = pick_lane | lane$1;
             pick_one_hot = pick_one_hot | sel$1;
+            pick_after = pick_after | above_sel$1;
         end
-        if (kill == var_id$2) begin
+        if (var_sel[2]) begin
             pick_valid = pick_valid | |elig$2;
             pick_lane = pick_lane | lane$2;
             pick_one_hot = pick_one_hot | sel$2;
+            pick_after = pick_after | above_sel$2;
         end
-        if (kill == var_id$3) begin
+        if (var_sel[3]) begin
             pick_valid = pick_valid | |elig$3;
             pick_lane = pick_lane | lane$3;
             pick_one_hot = pick_one_hot | sel$3;
+            pick_after = pick_after | above_sel$3;
         end
-        if (kill == var_id$4) begin
+        if (var_sel[4]) begin
             pick_valid = pick_valid | |elig$4;
             pick_lane = pick_lane | lane$4;
             pick_one_hot = pick_one_hot | sel$4;
+            pick_after = pick_after | above_sel$4;
         end
-        if (kill == var_id$5) begin
+        if (var_sel[5]) begin
             pick_valid = pick_valid | |elig$5;
             pick_lane = pick_lane | lane$5;
             pick_one_hot = pick_one_hot | sel$5;
+            pick_after = pick_after | above_sel$5;
         end
-        if (kill == var_id$6) begin
+        if (var_sel[6]) begin
             pick_valid = pick_valid | |elig$6;
             pick_lane = pick_lane | lane$6;
             pick_one_hot = pick_one_hot | sel$6;
+            pick_after = pick_after | above_sel$6;
         end
-        if (kill == var_id$7) begin
+        if (var_sel[7]) begin
             pick_valid = pick_valid | |elig$7;
             pick_lane = pick_lane | lane$7;
             pick_one_hot = pick_one_hot | sel$7;
+            pick_after = pick_after | above_sel$7;
         end
     end
     

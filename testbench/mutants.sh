@@ -55,7 +55,7 @@ mutant() {
       plant src/rtl/reexec_queue.rs 'if !self\.freed_valid\.val\(\) & self\.pushed\.val\(\)' 'if !self.free_valid.val() & self.pushed.val()' ;;
     rtl-second-picker-ignores-last-sp)
       # Issue 17 §4: scheduler 1's variant choice forgets that scheduler 0 took the last SP lane.
-      plant src/rtl/scheduler.rs 'self\.kill\.next = self\.kill\.val\(\) \| self\.kill_sp\.val\(\);' '' ;;
+      plant src/rtl/scheduler.rs 'self\.take_sp\.next = self\.alu\[0\]\.val\(\);' '' ;;
     rtl-owner-never-released)
       # Issue 17 §4: the owner register ignores the WRC's release (kept until MP ends).
       plant src/rtl/scheduler.rs '\} else if self\.release_owner\.val\(\) \| !self\.owner_valid_r\.q\.val\(\) \{' \

@@ -22,7 +22,8 @@ use rust_hdl::prelude::*;
 /// One scheduler's pick: the first eligible lane of its order (LRR: lowest lane after the
 /// last issuer; GTO: the greedy lane, else the oldest), Mem_Q or Comp_Q first under MAS.
 /// `V` variants: variant `v` drops the lanes whose unit the other picker took, as named by
-/// the bits of `v` (bit 0 SP, bit 1 SFU, bit 2 LD/ST); `kill` selects the variant in force.
+/// the bits of `v` (bit 0 SP, bit 1 SFU, bit 2 LD/ST); `var_sel` (one-hot) selects the
+/// variant in force.
 #[derive(LogicBlock)]
 pub struct PickerRtl<const H: usize, const V: usize> {
     pub ready: Signal<In, Bits<H>>,
@@ -38,56 +39,57 @@ pub struct PickerRtl<const H: usize, const V: usize> {
     pub lsu_avail: Signal<In, Bit>,
     pub load_avail: Signal<In, Bit>,
     /// Units the other picker took (bit 0 SP, 1 SFU, 2 LD/ST); below `V` variants, 0.
-    pub kill: Signal<In, Bits<3>>,
+    /// One-hot: the variant in force (bit `v`); bits at or above `V` are ignored.
+    pub var_sel: Signal<In, Bits<8>>,
     pub policy_gto: Signal<In, Bit>,
     pub mas_enable: Signal<In, Bit>,
     pub mp: Signal<In, Bit>,
-    pub last_valid: Signal<In, Bit>,
-    pub last_lane: Signal<In, Bits<6>>,
-    pub greedy_valid: Signal<In, Bit>,
-    pub greedy_lane: Signal<In, Bits<6>>,
+    /// LRR: the lanes after the last issuer (a register, so the order costs no compare).
+    pub after: Signal<In, Bits<H>>,
+    /// GTO: the greedy lane, one-hot (a register; 0 when there is none).
+    pub greedy: Signal<In, Bits<H>>,
     /// Age rows (strict upper triangle): bit `i > j` of row `j` set when lane `i` is older
     /// than lane `j`.
     pub tri: [Signal<In, Bits<H>>; H],
     pub pick_valid: Signal<Out, Bit>,
     pub pick_lane: Signal<Out, Bits<6>>,
     pub pick_one_hot: Signal<Out, Bits<H>>,
-    /// GTO's greedy lane, one-hot (the scheduler clears it when that warp exits).
-    pub greedy_hot: Signal<Out, Bits<H>>,
+    /// The lanes above the pick: the next cycle's `after`. Made per variant beside its
+    /// pick, so the register's input does not wait for the variant select and then a prefix.
+    pub pick_after: Signal<Out, Bits<H>>,
     ones: Constant<Bits<H>>,
     below: [Constant<Bits<H>>; H],
     above: [Constant<Bits<H>>; H],
-    lane_id: [Constant<Bits<6>>; H],
     /// Lanes whose index has bit `b` set.
     id_bit: [Constant<Bits<H>>; 5],
     /// One-hot masks of lane `j` and of index bit `b`: bits are set by OR-ing these under a
     /// 1-bit condition, so no 1-bit value is widened in an expression (Verilator's WIDTH).
     lane_hot: [Constant<Bits<H>>; H],
     index_hot: [Constant<Bits<6>>; 5],
-    var_id: [Constant<Bits<3>>; V],
     var_sp: [Constant<Bit>; V],
     var_sfu: [Constant<Bit>; V],
     var_lsu: [Constant<Bit>; V],
     /// Eligible before the other picker: ready, not stalled, its unit free.
     base: Signal<Local, Bits<H>>,
     preferred: Signal<Local, Bits<H>>,
-    /// LRR: lanes after the last issuer. GTO: the greedy lane, one-hot.
-    after: Signal<Local, Bits<H>>,
-    greedy: Signal<Local, Bits<H>>,
     /// LRR: per lane, the lanes that come before it (after the last issuer first, then the
     /// lower lane). A mask from registers, so the eligible lanes meet it in one AND-reduce.
     lrr_before: [Signal<Local, Bits<H>>; H],
-    /// Per variant: eligible lanes, its preferred / other part, the lanes an older member of
-    /// each part below them makes lose (column half of the age test), the pick.
+    /// GTO: per lane, the lanes older than it (the row of the age triangle above it, the
+    /// column below it: wiring only).
+    older: [Signal<Local, Bits<H>>; H],
+    /// Per lane, the lanes its queue's order puts before it (LRR: `lrr_before`; GTO: the
+    /// greedy lane, then the older ones).
+    order: [Signal<Local, Bits<H>>; H],
+    /// Per lane, the lanes that win over it when both are eligible: the preferred queue
+    /// first, then the order. From registers and the WST only, so it is ready before the
+    /// eligibility it meets, and the same for every variant.
+    before: [Signal<Local, Bits<H>>; H],
+    /// Per variant: eligible lanes, and the pick (eligible, no eligible lane before it).
     elig: [Signal<Local, Bits<H>>; V],
-    ep: [Signal<Local, Bits<H>>; V],
-    en: [Signal<Local, Bits<H>>; V],
-    col_p: [Signal<Local, Bits<H>>; V],
-    col_n: [Signal<Local, Bits<H>>; V],
-    dom_p: [Signal<Local, Bits<H>>; V],
-    dom_n: [Signal<Local, Bits<H>>; V],
     sel: [Signal<Local, Bits<H>>; V],
     lane: [Signal<Local, Bits<6>>; V],
+    above_sel: [Signal<Local, Bits<H>>; V],
 }
 
 fn low_mask(n: usize) -> u64 {
@@ -120,44 +122,36 @@ impl<const H: usize, const V: usize> Default for PickerRtl<H, V> {
             sfu_avail: Default::default(),
             lsu_avail: Default::default(),
             load_avail: Default::default(),
-            kill: Default::default(),
+            var_sel: Default::default(),
             policy_gto: Default::default(),
             mas_enable: Default::default(),
             mp: Default::default(),
-            last_valid: Default::default(),
-            last_lane: Default::default(),
-            greedy_valid: Default::default(),
-            greedy_lane: Default::default(),
+            after: Default::default(),
+            greedy: Default::default(),
             tri: std::array::from_fn(|_| Default::default()),
             pick_valid: Default::default(),
             pick_lane: Default::default(),
             pick_one_hot: Default::default(),
-            greedy_hot: Default::default(),
+            pick_after: Default::default(),
             ones: Constant::new(low_mask(H).into()),
             below: std::array::from_fn(|j| Constant::new(low_mask(j).into())),
             above: std::array::from_fn(|j| Constant::new((low_mask(H) & !low_mask(j + 1)).into())),
-            lane_id: std::array::from_fn(|j| Constant::new((j as u64).into())),
             id_bit: std::array::from_fn(|b| Constant::new(bits_with(H, |j| j >> b & 1 == 1).into())),
             lane_hot: std::array::from_fn(|j| Constant::new((1u64 << j).into())),
             index_hot: std::array::from_fn(|b| Constant::new((1u64 << b).into())),
-            var_id: std::array::from_fn(|v| Constant::new((v as u64).into())),
             var_sp: std::array::from_fn(|v| Constant::new(v & 1 != 0)),
             var_sfu: std::array::from_fn(|v| Constant::new(v & 2 != 0)),
             var_lsu: std::array::from_fn(|v| Constant::new(v & 4 != 0)),
             base: Default::default(),
             preferred: Default::default(),
-            after: Default::default(),
-            greedy: Default::default(),
             lrr_before: std::array::from_fn(|_| Default::default()),
             elig: std::array::from_fn(|_| Default::default()),
-            ep: std::array::from_fn(|_| Default::default()),
-            en: std::array::from_fn(|_| Default::default()),
-            col_p: std::array::from_fn(|_| Default::default()),
-            col_n: std::array::from_fn(|_| Default::default()),
-            dom_p: std::array::from_fn(|_| Default::default()),
-            dom_n: std::array::from_fn(|_| Default::default()),
+            older: std::array::from_fn(|_| Default::default()),
+            order: std::array::from_fn(|_| Default::default()),
+            before: std::array::from_fn(|_| Default::default()),
             sel: std::array::from_fn(|_| Default::default()),
             lane: std::array::from_fn(|_| Default::default()),
+            above_sel: std::array::from_fn(|_| Default::default()),
         }
     }
 }
@@ -188,25 +182,33 @@ impl<const H: usize, const V: usize> Logic for PickerRtl<H, V> {
                 self.preferred.next = self.wst_mem.val();
             }
         }
-        self.after.next = 0.into();
-        self.greedy.next = 0.into();
-        // Lane 0 is never after the last lane: its bit stays 0, so the Verilog holds no
-        // always-false comparison (Verilator's UNSIGNED warning).
-        for j in 1..H {
-            if self.last_valid.val() & (self.lane_id[j].val() > self.last_lane.val()) {
-                self.after.next = self.after.val() | self.lane_hot[j].val();
-            }
-        }
-        for j in 0..H {
-            if self.greedy_valid.val() & (self.greedy_lane.val() == self.lane_id[j].val()) {
-                self.greedy.next = self.greedy.val() | self.lane_hot[j].val();
-            }
-        }
-        self.greedy_hot.next = self.greedy.val();
         for j in 0..H {
             self.lrr_before[j].next = self.after.val() | self.below[j].val();
             if self.after.val().get_bit(j) {
                 self.lrr_before[j].next = self.after.val() & self.below[j].val();
+            }
+        }
+        for j in 0..H {
+            self.older[j].next = self.tri[j].val() & self.above[j].val();
+            for i in 0..H {
+                // Lane i below j is older unless row i says j is (`below` masks i >= j off).
+                if !self.tri[i].val().get_bit(j) {
+                    self.older[j].next =
+                        self.older[j].val() | (self.lane_hot[i].val() & self.below[j].val());
+                }
+            }
+            self.order[j].next = self.lrr_before[j].val();
+            if self.policy_gto.val() {
+                self.order[j].next = 0.into();
+                if !self.greedy.val().get_bit(j) {
+                    self.order[j].next = self.greedy.val() | self.older[j].val();
+                }
+            }
+            // A preferred lane loses only to earlier preferred lanes; another lane loses to
+            // every preferred lane and to earlier lanes.
+            self.before[j].next = self.preferred.val() | self.order[j].val();
+            if self.preferred.val().get_bit(j) {
+                self.before[j].next = self.preferred.val() & self.order[j].val();
             }
         }
         for v in 0..V {
@@ -220,49 +222,19 @@ impl<const H: usize, const V: usize> Logic for PickerRtl<H, V> {
             if self.var_lsu[v].val() {
                 self.elig[v].next = self.elig[v].val() & !self.ldst.val();
             }
-            self.ep[v].next = self.elig[v].val() & self.preferred.val();
-            self.en[v].next = self.elig[v].val() & !self.preferred.val();
-            // Column half of "an older member": member i below lane j is older unless row
-            // i says j is older.
-            self.col_p[v].next = 0.into();
-            self.col_n[v].next = 0.into();
-            for i in 0..H {
-                if self.ep[v].val().get_bit(i) {
-                    self.col_p[v].next = self.col_p[v].val() | (!self.tri[i].val() & self.above[i].val());
-                }
-                if self.en[v].val().get_bit(i) {
-                    self.col_n[v].next = self.col_n[v].val() | (!self.tri[i].val() & self.above[i].val());
-                }
-            }
-            // Lanes of each queue that an eligible lane of the same queue comes before: GTO,
-            // the greedy lane or an older one (row above, columns below); LRR, its mask.
-            self.dom_p[v].next = 0.into();
-            self.dom_n[v].next = 0.into();
+            // Picked: eligible, and no eligible lane wins over it.
+            self.sel[v].next = self.elig[v].val();
             for j in 0..H {
-                if (self.policy_gto.val()
-                    & !self.greedy.val().get_bit(j)
-                    & ((self.ep[v].val() & self.greedy.val()).any()
-                        | (self.ep[v].val() & self.tri[j].val()).any()
-                        | self.col_p[v].val().get_bit(j)))
-                    | (!self.policy_gto.val() & (self.ep[v].val() & self.lrr_before[j].val()).any())
-                {
-                    self.dom_p[v].next = self.dom_p[v].val() | self.lane_hot[j].val();
-                }
-                if (self.policy_gto.val()
-                    & !self.greedy.val().get_bit(j)
-                    & ((self.en[v].val() & self.greedy.val()).any()
-                        | (self.en[v].val() & self.tri[j].val()).any()
-                        | self.col_n[v].val().get_bit(j)))
-                    | (!self.policy_gto.val() & (self.en[v].val() & self.lrr_before[j].val()).any())
-                {
-                    self.dom_n[v].next = self.dom_n[v].val() | self.lane_hot[j].val();
+                if (self.elig[v].val() & self.before[j].val()).any() {
+                    self.sel[v].next = self.sel[v].val() & !self.lane_hot[j].val();
                 }
             }
-            // Picked: eligible, nothing before it in its queue; the other queue only when no
-            // preferred lane is eligible.
-            self.sel[v].next = self.ep[v].val() & !self.dom_p[v].val();
-            if !self.ep[v].val().any() {
-                self.sel[v].next = self.en[v].val() & !self.dom_n[v].val();
+            // Lanes above the pick (lane 0 never is): a member below them is picked.
+            self.above_sel[v].next = 0.into();
+            for j in 1..H {
+                if (self.sel[v].val() & self.below[j].val()).any() {
+                    self.above_sel[v].next = self.above_sel[v].val() | self.lane_hot[j].val();
+                }
             }
             self.lane[v].next = 0.into();
             for b in 0..5 {
@@ -275,11 +247,13 @@ impl<const H: usize, const V: usize> Logic for PickerRtl<H, V> {
         self.pick_valid.next = false;
         self.pick_lane.next = 0.into();
         self.pick_one_hot.next = 0.into();
+        self.pick_after.next = 0.into();
         for v in 0..V {
-            if self.kill.val() == self.var_id[v].val() {
+            if self.var_sel.val().get_bit(v) {
                 self.pick_valid.next = self.pick_valid.val() | self.elig[v].val().any();
                 self.pick_lane.next = self.pick_lane.val() | self.lane[v].val();
                 self.pick_one_hot.next = self.pick_one_hot.val() | self.sel[v].val();
+                self.pick_after.next = self.pick_after.val() | self.above_sel[v].val();
             }
         }
     }
@@ -334,10 +308,11 @@ pub struct SchedulerRtl<const H: usize> {
     hold_r: DFF<Bits<16>>,
     owner_valid_r: DFF<Bit>,
     owner_r: DFF<Bits<6>>,
-    last_valid_r: [DFF<Bit>; 2],
-    last_lane_r: [DFF<Bits<6>>; 2],
-    greedy_valid_r: [DFF<Bit>; 2],
-    greedy_lane_r: [DFF<Bits<6>>; 2],
+    /// Per scheduler: LRR's lanes after the last issuer, and GTO's greedy lane (one-hot).
+    /// Kept as lane masks rather than indices, so the pickers read the order without a
+    /// compare per lane.
+    after_r: [DFF<Bits<H>>; 2],
+    greedy_r: [DFF<Bits<H>>; 2],
     /// Age matrix, strict upper triangle over warps `a < b` (bit set: `b` older than `a`;
     /// reset: the lower warp is older). Row `j` of `tri00` / `tri11`: lanes `i > j` of the
     /// same scheduler; of `tri01`: lanes `k >= j` of scheduler 1 against lane `j` of 0; of
@@ -350,17 +325,26 @@ pub struct SchedulerRtl<const H: usize> {
     above: [Constant<Bits<H>>; H],
     at_or_above: [Constant<Bits<H>>; H],
     id_bit: [Constant<Bits<H>>; 5],
-    /// One-hot masks of lane `j` and index bit `b`, the taken-unit bits of `kill`, and the
-    /// constants compared with (typed, so no comparison widens: Verilator's WIDTH lint).
+    /// One-hot masks of lane `j`, index bit `b` and variant `v`, the units each variant
+    /// drops, and the constants compared with (typed, so no comparison widens: Verilator's
+    /// WIDTH lint).
     lane_hot: [Constant<Bits<H>>; H],
     index_hot: [Constant<Bits<6>>; 5],
-    kill_sp: Constant<Bits<3>>,
-    kill_sfu: Constant<Bits<3>>,
-    kill_lsu: Constant<Bits<3>>,
+    var_hot: [Constant<Bits<8>>; 8],
+    var_sp: [Constant<Bit>; 8],
+    var_sfu: [Constant<Bit>; 8],
+    var_lsu: [Constant<Bit>; 8],
     one8: Constant<Bits<8>>,
     one16: Constant<Bits<16>>,
-    /// Units scheduler 0's pick takes from scheduler 1 (bit 0 SP, 1 SFU, 2 LD/ST).
-    kill: Signal<Local, Bits<3>>,
+    /// Lanes of scheduler 0 whose pick takes the SP / SFU / LD-ST unit from scheduler 1.
+    take_sp: Signal<Local, Bits<H>>,
+    take_sfu: Signal<Local, Bits<H>>,
+    take_lsu: Signal<Local, Bits<H>>,
+    /// Per variant, the lanes of scheduler 0 whose pick leaves scheduler 1 that variant;
+    /// known before the pick, so the pick meets them in one AND-OR.
+    var_lanes: [Signal<Local, Bits<H>>; 8],
+    /// The variant of scheduler 1 in force, one-hot.
+    var_sel: Signal<Local, Bits<8>>,
     /// Owner pick: per scheduler, the column half of "an older candidate" from each
     /// scheduler's candidates, and the one-hot oldest candidate.
     col_00: Signal<Local, Bits<H>>,
@@ -415,10 +399,8 @@ impl<const H: usize> Default for SchedulerRtl<H> {
             hold_r: Default::default(),
             owner_valid_r: Default::default(),
             owner_r: Default::default(),
-            last_valid_r: Default::default(),
-            last_lane_r: Default::default(),
-            greedy_valid_r: Default::default(),
-            greedy_lane_r: Default::default(),
+            after_r: Default::default(),
+            greedy_r: Default::default(),
             tri00: std::array::from_fn(|_| Default::default()),
             tri01: std::array::from_fn(|_| Default::default()),
             tri11: std::array::from_fn(|_| Default::default()),
@@ -428,12 +410,17 @@ impl<const H: usize> Default for SchedulerRtl<H> {
             id_bit: std::array::from_fn(|b| Constant::new(bits_with(H, |j| j >> b & 1 == 1).into())),
             lane_hot: std::array::from_fn(|j| Constant::new((1u64 << j).into())),
             index_hot: std::array::from_fn(|b| Constant::new((1u64 << b).into())),
-            kill_sp: Constant::new(1u64.into()),
-            kill_sfu: Constant::new(2u64.into()),
-            kill_lsu: Constant::new(4u64.into()),
+            var_hot: std::array::from_fn(|v| Constant::new((1u64 << v).into())),
+            var_sp: std::array::from_fn(|v| Constant::new(v & 1 != 0)),
+            var_sfu: std::array::from_fn(|v| Constant::new(v & 2 != 0)),
+            var_lsu: std::array::from_fn(|v| Constant::new(v & 4 != 0)),
             one8: Constant::new(1u64.into()),
             one16: Constant::new(1u64.into()),
-            kill: Default::default(),
+            take_sp: Default::default(),
+            take_sfu: Default::default(),
+            take_lsu: Default::default(),
+            var_lanes: std::array::from_fn(|_| Default::default()),
+            var_sel: Default::default(),
             col_00: Default::default(),
             col_10: Default::default(),
             col_11: Default::default(),
@@ -454,14 +441,10 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
     fn update(&mut self) {
         dff_setup!(self, clock, mp_r, hold_r, owner_valid_r, owner_r);
         for s in 0..2 {
-            self.last_valid_r[s].clock.next = self.clock.val();
-            self.last_valid_r[s].d.next = self.last_valid_r[s].q.val();
-            self.last_lane_r[s].clock.next = self.clock.val();
-            self.last_lane_r[s].d.next = self.last_lane_r[s].q.val();
-            self.greedy_valid_r[s].clock.next = self.clock.val();
-            self.greedy_valid_r[s].d.next = self.greedy_valid_r[s].q.val();
-            self.greedy_lane_r[s].clock.next = self.clock.val();
-            self.greedy_lane_r[s].d.next = self.greedy_lane_r[s].q.val();
+            self.after_r[s].clock.next = self.clock.val();
+            self.after_r[s].d.next = self.after_r[s].q.val();
+            self.greedy_r[s].clock.next = self.clock.val();
+            self.greedy_r[s].d.next = self.greedy_r[s].q.val();
         }
         self.mp.next = self.mp_r.q.val();
         self.owner_valid.next = self.owner_valid_r.q.val();
@@ -479,14 +462,12 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
         self.picker0.sfu_avail.next = self.sfu_free.val().any();
         self.picker0.lsu_avail.next = self.lsu_free.val();
         self.picker0.load_avail.next = self.load_slot_free.val();
-        self.picker0.kill.next = 0.into();
+        self.picker0.var_sel.next = self.var_hot[0].val();
         self.picker0.policy_gto.next = self.policy_gto.val();
         self.picker0.mas_enable.next = self.mas_enable.val();
         self.picker0.mp.next = self.mp_r.q.val();
-        self.picker0.last_valid.next = self.last_valid_r[0].q.val();
-        self.picker0.last_lane.next = self.last_lane_r[0].q.val();
-        self.picker0.greedy_valid.next = self.greedy_valid_r[0].q.val();
-        self.picker0.greedy_lane.next = self.greedy_lane_r[0].q.val();
+        self.picker0.after.next = self.after_r[0].q.val();
+        self.picker0.greedy.next = self.greedy_r[0].q.val();
         // Scheduler 1 gets the units scheduler 0's pick left: it is evaluated for every
         // combination of taken units, and the pick selects one.
         self.picker1.ready.next = self.ready[1].val();
@@ -500,28 +481,48 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
         self.picker1.sfu_avail.next = self.sfu_free.val().any();
         self.picker1.lsu_avail.next = self.lsu_free.val();
         self.picker1.load_avail.next = self.load_slot_free.val();
-        self.kill.next = 0.into();
-        if (self.sp_free.val() == self.one8.val())
-            & (self.alu[0].val() & self.picker0.pick_one_hot.val()).any()
-        {
-            self.kill.next = self.kill.val() | self.kill_sp.val();
+        // A unit is taken only when scheduler 0's pick uses the last free one.
+        self.take_sp.next = 0.into();
+        if self.sp_free.val() == self.one8.val() {
+            self.take_sp.next = self.alu[0].val();
         }
-        if (self.sfu_free.val() == self.one8.val())
-            & (self.sfu[0].val() & self.picker0.pick_one_hot.val()).any()
-        {
-            self.kill.next = self.kill.val() | self.kill_sfu.val();
+        self.take_sfu.next = 0.into();
+        if self.sfu_free.val() == self.one8.val() {
+            self.take_sfu.next = self.sfu[0].val();
         }
-        if (self.ldst_take[0].val() & self.picker0.pick_one_hot.val()).any() {
-            self.kill.next = self.kill.val() | self.kill_lsu.val();
+        self.take_lsu.next = self.ldst_take[0].val();
+        self.var_sel.next = 0.into();
+        for v in 0..8 {
+            self.var_lanes[v].next = self.at_or_above[0].val();
+            if self.var_sp[v].val() {
+                self.var_lanes[v].next = self.var_lanes[v].val() & self.take_sp.val();
+            } else {
+                self.var_lanes[v].next = self.var_lanes[v].val() & !self.take_sp.val();
+            }
+            if self.var_sfu[v].val() {
+                self.var_lanes[v].next = self.var_lanes[v].val() & self.take_sfu.val();
+            } else {
+                self.var_lanes[v].next = self.var_lanes[v].val() & !self.take_sfu.val();
+            }
+            if self.var_lsu[v].val() {
+                self.var_lanes[v].next = self.var_lanes[v].val() & self.take_lsu.val();
+            } else {
+                self.var_lanes[v].next = self.var_lanes[v].val() & !self.take_lsu.val();
+            }
+            if (self.picker0.pick_one_hot.val() & self.var_lanes[v].val()).any() {
+                self.var_sel.next = self.var_sel.val() | self.var_hot[v].val();
+            }
         }
-        self.picker1.kill.next = self.kill.val();
+        // No pick takes nothing.
+        if !self.picker0.pick_valid.val() {
+            self.var_sel.next = self.var_sel.val() | self.var_hot[0].val();
+        }
+        self.picker1.var_sel.next = self.var_sel.val();
         self.picker1.policy_gto.next = self.policy_gto.val();
         self.picker1.mas_enable.next = self.mas_enable.val();
         self.picker1.mp.next = self.mp_r.q.val();
-        self.picker1.last_valid.next = self.last_valid_r[1].q.val();
-        self.picker1.last_lane.next = self.last_lane_r[1].q.val();
-        self.picker1.greedy_valid.next = self.greedy_valid_r[1].q.val();
-        self.picker1.greedy_lane.next = self.greedy_lane_r[1].q.val();
+        self.picker1.after.next = self.after_r[1].q.val();
+        self.picker1.greedy.next = self.greedy_r[1].q.val();
         for j in 0..H {
             self.picker0.tri[j].next = self.tri00[j].q.val();
             self.picker1.tri[j].next = self.tri11[j].q.val();
@@ -534,20 +535,16 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
         // Order state: the issuer becomes the last / greedy warp; a finished greedy warp
         // stops being greedy.
         if self.picker0.pick_valid.val() {
-            self.last_valid_r[0].d.next = true;
-            self.last_lane_r[0].d.next = self.picker0.pick_lane.val();
-            self.greedy_valid_r[0].d.next = true;
-            self.greedy_lane_r[0].d.next = self.picker0.pick_lane.val();
-        } else if (self.exited[0].val() & self.picker0.greedy_hot.val()).any() {
-            self.greedy_valid_r[0].d.next = false;
+            self.after_r[0].d.next = self.picker0.pick_after.val();
+            self.greedy_r[0].d.next = self.picker0.pick_one_hot.val();
+        } else if (self.exited[0].val() & self.greedy_r[0].q.val()).any() {
+            self.greedy_r[0].d.next = 0.into();
         }
         if self.picker1.pick_valid.val() {
-            self.last_valid_r[1].d.next = true;
-            self.last_lane_r[1].d.next = self.picker1.pick_lane.val();
-            self.greedy_valid_r[1].d.next = true;
-            self.greedy_lane_r[1].d.next = self.picker1.pick_lane.val();
-        } else if (self.exited[1].val() & self.picker1.greedy_hot.val()).any() {
-            self.greedy_valid_r[1].d.next = false;
+            self.after_r[1].d.next = self.picker1.pick_after.val();
+            self.greedy_r[1].d.next = self.picker1.pick_one_hot.val();
+        } else if (self.exited[1].val() & self.greedy_r[1].q.val()).any() {
+            self.greedy_r[1].d.next = 0.into();
         }
         // Age matrix: a launched warp is younger than every warp not launched with it and
         // older than the warps of its CTA at higher slots. For a < b: b launched, a is older;
@@ -661,10 +658,8 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
             self.owner_valid_r.d.next = false;
             self.owner_r.d.next = 0.into();
             for s in 0..2 {
-                self.last_valid_r[s].d.next = false;
-                self.last_lane_r[s].d.next = 0.into();
-                self.greedy_valid_r[s].d.next = false;
-                self.greedy_lane_r[s].d.next = 0.into();
+                self.after_r[s].d.next = 0.into();
+                self.greedy_r[s].d.next = 0.into();
             }
             for j in 0..H {
                 self.tri00[j].d.next = 0.into();
