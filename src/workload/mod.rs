@@ -1,6 +1,7 @@
 //! Workloads: the instruction-stream type, the kernel text format and the built-in kernels.
 
 pub mod builtin;
+pub mod inputs;
 pub mod kernel_format;
 pub mod placement;
 pub mod program;

@@ -1,0 +1,1637 @@
+//! Input-data generators for `input NAME = GEN(key=value, ...)` in the kernel format (issue 16 §1).
+//!
+//! Each generator is deterministic from its arguments (a `seed` where random) and returns named
+//! arrays of little-endian elements; `buffer B from NAME.ARRAY` gives a buffer those contents.
+//! docs/workloads-inputs.md lists every generator, its arguments and ranges, its arrays and the
+//! source each follows (Rodinia's bfs graphgen, Parboil 2.5's spmv JDS).
+
+use std::path::Path;
+use std::sync::Arc;
+
+/// One generated array: little-endian elements of `elem_bytes` bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Array {
+    pub elem_bytes: u32,
+    pub data: Arc<[u8]>,
+}
+
+impl Array {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.data.len() / self.elem_bytes as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+}
+
+/// An argument's value as written: an integer constant, a bare word or a double-quoted string.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArgValue {
+    Int(i64),
+    Word(String),
+    Str(String),
+}
+
+/// One `key=value` argument.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Arg {
+    pub name: String,
+    pub value: ArgValue,
+}
+
+/// A generator error; `arg` names the argument at fault (None = the call as a whole).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct InputError {
+    pub arg: Option<String>,
+    pub message: String,
+}
+
+/// All arrays of one input together may not exceed this, so a typo (`nodes=64M`) cannot
+/// allocate gigabytes. Rodinia's largest bfs graph (1 M nodes, degree 6) needs about 45 MiB.
+pub const MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// The generators, for error messages and docs.
+pub const GENERATORS: &[&str] = &["graph", "sparse", "perm", "uniform", "seq", "file"];
+
+/// Runs generator `generator` with `args`; `dir` is the .kern file's directory (None for built-in
+/// kernels, which cannot read files). Returns the named arrays in a fixed order.
+pub fn generate(
+    generator: &str,
+    args: &[Arg],
+    dir: Option<&Path>,
+) -> Result<Vec<(String, Array)>, InputError> {
+    match generator {
+        "graph" => graph(&Params::new(
+            "graph",
+            args,
+            &["nodes", "degree", "dist", "seed", "source"],
+        )?),
+        "sparse" => sparse(&Params::new(
+            "sparse",
+            args,
+            &["rows", "cols", "nnz_per_row", "dist", "seed", "band", "form"],
+        )?),
+        "perm" => perm(&Params::new("perm", args, &["n", "seed"])?),
+        "uniform" => uniform(&Params::new(
+            "uniform",
+            args,
+            &["n", "lo", "hi", "seed", "bytes"],
+        )?),
+        "seq" => seq(&Params::new("seq", args, &["n", "start", "step"])?),
+        "file" => file(&Params::new("file", args, &["path", "type"])?, dir),
+        _ => Err(InputError {
+            arg: None,
+            message: format!(
+                "unknown input generator `{generator}`; the generators are {}",
+                GENERATORS.join(", ")
+            ),
+        }),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arguments
+
+fn err(arg: Option<&str>, message: String) -> InputError {
+    InputError {
+        arg: arg.map(str::to_string),
+        message,
+    }
+}
+
+fn show(v: &ArgValue) -> String {
+    match v {
+        ArgValue::Int(i) => i.to_string(),
+        ArgValue::Word(w) => w.clone(),
+        ArgValue::Str(s) => format!("\"{s}\""),
+    }
+}
+
+/// The arguments of one call, checked for unknown and duplicate names.
+struct Params<'a> {
+    generator: &'static str,
+    args: &'a [Arg],
+}
+
+impl<'a> Params<'a> {
+    fn new(generator: &'static str, args: &'a [Arg], known: &[&str]) -> Result<Self, InputError> {
+        for (i, a) in args.iter().enumerate() {
+            if !known.contains(&a.name.as_str()) {
+                return Err(err(
+                    Some(&a.name),
+                    format!(
+                        "{generator}() has no argument `{}`; its arguments are {}",
+                        a.name,
+                        known.join(", ")
+                    ),
+                ));
+            }
+            if args[..i].iter().any(|b| b.name == a.name) {
+                return Err(err(
+                    Some(&a.name),
+                    format!("argument `{}` is given twice", a.name),
+                ));
+            }
+        }
+        Ok(Params { generator, args })
+    }
+
+    fn get(&self, name: &str) -> Option<&'a ArgValue> {
+        self.args.iter().find(|a| a.name == name).map(|a| &a.value)
+    }
+
+    fn given(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// An integer in `lo..=hi`; `default` when absent (None = required).
+    fn int(&self, name: &str, lo: i64, hi: i64, default: Option<i64>) -> Result<i64, InputError> {
+        let range = format!("{lo} ..= {hi}");
+        match self.get(name) {
+            None => default.ok_or_else(|| {
+                err(
+                    None,
+                    format!("{}() needs the argument `{name}` ({range})", self.generator),
+                )
+            }),
+            Some(ArgValue::Int(v)) if (lo..=hi).contains(v) => Ok(*v),
+            Some(ArgValue::Int(v)) => Err(err(
+                Some(name),
+                format!("`{name}={v}` is out of range: {name} must be {range}"),
+            )),
+            Some(v) => Err(err(
+                Some(name),
+                format!("`{name}` must be an integer ({range}), not `{}`", show(v)),
+            )),
+        }
+    }
+
+    /// A seed: any integer.
+    fn seed(&self) -> Result<i64, InputError> {
+        self.int("seed", i64::MIN, i64::MAX, None)
+    }
+
+    /// A bare word among `choices`; `default` when absent.
+    fn word(
+        &self,
+        name: &str,
+        choices: &[&'static str],
+        default: Option<&'static str>,
+    ) -> Result<&'static str, InputError> {
+        let bad = |v: &ArgValue| {
+            err(
+                Some(name),
+                format!(
+                    "`{name}={}` is not valid: {name} must be one of {}",
+                    show(v),
+                    choices.join(", ")
+                ),
+            )
+        };
+        match self.get(name) {
+            None => default.ok_or_else(|| {
+                err(
+                    None,
+                    format!(
+                        "{}() needs the argument `{name}` (one of {})",
+                        self.generator,
+                        choices.join(", ")
+                    ),
+                )
+            }),
+            Some(v @ (ArgValue::Word(w) | ArgValue::Str(w))) => {
+                choices.iter().copied().find(|c| c == w).ok_or_else(|| bad(v))
+            }
+            Some(v) => Err(bad(v)),
+        }
+    }
+
+    fn string(&self, name: &str) -> Result<&'a str, InputError> {
+        match self.get(name) {
+            None => Err(err(
+                None,
+                format!(
+                    "{}() needs the argument `{name}` (a quoted string)",
+                    self.generator
+                ),
+            )),
+            Some(ArgValue::Str(s) | ArgValue::Word(s)) => Ok(s),
+            Some(v) => Err(err(
+                Some(name),
+                format!("`{name}` must be a quoted string, not `{}`", show(v)),
+            )),
+        }
+    }
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
+}
+
+/// The size cap, checked before allocating.
+fn check_cap(arg: &str, what: &str, bytes: u64) -> Result<(), InputError> {
+    if bytes > MAX_INPUT_BYTES {
+        return Err(err(
+            Some(arg),
+            format!(
+                "{what} would take {}; an input is capped at {}",
+                mib(bytes),
+                mib(MAX_INPUT_BYTES)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arrays
+
+fn i32s(v: &[i32]) -> Array {
+    let mut data = Vec::with_capacity(v.len() * 4);
+    for x in v {
+        data.extend_from_slice(&x.to_le_bytes());
+    }
+    Array {
+        elem_bytes: 4,
+        data: data.into(),
+    }
+}
+
+fn f32s(v: &[f32]) -> Array {
+    let mut data = Vec::with_capacity(v.len() * 4);
+    for x in v {
+        data.extend_from_slice(&x.to_le_bytes());
+    }
+    Array {
+        elem_bytes: 4,
+        data: data.into(),
+    }
+}
+
+fn u8s(v: Vec<u8>) -> Array {
+    Array {
+        elem_bytes: 1,
+        data: v.into(),
+    }
+}
+
+fn named(v: Vec<(&str, Array)>) -> Vec<(String, Array)> {
+    v.into_iter().map(|(n, a)| (n.to_string(), a)).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Random numbers: xoshiro256** seeded through SplitMix64 (Blackman & Vigna), so the arrays are
+// the same on every platform and release.
+
+struct Rng([u64; 4]);
+
+impl Rng {
+    /// `stream` separates generators, so perm(seed=1) and uniform(seed=1) are unrelated.
+    fn new(seed: i64, stream: u64) -> Self {
+        let mut x = (seed as u64) ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03);
+        let mut next = || {
+            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        Rng([next(), next(), next(), next()])
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        let s = &mut self.0;
+        let out = s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
+        let t = s[1] << 17;
+        s[2] ^= s[0];
+        s[3] ^= s[1];
+        s[1] ^= s[2];
+        s[0] ^= s[3];
+        s[2] ^= t;
+        s[3] = s[3].rotate_left(45);
+        out
+    }
+
+    /// Uniform in `0..n` (n > 0), unbiased (Lemire's multiply-and-reject).
+    fn below(&mut self, n: u64) -> u64 {
+        let mut m = self.next_u64() as u128 * n as u128;
+        if (m as u64) < n {
+            let t = n.wrapping_neg() % n;
+            while (m as u64) < t {
+                m = self.next_u64() as u128 * n as u128;
+            }
+        }
+        (m >> 64) as u64
+    }
+
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Uniform in (0, 1], exactly representable in f32: matrix values.
+    fn value(&mut self) -> f32 {
+        ((self.next_u64() >> 40) + 1) as f32 / (1u32 << 24) as f32
+    }
+
+    /// A random permutation of 0..n (Fisher-Yates).
+    fn permutation(&mut self, n: usize) -> Vec<u32> {
+        let mut p: Vec<u32> = (0..n as u32).collect();
+        for i in (1..n).rev() {
+            let j = self.below(i as u64 + 1) as usize;
+            p.swap(i, j);
+        }
+        p
+    }
+}
+
+/// Power-law ("dist=powerlaw") weights: the item of rank r (0-based) has weight
+/// (r+1)^-(1/(GAMMA-1)), so the number of draws an item receives has a tail P(k) ~ k^-GAMMA
+/// (Chung-Lu / Zipf). Ranks are assigned to items through a random permutation, so heavy items are
+/// scattered over the index space rather than packed at index 0.
+const GAMMA: f64 = 2.5;
+
+struct PowerLaw {
+    /// Cumulative weights by rank.
+    cdf: Vec<f64>,
+    /// rank -> item
+    item: Vec<u32>,
+}
+
+impl PowerLaw {
+    fn weight(rank: usize) -> f64 {
+        (rank as f64 + 1.0).powf(-1.0 / (GAMMA - 1.0))
+    }
+
+    fn new(n: usize, rng: &mut Rng) -> Self {
+        let mut acc = 0.0;
+        let cdf = (0..n)
+            .map(|r| {
+                acc += Self::weight(r);
+                acc
+            })
+            .collect();
+        PowerLaw {
+            cdf,
+            item: rng.permutation(n),
+        }
+    }
+
+    fn total(&self) -> f64 {
+        *self.cdf.last().unwrap_or(&0.0)
+    }
+
+    fn sample(&self, rng: &mut Rng) -> u32 {
+        let u = rng.unit() * self.total();
+        let r = self.cdf.partition_point(|&c| c <= u).min(self.cdf.len() - 1);
+        self.item[r]
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// graph: Rodinia 3.1 data/bfs/inputGen/graphgen.cpp (main) for the graph, Rodinia cuda/bfs/bfs.cu
+// (BFSGraph) and kernel.cu (Kernel) for the arrays the kernel reads.
+
+const MAX_NODES: i64 = 1 << 24;
+const MAX_DEGREE: i64 = 1024;
+
+fn graph(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
+    let nodes = p.int("nodes", 1, MAX_NODES, None)?;
+    let degree = p.int("degree", 1, MAX_DEGREE, None)?;
+    let dist = p.word("dist", &["uniform", "powerlaw"], Some("uniform"))?;
+    let seed = p.seed()?;
+    let source = p.int("source", 0, nodes - 1, Some(0))? as usize;
+    let n = nodes as usize;
+
+    // graphgen: each node starts rand() % 3 + 2 edges (MIN_EDGES 2 ..= MAX_INIT_EDGES 4), each
+    // stored in both directions, so the average degree is 6. Here a node starts k edges with k
+    // uniform in degree/2 ± 1 (even degree) or in (degree-1)/2 ..= (degree+1)/2 (odd).
+    let d = degree as u64;
+    let (kmin, kmax) = if d.is_multiple_of(2) {
+        (d / 2 - 1, d / 2 + 1)
+    } else {
+        (d / 2, d.div_ceil(2))
+    };
+    // Worst case: every node starts kmax edges; edges + the (start, dest) pairs + per-node arrays.
+    let max_pairs = nodes as u64 * kmax;
+    check_cap(
+        "nodes",
+        &format!("graph(nodes={nodes}, degree={degree})"),
+        max_pairs * (2 * 4 + 8) + nodes as u64 * (4 + 8 + 4 + 4 + 3 + 4),
+    )?;
+
+    let mut rng = Rng::new(seed, 1);
+    let power = (dist == "powerlaw").then(|| PowerLaw::new(n, &mut rng));
+    // graphgen's edge i -> dest, in generation order.
+    let mut pairs: Vec<(u32, u32)> = Vec::with_capacity((nodes as u64 * d / 2 + 1) as usize);
+    for i in 0..n as u32 {
+        let k = kmin + rng.below(kmax - kmin + 1);
+        for _ in 0..k {
+            // Uniform: graphgen's randNode (uniform 0 ..= numNodes-1). Power-law: the
+            // destination is drawn by weight, which makes hubs.
+            let dest = match &power {
+                None => rng.below(nodes as u64) as u32,
+                Some(pl) => pl.sample(&mut rng),
+            };
+            pairs.push((i, dest));
+        }
+    }
+
+    // CSR in graphgen's order: pushing dest onto i's list, then i onto dest's list (so self
+    // loops appear twice and duplicate edges stay, as in graphgen).
+    let mut offsets = vec![0i32; n + 1];
+    for &(a, b) in &pairs {
+        offsets[a as usize + 1] += 1;
+        offsets[b as usize + 1] += 1;
+    }
+    for i in 0..n {
+        offsets[i + 1] += offsets[i];
+    }
+    let mut fill: Vec<i32> = offsets[..n].to_vec();
+    let mut edges = vec![0i32; pairs.len() * 2];
+    for &(a, b) in &pairs {
+        edges[fill[a as usize] as usize] = b as i32;
+        fill[a as usize] += 1;
+        edges[fill[b as usize] as usize] = a as i32;
+        fill[b as usize] += 1;
+    }
+    drop(pairs);
+
+    // bfs.cu's struct Node {int starting; int no_of_edges;}, two i32 per node.
+    let mut node_pairs = Vec::with_capacity(2 * n);
+    for i in 0..n {
+        node_pairs.push(offsets[i]);
+        node_pairs.push(offsets[i + 1] - offsets[i]);
+    }
+
+    // BFS levels from `source` (bfs.cu ignores the source in the file and uses 0).
+    let mut level = vec![-1i32; n];
+    let mut queue: Vec<u32> = Vec::with_capacity(n);
+    level[source] = 0;
+    queue.push(source as u32);
+    let mut head = 0;
+    let mut per_level: Vec<u32> = vec![1];
+    while head < queue.len() {
+        let v = queue[head] as usize;
+        head += 1;
+        let next = level[v] + 1;
+        for &w in &edges[offsets[v] as usize..offsets[v + 1] as usize] {
+            let w = w as usize;
+            if level[w] < 0 {
+                level[w] = next;
+                queue.push(w as u32);
+                if per_level.len() <= next as usize {
+                    per_level.push(0);
+                }
+                per_level[next as usize] += 1;
+            }
+        }
+    }
+    // The Kernel launch whose frontier is largest (the first such level on ties): the memory
+    // state at that launch is cost = level for nodes reached at or before it, mask = that
+    // level's nodes, visited = nodes reached at or before it, updating mask all false (Kernel2
+    // has just cleared it).
+    let big = per_level
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(&a.0)))
+        .map_or(0, |(l, _)| l as i32);
+    let cost: Vec<i32> = level.iter().map(|&l| if l <= big { l } else { -1 }).collect();
+    let mask: Vec<u8> = level.iter().map(|&l| (l == big) as u8).collect();
+    let visited: Vec<u8> = level.iter().map(|&l| (l >= 0 && l <= big) as u8).collect();
+
+    Ok(named(vec![
+        ("offsets", i32s(&offsets)),
+        ("edges", i32s(&edges)),
+        ("nodes", i32s(&node_pairs)),
+        ("cost", i32s(&cost)),
+        ("level", i32s(&level)),
+        ("mask", u8s(mask)),
+        ("updating_mask", u8s(vec![0; n])),
+        ("visited", u8s(visited)),
+        ("frontier", i32s(&[big, per_level[big as usize] as i32])),
+    ]))
+}
+
+// ---------------------------------------------------------------------------------------------
+// sparse: a nonzero pattern in CSR, ELL and Parboil 2.5's JDS (benchmarks/spmv/common_src/
+// convert-dataset/convert_dataset.c, coo_to_jds, as called by src/cuda/main.cu).
+
+/// Parboil's spmv `cuda` passes warp_size (`pad`) 32, pad_rows 1, pack_size 1 to coo_to_jds.
+const JDS_WARP: usize = 32;
+
+fn sparse(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
+    let rows = p.int("rows", 1, MAX_NODES, None)? as usize;
+    let cols = p.int("cols", 1, MAX_NODES, None)? as usize;
+    let band = p.int("band", 0, cols as i64, Some(0))? as usize;
+    // The widest window a row can draw from.
+    let width = if band == 0 { cols } else { (2 * band + 1).min(cols) };
+    let nnz_per_row = p.int("nnz_per_row", 1, width as i64, None).map_err(|e| {
+        if band > 0 && p.given("nnz_per_row") {
+            err(
+                e.arg.as_deref(),
+                format!(
+                    "{} (band={band} allows at most {width} columns per row)",
+                    e.message
+                ),
+            )
+        } else {
+            e
+        }
+    })? as usize;
+    let dist = p.word("dist", &["uniform", "powerlaw"], Some("uniform"))?;
+    let seed = p.seed()?;
+    let form = p.word("form", &["all", "csr", "ell", "jds"], Some("all"))?;
+    let (want_csr, want_ell, want_jds) = (
+        matches!(form, "all" | "csr"),
+        matches!(form, "all" | "ell"),
+        matches!(form, "all" | "jds"),
+    );
+    check_cap(
+        "rows",
+        &format!("sparse(rows={rows}, nnz_per_row={nnz_per_row})"),
+        // CSR entries, plus per-row working arrays (lengths, JDS order, power-law weights).
+        rows as u64 * (nnz_per_row as u64 * 8 + 24),
+    )?;
+
+    let mut rng = Rng::new(seed, 2);
+    // Row r's columns come from a window: the whole row, or `band` either side of the diagonal
+    // (r * cols / rows), clipped to the matrix.
+    let window = |r: usize| -> (usize, usize) {
+        if band == 0 {
+            (0, cols)
+        } else {
+            let c = (r as u128 * cols as u128 / rows as u128) as usize;
+            (c.saturating_sub(band), (c + band + 1).min(cols))
+        }
+    };
+    // Row lengths: all nnz_per_row (uniform), or by power-law weight scaled to an average of
+    // nnz_per_row with random rounding (powerlaw); at least 1, at most the window.
+    let mut len: Vec<usize> = vec![nnz_per_row; rows];
+    if dist == "powerlaw" {
+        let pl = PowerLaw::new(rows, &mut rng);
+        let scale = nnz_per_row as f64 * rows as f64 / pl.total();
+        for (rank, &r) in pl.item.iter().enumerate() {
+            len[r as usize] = (scale * PowerLaw::weight(rank) + rng.unit()) as usize;
+        }
+    }
+    for (r, l) in len.iter_mut().enumerate() {
+        let (lo, hi) = window(r);
+        *l = (*l).clamp(1, hi - lo);
+    }
+
+    // Sizes of each form, checked before they are built.
+    let nnz: u64 = len.iter().map(|&l| l as u64).sum();
+    let ell_width = len.iter().copied().max().unwrap_or(0);
+    let rows_p = rows.div_ceil(JDS_WARP) * JDS_WARP;
+    let mut order: Vec<u32> = (0..rows as u32).collect();
+    // coo_to_jds sorts rows longest first (qsort, so ties fall in any order; here by row).
+    order.sort_by(|&a, &b| len[b as usize].cmp(&len[a as usize]).then(a.cmp(&b)));
+    let jds_len = |i: usize| if i < rows { len[order[i] as usize] } else { 0 };
+    let sh_zcnt: Vec<i32> = (0..rows_p / JDS_WARP)
+        .map(|g| jds_len(g * JDS_WARP) as i32)
+        .collect();
+    let jds_total: u64 = sh_zcnt.iter().map(|&z| z as u64 * JDS_WARP as u64).sum();
+    let bytes = want_csr as u64 * (nnz * 8 + rows as u64 * 4)
+        + want_ell as u64 * (rows as u64 * ell_width as u64 * 8)
+        + want_jds as u64 * (jds_total * 8 + rows as u64 * 4);
+    if bytes > MAX_INPUT_BYTES {
+        let hint = if want_ell && ell_width > 4 * nnz_per_row {
+            format!(" (ELL pads every row to the longest, {ell_width}; form=csr or form=jds leaves ELL out)")
+        } else {
+            String::new()
+        };
+        return Err(err(
+            Some("rows"),
+            format!(
+                "sparse(rows={rows}, nnz_per_row={nnz_per_row}, dist={dist}, form={form}) would take {}; \
+                 an input is capped at {}{hint}",
+                mib(bytes),
+                mib(MAX_INPUT_BYTES)
+            ),
+        ));
+    }
+
+    // The pattern: distinct columns per row, ascending, values in (0, 1].
+    let mut csr_ptr = Vec::with_capacity(rows + 1);
+    csr_ptr.push(0i32);
+    let mut csr_cols: Vec<i32> = Vec::with_capacity(nnz as usize);
+    let mut scratch: Vec<u32> = Vec::new();
+    for (r, &l) in len.iter().enumerate() {
+        let (lo, hi) = window(r);
+        let w = hi - lo;
+        let start = csr_cols.len();
+        if 2 * l > w {
+            // Dense row: a partial Fisher-Yates over the window.
+            scratch.clear();
+            scratch.extend(lo as u32..hi as u32);
+            for i in 0..l {
+                let j = i + rng.below((w - i) as u64) as usize;
+                scratch.swap(i, j);
+            }
+            csr_cols.extend(scratch[..l].iter().map(|&c| c as i32));
+            csr_cols[start..].sort_unstable();
+        } else {
+            // Sparse row: draw, sort, drop repeats, draw again for the missing ones.
+            while csr_cols.len() - start < l {
+                for _ in csr_cols.len() - start..l {
+                    csr_cols.push((lo as u64 + rng.below(w as u64)) as i32);
+                }
+                csr_cols[start..].sort_unstable();
+                let mut k = start;
+                for i in start..csr_cols.len() {
+                    if i == start || csr_cols[i] != csr_cols[k - 1] {
+                        csr_cols[k] = csr_cols[i];
+                        k += 1;
+                    }
+                }
+                csr_cols.truncate(k);
+            }
+        }
+        csr_ptr.push(csr_cols.len() as i32);
+    }
+    let csr_vals: Vec<f32> = (0..csr_cols.len()).map(|_| rng.value()).collect();
+
+    let mut out = Vec::new();
+    if want_ell {
+        // ELL: ell_width slots per row, column-major (slot k of row r at k * rows + r), so a warp
+        // reading slot k of consecutive rows is coalesced. Padding: column 0, value 0.
+        let mut ell_cols = vec![0i32; rows * ell_width];
+        let mut ell_vals = vec![0f32; rows * ell_width];
+        for r in 0..rows {
+            for (k, e) in (csr_ptr[r] as usize..csr_ptr[r + 1] as usize).enumerate() {
+                ell_cols[k * rows + r] = csr_cols[e];
+                ell_vals[k * rows + r] = csr_vals[e];
+            }
+        }
+        out.push(("ell_cols", i32s(&ell_cols)));
+        out.push(("ell_vals", f32s(&ell_vals)));
+    }
+    if want_jds {
+        // coo_to_jds with pad_rows = pack_size = 1: rows (padded to a multiple of 32) sorted
+        // longest first; each group of 32 JDS rows is padded to its first (longest) row, whose
+        // length is sh_zcnt[group]. Column k of the JDS matrix starts at jds_ptr[k] and holds entry
+        // k of every row of the groups longer than k; padding has index -1 and value 0, exactly as
+        // coo_to_jds writes it (so spmv_jds reads x_vec[-1] for padding, multiplied by 0).
+        let depth = sh_zcnt.first().copied().unwrap_or(0) as usize;
+        let mut jds_ptr = Vec::with_capacity(depth + 1);
+        let mut data = Vec::with_capacity(jds_total as usize);
+        let mut index = Vec::with_capacity(jds_total as usize);
+        for k in 0..depth {
+            jds_ptr.push(data.len() as i32);
+            for i in 0..rows_p {
+                if jds_len(i) > k {
+                    let e = csr_ptr[order[i] as usize] as usize + k;
+                    data.push(csr_vals[e]);
+                    index.push(csr_cols[e]);
+                } else if sh_zcnt[i / JDS_WARP] as usize > k {
+                    data.push(0.0);
+                    index.push(-1);
+                } else {
+                    break; // groups are sorted, so no later row reaches column k either
+                }
+            }
+        }
+        jds_ptr.push(data.len() as i32);
+        let perm: Vec<i32> = order.iter().map(|&r| r as i32).collect();
+        out.push(("jds_ptr", i32s(&jds_ptr)));
+        out.push(("sh_zcnt", i32s(&sh_zcnt)));
+        out.push(("perm", i32s(&perm)));
+        out.push(("data", f32s(&data)));
+        out.push(("index", i32s(&index)));
+    }
+    if want_csr {
+        let mut csr = vec![
+            ("csr_ptr", i32s(&csr_ptr)),
+            ("csr_cols", i32s(&csr_cols)),
+            ("csr_vals", f32s(&csr_vals)),
+        ];
+        csr.append(&mut out);
+        out = csr;
+    }
+    Ok(named(out))
+}
+
+// ---------------------------------------------------------------------------------------------
+// perm, uniform, seq
+
+fn perm(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
+    let n = p.int("n", 1, (MAX_INPUT_BYTES / 4) as i64, None)? as usize;
+    let seed = p.seed()?;
+    let v: Vec<i32> = Rng::new(seed, 3)
+        .permutation(n)
+        .into_iter()
+        .map(|x| x as i32)
+        .collect();
+    Ok(named(vec![("values", i32s(&v))]))
+}
+
+fn uniform(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
+    let bytes = p.int("bytes", 1, 8, Some(4))?;
+    if ![1, 2, 4, 8].contains(&bytes) {
+        return Err(err(
+            Some("bytes"),
+            format!("`bytes={bytes}` is not valid: bytes must be 1, 2, 4 or 8"),
+        ));
+    }
+    let n = p.int("n", 1, MAX_INPUT_BYTES as i64 / bytes, None)? as usize;
+    // Loads sign-extend, so values must fit the signed element type.
+    let (min, max) = if bytes == 8 {
+        (i64::MIN, i64::MAX)
+    } else {
+        (-(1i64 << (8 * bytes - 1)), (1i64 << (8 * bytes - 1)) - 1)
+    };
+    let lo = p.int("lo", min, max, None)?;
+    let hi = p.int("hi", i64::MIN, i64::MAX, None)?;
+    if hi <= lo {
+        return Err(err(
+            Some("hi"),
+            format!("`hi={hi}` must be greater than lo={lo} (values are lo ..= hi-1)"),
+        ));
+    }
+    if hi - 1 > max {
+        return Err(err(
+            Some("hi"),
+            format!(
+                "`hi={hi}` does not fit bytes={bytes}: values are sign-extended {}-bit integers, so hi-1 must be at most {max}",
+                8 * bytes
+            ),
+        ));
+    }
+    let seed = p.seed()?;
+    let mut rng = Rng::new(seed, 4);
+    let span = (hi as i128 - lo as i128) as u64;
+    let mut data = Vec::with_capacity(n * bytes as usize);
+    for _ in 0..n {
+        let v = lo.wrapping_add(rng.below(span) as i64);
+        data.extend_from_slice(&v.to_le_bytes()[..bytes as usize]);
+    }
+    Ok(named(vec![(
+        "values",
+        Array {
+            elem_bytes: bytes as u32,
+            data: data.into(),
+        },
+    )]))
+}
+
+fn seq(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
+    let n = p.int("n", 1, (MAX_INPUT_BYTES / 4) as i64, None)?;
+    let start = p.int("start", i32::MIN as i64, i32::MAX as i64, Some(0))?;
+    let step = p.int("step", i32::MIN as i64, i32::MAX as i64, Some(1))?;
+    let last = start + (n - 1) * step;
+    if !(i32::MIN as i64..=i32::MAX as i64).contains(&last) {
+        return Err(err(
+            Some(if p.given("step") { "step" } else { "n" }),
+            format!(
+                "seq(n={n}, start={start}, step={step}) ends at {last}, outside the i32 range {} ..= {}",
+                i32::MIN,
+                i32::MAX
+            ),
+        ));
+    }
+    let v: Vec<i32> = (0..n).map(|i| (start + i * step) as i32).collect();
+    Ok(named(vec![("values", i32s(&v))]))
+}
+
+// ---------------------------------------------------------------------------------------------
+// file: .npy (NumPy format 1.0/2.0/3.0) or raw little-endian.
+
+/// Element types of raw files, with their sizes.
+const TYPES: &[(&str, u32)] = &[
+    ("i8", 1),
+    ("u8", 1),
+    ("i16", 2),
+    ("u16", 2),
+    ("i32", 4),
+    ("u32", 4),
+    ("i64", 8),
+    ("u64", 8),
+    ("f32", 4),
+    ("f64", 8),
+];
+
+fn file(p: &Params, dir: Option<&Path>) -> Result<Vec<(String, Array)>, InputError> {
+    let path = p.string("path")?;
+    let ty = if p.given("type") {
+        let names: Vec<&'static str> = TYPES.iter().map(|t| t.0).collect();
+        Some(p.word("type", &names, None)?)
+    } else {
+        None
+    };
+    let Some(dir) = dir else {
+        return Err(err(
+            Some("path"),
+            "file inputs need a .kern file on disk (built-in kernels cannot read files)".to_string(),
+        ));
+    };
+    let full = dir.join(path);
+    let io = |e: std::io::Error| {
+        err(
+            Some("path"),
+            format!("cannot read `{path}` ({}): {e}", full.display()),
+        )
+    };
+    let size = std::fs::metadata(&full).map_err(io)?.len();
+    check_cap("path", &format!("`{path}`"), size)?;
+    let bytes = std::fs::read(&full).map_err(io)?;
+    let is_npy = Path::new(path)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    let array = if is_npy {
+        let (file_ty, elem_bytes, start) =
+            parse_npy(&bytes).map_err(|m| err(Some("path"), format!("`{path}`: {m}")))?;
+        if let Some(t) = ty {
+            if t != file_ty {
+                return Err(err(
+                    Some("type"),
+                    format!("`type={t}` but `{path}` holds {file_ty}"),
+                ));
+            }
+        }
+        Array {
+            elem_bytes,
+            data: bytes[start..].into(),
+        }
+    } else {
+        let Some(t) = ty else {
+            return Err(err(
+                None,
+                format!(
+                    "file() needs `type=` for the raw file `{path}` (one of {}); only .npy files carry their type",
+                    TYPES.iter().map(|t| t.0).collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        };
+        let elem_bytes = TYPES.iter().find(|x| x.0 == t).map_or(1, |x| x.1);
+        if !(bytes.len() as u64).is_multiple_of(elem_bytes as u64) {
+            return Err(err(
+                Some("path"),
+                format!(
+                    "`{path}` has {} bytes, not a multiple of {elem_bytes} (type={t})",
+                    bytes.len()
+                ),
+            ));
+        }
+        Array {
+            elem_bytes,
+            data: bytes.into(),
+        }
+    };
+    if array.is_empty() {
+        return Err(err(Some("path"), format!("`{path}` holds no data")));
+    }
+    Ok(named(vec![("values", array)]))
+}
+
+/// Parses a .npy header; returns (type name, element bytes, offset of the data). Accepts
+/// little-endian (or byte-order-free) integer, bool and float dtypes in C order, any shape.
+fn parse_npy(b: &[u8]) -> Result<(&'static str, u32, usize), String> {
+    if b.len() < 10 || &b[..6] != b"\x93NUMPY" {
+        return Err("not a .npy file (no \\x93NUMPY magic)".to_string());
+    }
+    let (hlen, hstart) = match b[6] {
+        1 => (u16::from_le_bytes([b[8], b[9]]) as usize, 10),
+        2 | 3 if b.len() >= 12 => (u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize, 12),
+        v => return Err(format!("unsupported .npy format version {v}.{}", b[7])),
+    };
+    let header = b
+        .get(hstart..hstart + hlen)
+        .and_then(|h| std::str::from_utf8(h).ok())
+        .ok_or("truncated or non-text .npy header")?;
+    let dict =
+        NpyHeader::parse(header).map_err(|m| format!("bad .npy header `{}`: {m}", header.trim_end()))?;
+    let descr = dict.descr.ok_or("the .npy header has no 'descr'")?;
+    let shape = dict.shape.ok_or("the .npy header has no 'shape'")?;
+    let (order, code) = descr.split_at(descr.len().min(1));
+    if order == ">" {
+        return Err(format!(
+            "dtype '{descr}' is big-endian; save the array little-endian (astype('<{code}'))"
+        ));
+    }
+    let (name, size) = match (order, code) {
+        ("<" | "|" | "=", "i1") => ("i8", 1),
+        ("<" | "|" | "=", "u1" | "b1") => ("u8", 1),
+        ("<" | "=", "i2") => ("i16", 2),
+        ("<" | "=", "u2") => ("u16", 2),
+        ("<" | "=", "i4") => ("i32", 4),
+        ("<" | "=", "u4") => ("u32", 4),
+        ("<" | "=", "i8") => ("i64", 8),
+        ("<" | "=", "u8") => ("u64", 8),
+        ("<" | "=", "f4") => ("f32", 4),
+        ("<" | "=", "f8") => ("f64", 8),
+        _ => {
+            return Err(format!(
+                "dtype '{descr}' is not supported (integers i1..i8/u1..u8, bool, f4, f8, little-endian)"
+            ))
+        }
+    };
+    if dict.fortran_order && shape.iter().filter(|&&d| d > 1).count() > 1 {
+        return Err(
+            "Fortran-order arrays are not supported; save in C order (np.ascontiguousarray)".to_string(),
+        );
+    }
+    let count = shape
+        .iter()
+        .try_fold(1u64, |a, &d| a.checked_mul(d))
+        .ok_or("shape too large")?;
+    let data = (b.len() - hstart - hlen) as u64;
+    if count.checked_mul(size as u64) != Some(data) {
+        return Err(format!(
+            "the header says shape {shape:?} of '{descr}' ({count} elements), but the file has {data} bytes of data"
+        ));
+    }
+    Ok((name, size, hstart + hlen))
+}
+
+/// The three keys of a .npy header dict: `{'descr': '<i4', 'fortran_order': False, 'shape': (3, 4), }`.
+#[derive(Default)]
+struct NpyHeader {
+    descr: Option<String>,
+    fortran_order: bool,
+    shape: Option<Vec<u64>>,
+}
+
+impl NpyHeader {
+    fn parse(s: &str) -> Result<Self, String> {
+        let mut c = s.trim().chars().peekable();
+        let mut h = NpyHeader::default();
+        fn ws(c: &mut std::iter::Peekable<std::str::Chars>) {
+            while c.next_if(|x| x.is_whitespace()).is_some() {}
+        }
+        fn expect(c: &mut std::iter::Peekable<std::str::Chars>, ch: char) -> Result<(), String> {
+            ws(c);
+            match c.next() {
+                Some(x) if x == ch => Ok(()),
+                other => Err(format!("expected `{ch}`, found {other:?}")),
+            }
+        }
+        fn string(c: &mut std::iter::Peekable<std::str::Chars>) -> Result<String, String> {
+            ws(c);
+            let q = c
+                .next()
+                .filter(|&q| q == '\'' || q == '"')
+                .ok_or("expected a quoted string")?;
+            let mut out = String::new();
+            for x in c.by_ref() {
+                if x == q {
+                    return Ok(out);
+                }
+                out.push(x);
+            }
+            Err("unterminated string".to_string())
+        }
+        fn word(c: &mut std::iter::Peekable<std::str::Chars>) -> String {
+            ws(c);
+            let mut out = String::new();
+            while let Some(x) = c.next_if(|x| x.is_ascii_alphanumeric() || *x == '_') {
+                out.push(x);
+            }
+            out
+        }
+        expect(&mut c, '{')?;
+        loop {
+            ws(&mut c);
+            if c.next_if_eq(&'}').is_some() {
+                break;
+            }
+            let key = string(&mut c)?;
+            expect(&mut c, ':')?;
+            ws(&mut c);
+            match key.as_str() {
+                "descr" if c.peek() == Some(&'[') => {
+                    return Err("structured dtypes are not supported".to_string())
+                }
+                "descr" => h.descr = Some(string(&mut c)?),
+                "fortran_order" => {
+                    h.fortran_order = match word(&mut c).as_str() {
+                        "True" => true,
+                        "False" => false,
+                        w => return Err(format!("fortran_order `{w}`")),
+                    }
+                }
+                "shape" => {
+                    expect(&mut c, '(')?;
+                    let mut dims = Vec::new();
+                    loop {
+                        ws(&mut c);
+                        if c.next_if_eq(&')').is_some() {
+                            break;
+                        }
+                        let w = word(&mut c);
+                        let w = w.trim_end_matches('L'); // Python 2 longs
+                        dims.push(w.parse::<u64>().map_err(|_| format!("bad dimension `{w}`"))?);
+                        ws(&mut c);
+                        c.next_if_eq(&',');
+                    }
+                    h.shape = Some(dims);
+                }
+                k => return Err(format!("unknown key '{k}'")),
+            }
+            ws(&mut c);
+            c.next_if_eq(&',');
+        }
+        Ok(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+    use std::time::Instant;
+
+    fn int(name: &str, v: i64) -> Arg {
+        Arg {
+            name: name.into(),
+            value: ArgValue::Int(v),
+        }
+    }
+    fn word(name: &str, v: &str) -> Arg {
+        Arg {
+            name: name.into(),
+            value: ArgValue::Word(v.into()),
+        }
+    }
+    fn string(name: &str, v: &str) -> Arg {
+        Arg {
+            name: name.into(),
+            value: ArgValue::Str(v.into()),
+        }
+    }
+
+    fn gen(g: &str, args: &[Arg]) -> Vec<(String, Array)> {
+        generate(g, args, None).unwrap_or_else(|e| panic!("{g}: {e}"))
+    }
+    fn get<'a>(out: &'a [(String, Array)], name: &str) -> &'a Array {
+        &out.iter()
+            .find(|(n, _)| n == name)
+            .unwrap_or_else(|| panic!("no array {name}"))
+            .1
+    }
+    fn as_i32(a: &Array) -> Vec<i32> {
+        assert_eq!(a.elem_bytes, 4);
+        a.data
+            .chunks_exact(4)
+            .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+    fn as_f32(a: &Array) -> Vec<f32> {
+        assert_eq!(a.elem_bytes, 4);
+        a.data
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+    fn fails(g: &str, args: &[Arg], dir: Option<&Path>) -> InputError {
+        match generate(g, args, dir) {
+            Ok(_) => panic!("{g}({args:?}) should fail"),
+            Err(e) => e,
+        }
+    }
+    fn graph_args(nodes: i64, degree: i64, dist: &str, seed: i64) -> Vec<Arg> {
+        vec![
+            int("nodes", nodes),
+            int("degree", degree),
+            word("dist", dist),
+            int("seed", seed),
+        ]
+    }
+    fn sparse_args(rows: i64, cols: i64, nnz: i64, dist: &str, seed: i64) -> Vec<Arg> {
+        vec![
+            int("rows", rows),
+            int("cols", cols),
+            int("nnz_per_row", nnz),
+            word("dist", dist),
+            int("seed", seed),
+        ]
+    }
+
+    #[test]
+    fn inputs_deterministic_and_seed_dependent() {
+        type Case = (&'static str, Box<dyn Fn(i64) -> Vec<Arg>>);
+        let cases: Vec<Case> = vec![
+            ("graph", Box::new(|s| graph_args(4096, 6, "uniform", s))),
+            ("graph", Box::new(|s| graph_args(4096, 6, "powerlaw", s))),
+            ("sparse", Box::new(|s| sparse_args(1000, 800, 12, "powerlaw", s))),
+            ("perm", Box::new(|s| vec![int("n", 1000), int("seed", s)])),
+            (
+                "uniform",
+                Box::new(|s| vec![int("n", 1000), int("lo", -5), int("hi", 100), int("seed", s)]),
+            ),
+        ];
+        for (g, args) in &cases {
+            assert_eq!(gen(g, &args(7)), gen(g, &args(7)), "{g} same seed");
+            assert_ne!(gen(g, &args(7)), gen(g, &args(8)), "{g} other seed");
+        }
+    }
+
+    /// Checks the CSR shape and that `nodes` mirrors `offsets`; returns (offsets, edges).
+    fn check_graph(out: &[(String, Array)], n: usize) -> (Vec<i32>, Vec<i32>) {
+        let off = as_i32(get(out, "offsets"));
+        let edges = as_i32(get(out, "edges"));
+        assert_eq!(off.len(), n + 1);
+        assert_eq!(off[0], 0);
+        assert!(off.windows(2).all(|w| w[0] <= w[1]), "offsets monotone");
+        assert_eq!(*off.last().unwrap() as usize, edges.len());
+        assert!(edges.iter().all(|&e| e >= 0 && (e as usize) < n));
+        let nodes = as_i32(get(out, "nodes"));
+        assert_eq!(nodes.len(), 2 * n);
+        for i in 0..n {
+            assert_eq!(nodes[2 * i], off[i]);
+            assert_eq!(nodes[2 * i + 1], off[i + 1] - off[i]);
+        }
+        // Undirected, as graphgen stores each edge both ways: a -> b as often as b -> a.
+        let mut fwd: Vec<(i32, i32)> = Vec::new();
+        for v in 0..n {
+            for &w in &edges[off[v] as usize..off[v + 1] as usize] {
+                fwd.push((v as i32, w));
+            }
+        }
+        let mut rev: Vec<(i32, i32)> = fwd.iter().map(|&(a, b)| (b, a)).collect();
+        fwd.sort_unstable();
+        rev.sort_unstable();
+        assert_eq!(fwd, rev, "edges symmetric");
+        (off, edges)
+    }
+
+    #[test]
+    fn inputs_graph_shape_degree_and_bfs_state() {
+        let n = 65536;
+        for dist in ["uniform", "powerlaw"] {
+            let out = gen("graph", &graph_args(n as i64, 6, dist, 1));
+            let (off, edges) = check_graph(&out, n);
+            let avg = edges.len() as f64 / n as f64;
+            assert!((avg - 6.0).abs() < 0.1, "{dist}: average degree {avg}");
+            let deg: Vec<i32> = off.windows(2).map(|w| w[1] - w[0]).collect();
+            let max = *deg.iter().max().unwrap();
+            if dist == "uniform" {
+                // graphgen: 2..=4 started, plus ~3 received (Poisson): no hubs.
+                assert!(max < 30, "uniform max degree {max}");
+                assert!(deg.iter().all(|&d| d >= 2), "every node starts at least 2 edges");
+            } else {
+                assert!(max > 300, "powerlaw max degree {max}");
+            }
+
+            // BFS state: recompute levels independently and compare.
+            let level = as_i32(get(&out, "level"));
+            let mut want = vec![-1; n];
+            want[0] = 0;
+            let mut frontier = vec![0usize];
+            let mut sizes = vec![1usize];
+            while !frontier.is_empty() {
+                let mut next = Vec::new();
+                for &v in &frontier {
+                    for &w in &edges[off[v] as usize..off[v + 1] as usize] {
+                        if want[w as usize] < 0 {
+                            want[w as usize] = want[v] + 1;
+                            next.push(w as usize);
+                        }
+                    }
+                }
+                if !next.is_empty() {
+                    sizes.push(next.len());
+                }
+                frontier = next;
+            }
+            assert_eq!(level, want);
+            let big = sizes
+                .iter()
+                .enumerate()
+                .max_by_key(|(l, s)| (**s, std::cmp::Reverse(*l)))
+                .unwrap()
+                .0;
+            println!("{dist}: max degree {max}, frontier sizes {sizes:?}, largest at level {big}");
+            assert!(
+                big > 0 && sizes[big] > n / 10,
+                "{dist}: largest frontier {sizes:?}"
+            );
+            assert_eq!(as_i32(get(&out, "frontier")), vec![big as i32, sizes[big] as i32]);
+            let mask = &get(&out, "mask").data;
+            let visited = &get(&out, "visited").data;
+            let cost = as_i32(get(&out, "cost"));
+            for v in 0..n {
+                assert_eq!(mask[v], (want[v] == big as i32) as u8);
+                assert_eq!(visited[v], (want[v] >= 0 && want[v] <= big as i32) as u8);
+                assert_eq!(cost[v], if want[v] <= big as i32 { want[v] } else { -1 });
+            }
+            assert_eq!(get(&out, "updating_mask").data.len(), n);
+            assert!(get(&out, "updating_mask").data.iter().all(|&b| b == 0));
+        }
+    }
+
+    #[test]
+    fn inputs_graph_source_and_degree_parity() {
+        let mut args = graph_args(1000, 5, "uniform", 3);
+        args.push(int("source", 17));
+        let out = gen("graph", &args);
+        let (_, edges) = check_graph(&out, 1000);
+        assert_eq!(as_i32(get(&out, "level"))[17], 0);
+        assert!((edges.len() as f64 / 1000.0 - 5.0).abs() < 0.3);
+    }
+
+    /// Decodes Parboil's JDS arrays the way spmv_jds walks them; returns (row, col, value) sorted.
+    fn decode_jds(out: &[(String, Array)], rows: usize) -> Vec<(i32, i32, u32)> {
+        let ptr = as_i32(get(out, "jds_ptr"));
+        let zcnt = as_i32(get(out, "sh_zcnt"));
+        let perm = as_i32(get(out, "perm"));
+        let data = as_f32(get(out, "data"));
+        let index = as_i32(get(out, "index"));
+        assert_eq!(perm.len(), rows);
+        assert_eq!(zcnt.len(), rows.div_ceil(32));
+        assert_eq!(*ptr.last().unwrap() as usize, data.len());
+        assert_eq!(index.len(), data.len());
+        assert_eq!(ptr.len() as i32, zcnt[0] + 1, "depth = longest row + 1");
+        assert!(zcnt.windows(2).all(|w| w[0] >= w[1]), "groups longest first");
+        let mut got = Vec::new();
+        for ix in 0..rows {
+            for k in 0..zcnt[ix / 32] as usize {
+                let j = ptr[k] as usize + ix;
+                assert!(j < ptr[k + 1] as usize, "row {ix} entry {k} inside column {k}");
+                if index[j] >= 0 {
+                    got.push((perm[ix], index[j], data[j].to_bits()));
+                } else {
+                    assert_eq!(data[j], 0.0, "padding is zero");
+                }
+            }
+        }
+        got.sort_unstable();
+        got
+    }
+
+    fn decode_csr(out: &[(String, Array)], rows: usize, cols: usize) -> Vec<(i32, i32, u32)> {
+        let ptr = as_i32(get(out, "csr_ptr"));
+        let c = as_i32(get(out, "csr_cols"));
+        let v = as_f32(get(out, "csr_vals"));
+        assert_eq!(ptr.len(), rows + 1);
+        assert!(ptr.windows(2).all(|w| w[0] < w[1]), "every row has a nonzero");
+        let mut got = Vec::new();
+        for r in 0..rows {
+            let row = &c[ptr[r] as usize..ptr[r + 1] as usize];
+            assert!(row.windows(2).all(|w| w[0] < w[1]), "columns distinct, ascending");
+            assert!(row.iter().all(|&x| x >= 0 && (x as usize) < cols));
+            for e in ptr[r] as usize..ptr[r + 1] as usize {
+                assert!(v[e] > 0.0 && v[e] <= 1.0);
+                got.push((r as i32, c[e], v[e].to_bits()));
+            }
+        }
+        got
+    }
+
+    #[test]
+    fn inputs_sparse_jds_and_ell_decode_to_csr() {
+        for (rows, cols, nnz, dist) in [
+            (1000, 700, 9, "uniform"),
+            (4096, 4096, 24, "powerlaw"),
+            (77, 50, 50, "uniform"),
+        ] {
+            let out = gen("sparse", &sparse_args(rows, cols, nnz, dist, 5));
+            let (rows, cols) = (rows as usize, cols as usize);
+            let csr = decode_csr(&out, rows, cols);
+            let avg = csr.len() as f64 / rows as f64;
+            assert!(
+                (avg - nnz as f64).abs() < 0.05 * nnz as f64 + 0.5,
+                "{dist}: {avg} per row"
+            );
+            assert_eq!(decode_jds(&out, rows), csr, "{dist}: JDS = CSR");
+            let perm = as_i32(get(&out, "perm"));
+            let mut sorted = perm.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..rows as i32).collect::<Vec<_>>());
+
+            let ec = as_i32(get(&out, "ell_cols"));
+            let ev = as_f32(get(&out, "ell_vals"));
+            let width = ec.len() / rows;
+            assert_eq!(ec.len(), rows * width);
+            let mut ell = Vec::new();
+            for r in 0..rows {
+                for k in 0..width {
+                    if ev[k * rows + r] != 0.0 {
+                        ell.push((r as i32, ec[k * rows + r], ev[k * rows + r].to_bits()));
+                    } else {
+                        assert_eq!(ec[k * rows + r], 0, "ELL padding column 0");
+                    }
+                }
+            }
+            ell.sort_unstable();
+            assert_eq!(ell, csr, "{dist}: ELL = CSR");
+            if dist == "powerlaw" {
+                let ptr = as_i32(get(&out, "csr_ptr"));
+                let longest = ptr.windows(2).map(|w| w[1] - w[0]).max().unwrap();
+                assert!(longest > 10 * nnz as i32, "powerlaw longest row {longest}");
+                assert!(
+                    as_i32(get(&out, "index")).contains(&-1),
+                    "Parboil pads with index -1"
+                );
+            } else {
+                assert_eq!(width, nnz as usize);
+            }
+        }
+    }
+
+    #[test]
+    fn inputs_sparse_band_and_form() {
+        let mut args = sparse_args(2000, 2000, 8, "uniform", 1);
+        args.push(int("band", 16));
+        let out = gen("sparse", &args);
+        let ptr = as_i32(get(&out, "csr_ptr"));
+        let c = as_i32(get(&out, "csr_cols"));
+        for r in 0..2000usize {
+            for &x in &c[ptr[r] as usize..ptr[r + 1] as usize] {
+                assert!((x as i64 - r as i64).abs() <= 16, "row {r} col {x}");
+            }
+        }
+        let mut args = sparse_args(300, 300, 4, "uniform", 1);
+        args.push(word("form", "jds"));
+        let names: Vec<String> = gen("sparse", &args).into_iter().map(|x| x.0).collect();
+        assert_eq!(names, ["jds_ptr", "sh_zcnt", "perm", "data", "index"]);
+    }
+
+    #[test]
+    fn inputs_perm_uniform_seq() {
+        let v = as_i32(get(&gen("perm", &[int("n", 100_000), int("seed", 4)]), "values"));
+        let mut s = v.clone();
+        s.sort_unstable();
+        assert_eq!(s, (0..100_000).collect::<Vec<_>>());
+        assert_ne!(v, s, "shuffled");
+
+        for bytes in [1i64, 2, 4, 8] {
+            let (lo, hi) = (-100, 100);
+            let out = gen(
+                "uniform",
+                &[
+                    int("n", 20_000),
+                    int("lo", lo),
+                    int("hi", hi),
+                    int("seed", 1),
+                    int("bytes", bytes),
+                ],
+            );
+            let a = get(&out, "values");
+            assert_eq!(a.elem_bytes as i64, bytes);
+            assert_eq!(a.len(), 20_000);
+            let vals: Vec<i64> = a
+                .data
+                .chunks_exact(bytes as usize)
+                .map(|c| {
+                    let mut b = [if c[c.len() - 1] & 0x80 != 0 { 0xff } else { 0 }; 8];
+                    b[..c.len()].copy_from_slice(c);
+                    i64::from_le_bytes(b)
+                })
+                .collect();
+            assert!(vals.iter().all(|&x| (lo..hi).contains(&x)));
+            assert!(
+                vals.contains(&lo) && vals.contains(&(hi - 1)),
+                "both ends reached"
+            );
+            let mean = vals.iter().sum::<i64>() as f64 / vals.len() as f64;
+            assert!(mean.abs() < 3.0, "mean {mean}");
+        }
+
+        let v = as_i32(get(
+            &gen("seq", &[int("n", 5), int("start", 10), int("step", -3)]),
+            "values",
+        ));
+        assert_eq!(v, [10, 7, 4, 1, -2]);
+        assert_eq!(as_i32(get(&gen("seq", &[int("n", 3)]), "values")), [0, 1, 2]);
+    }
+
+    #[test]
+    fn inputs_argument_errors() {
+        let cases: Vec<(&str, Vec<Arg>, Option<&str>, &str)> = vec![
+            ("grap", vec![], None, "unknown input generator `grap`; the generators are graph, sparse"),
+            ("graph", vec![int("nodes", 10), int("degree", 6), int("seed", 1), int("colour", 2)], Some("colour"),
+             "graph() has no argument `colour`; its arguments are nodes, degree, dist, seed, source"),
+            ("graph", vec![int("nodes", 10), int("nodes", 11)], Some("nodes"), "argument `nodes` is given twice"),
+            ("graph", vec![int("nodes", 10), int("degree", 6)], None, "graph() needs the argument `seed`"),
+            ("graph", graph_args(0, 6, "uniform", 1), Some("nodes"), "`nodes=0` is out of range: nodes must be 1 ..= 16777216"),
+            ("graph", graph_args(10, 6, "zipf", 1), Some("dist"), "`dist=zipf` is not valid: dist must be one of uniform, powerlaw"),
+            ("graph", vec![word("nodes", "many"), int("degree", 6), int("seed", 1)], Some("nodes"),
+             "`nodes` must be an integer (1 ..= 16777216), not `many`"),
+            ("graph", [graph_args(10, 6, "uniform", 1), vec![int("source", 10)]].concat(), Some("source"),
+             "`source=10` is out of range: source must be 0 ..= 9"),
+            ("graph", graph_args(16 << 20, 1024, "uniform", 1), Some("nodes"),
+             "graph(nodes=16777216, degree=1024) would take"),
+            ("sparse", sparse_args(10, 10, 11, "uniform", 1), Some("nnz_per_row"), "`nnz_per_row=11` is out of range: nnz_per_row must be 1 ..= 10"),
+            ("sparse", [sparse_args(10, 100, 11, "uniform", 1), vec![int("band", 2)]].concat(), Some("nnz_per_row"),
+             "(band=2 allows at most 5 columns per row)"),
+            ("sparse", sparse_args(65536, 65536, 24, "powerlaw", 1), Some("rows"),
+             "form=csr or form=jds leaves ELL out"),
+            ("sparse", sparse_args(1 << 24, 1000, 1000, "uniform", 1), Some("rows"), "an input is capped at 256.0 MiB"),
+            ("perm", vec![int("n", 1 << 30), int("seed", 1)], Some("n"), "`n=1073741824` is out of range: n must be 1 ..= 67108864"),
+            ("uniform", vec![int("n", 4), int("lo", 5), int("hi", 5), int("seed", 1)], Some("hi"), "`hi=5` must be greater than lo=5"),
+            ("uniform", vec![int("n", 4), int("lo", 0), int("hi", 300), int("seed", 1), int("bytes", 1)], Some("hi"),
+             "`hi=300` does not fit bytes=1: values are sign-extended 8-bit integers, so hi-1 must be at most 127"),
+            ("uniform", vec![int("n", 4), int("lo", 0), int("hi", 3), int("seed", 1), int("bytes", 3)], Some("bytes"),
+             "`bytes=3` is not valid: bytes must be 1, 2, 4 or 8"),
+            ("seq", vec![int("n", 1 << 20), int("step", 4096)], Some("step"), "ends at 4294963200, outside the i32 range"),
+            ("file", vec![string("path", "x.npy")], Some("path"),
+             "file inputs need a .kern file on disk (built-in kernels cannot read files)"),
+            ("file", vec![int("path", 3)], Some("path"), "`path` must be a quoted string, not `3`"),
+        ];
+        for (g, args, arg, msg) in cases {
+            let e = fails(g, &args, None);
+            assert_eq!(e.arg.as_deref(), arg, "{g}: {e}");
+            assert!(e.message.contains(msg), "{g}: `{}` lacks `{msg}`", e.message);
+        }
+    }
+
+    /// A temporary directory removed on drop.
+    struct TempDir(PathBuf);
+    impl TempDir {
+        fn new() -> Self {
+            use std::sync::atomic::{AtomicU32, Ordering};
+            static N: AtomicU32 = AtomicU32::new(0);
+            let p = std::env::temp_dir().join(format!(
+                "mascar-inputs-{}-{}",
+                std::process::id(),
+                N.fetch_add(1, Ordering::Relaxed)
+            ));
+            std::fs::create_dir_all(&p).unwrap();
+            TempDir(p)
+        }
+        fn write(&self, name: &str, bytes: &[u8]) {
+            std::fs::write(self.0.join(name), bytes).unwrap();
+        }
+    }
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// A .npy file as numpy.save writes it (format 1.0, header padded to 64 bytes).
+    fn npy(descr: &str, fortran: bool, shape: &str, data: &[u8]) -> Vec<u8> {
+        let mut h = format!(
+            "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
+            if fortran { "True" } else { "False" }
+        );
+        while (10 + h.len() + 1) % 64 != 0 {
+            h.push(' ');
+        }
+        h.push('\n');
+        let mut b = b"\x93NUMPY\x01\x00".to_vec();
+        b.extend_from_slice(&(h.len() as u16).to_le_bytes());
+        b.extend_from_slice(h.as_bytes());
+        b.extend_from_slice(data);
+        b
+    }
+
+    #[test]
+    fn inputs_file_npy_and_raw_round_trip() {
+        let dir = TempDir::new();
+        let ints: Vec<i32> = (0..12).map(|i| i * 1000 - 5).collect();
+        let bytes: Vec<u8> = ints.iter().flat_map(|x| x.to_le_bytes()).collect();
+        dir.write("m.npy", &npy("<i4", false, "(3, 4)", &bytes));
+        dir.write("m.bin", &bytes);
+        let d = Some(dir.0.as_path());
+        for args in [
+            vec![string("path", "m.npy")],
+            vec![string("path", "m.npy"), word("type", "i32")],
+            vec![string("path", "m.bin"), word("type", "i32")],
+        ] {
+            let out = generate("file", &args, d).unwrap();
+            assert_eq!(as_i32(get(&out, "values")), ints, "{args:?}");
+        }
+        let out = generate("file", &[string("path", "m.bin"), word("type", "i16")], d).unwrap();
+        assert_eq!(get(&out, "values").elem_bytes, 2);
+        assert_eq!(get(&out, "values").len(), 24);
+
+        // Format 2.0 header, 1-D f64, and bool.
+        let f: Vec<u8> = [1.5f64, -2.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let mut v2 = npy("<f8", false, "(2,)", &f);
+        let hlen = u16::from_le_bytes([v2[8], v2[9]]) as u32;
+        v2[6] = 2;
+        v2.splice(8..10, hlen.to_le_bytes());
+        dir.write("f.npy", &v2);
+        let out = generate("file", &[string("path", "f.npy")], d).unwrap();
+        assert_eq!(get(&out, "values").elem_bytes, 8);
+        assert_eq!(&get(&out, "values").data[..], &f[..]);
+        dir.write("b.npy", &npy("|b1", false, "(3,)", &[1, 0, 1]));
+        let out = generate("file", &[string("path", "b.npy")], d).unwrap();
+        assert_eq!(&get(&out, "values").data[..], &[1, 0, 1]);
+    }
+
+    #[test]
+    fn inputs_file_errors() {
+        let dir = TempDir::new();
+        let d = Some(dir.0.as_path());
+        dir.write("be.npy", &npy(">i4", false, "(1,)", &[0, 0, 0, 1]));
+        dir.write("f.npy", &npy("<i4", true, "(2, 2)", &[0; 16]));
+        dir.write("short.npy", &npy("<i4", false, "(3,)", &[0; 8]));
+        dir.write("obj.npy", &npy("|O", false, "(1,)", &[0; 8]));
+        dir.write("fake.npy", b"hello world");
+        dir.write("odd.bin", &[0; 7]);
+        dir.write("empty.bin", &[]);
+        dir.write("ok.npy", &npy("<u2", false, "(1,)", &[1, 0]));
+        let cases: Vec<(Vec<Arg>, Option<&str>, &str)> = vec![
+            (
+                vec![string("path", "missing.npy")],
+                Some("path"),
+                "cannot read `missing.npy` (",
+            ),
+            (
+                vec![string("path", "be.npy")],
+                Some("path"),
+                "`be.npy`: dtype '>i4' is big-endian",
+            ),
+            (
+                vec![string("path", "f.npy")],
+                Some("path"),
+                "Fortran-order arrays are not supported",
+            ),
+            (
+                vec![string("path", "short.npy")],
+                Some("path"),
+                "the header says shape [3] of '<i4' (3 elements), but the file has 8 bytes",
+            ),
+            (
+                vec![string("path", "obj.npy")],
+                Some("path"),
+                "dtype '|O' is not supported",
+            ),
+            (vec![string("path", "fake.npy")], Some("path"), "not a .npy file"),
+            (
+                vec![string("path", "odd.bin"), word("type", "i32")],
+                Some("path"),
+                "`odd.bin` has 7 bytes, not a multiple of 4 (type=i32)",
+            ),
+            (
+                vec![string("path", "odd.bin")],
+                None,
+                "file() needs `type=` for the raw file `odd.bin`",
+            ),
+            (
+                vec![string("path", "odd.bin"), word("type", "i24")],
+                Some("type"),
+                "`type=i24` is not valid: type must be one of i8, u8",
+            ),
+            (
+                vec![string("path", "empty.bin"), word("type", "u8")],
+                Some("path"),
+                "`empty.bin` holds no data",
+            ),
+            (
+                vec![string("path", "ok.npy"), word("type", "i32")],
+                Some("type"),
+                "`type=i32` but `ok.npy` holds u16",
+            ),
+        ];
+        for (args, arg, msg) in cases {
+            let e = fails("file", &args, d);
+            assert_eq!(e.arg.as_deref(), arg, "{args:?}: {e}");
+            assert!(e.message.contains(msg), "{args:?}: `{}` lacks `{msg}`", e.message);
+        }
+        assert!(fails("file", &[string("path", "missing.npy")], d)
+            .message
+            .contains(&dir.0.display().to_string()));
+    }
+
+    /// Guards against accidental quadratic work; the brief's budget is well under 100 ms in release
+    /// (printed with --nocapture), the bound here leaves room for a loaded CI machine.
+    #[test]
+    fn inputs_generators_are_fast() {
+        let cases: Vec<(&str, Vec<Arg>)> = vec![
+            ("graph", graph_args(65536, 6, "uniform", 1)),
+            ("graph", graph_args(65536, 6, "powerlaw", 1)),
+            ("sparse", sparse_args(65536, 65536, 24, "uniform", 1)),
+            (
+                "sparse",
+                [
+                    sparse_args(65536, 65536, 24, "powerlaw", 1),
+                    vec![word("form", "jds")],
+                ]
+                .concat(),
+            ),
+            ("perm", vec![int("n", 1 << 20), int("seed", 1)]),
+            (
+                "uniform",
+                vec![int("n", 1 << 20), int("lo", 0), int("hi", 4096), int("seed", 1)],
+            ),
+            ("seq", vec![int("n", 1 << 20)]),
+        ];
+        for (g, args) in cases {
+            // The best of three runs, so a busy machine does not count.
+            let mut ms = f64::INFINITY;
+            let mut out = Vec::new();
+            for _ in 0..3 {
+                let t = Instant::now();
+                out = gen(g, &args);
+                ms = ms.min(t.elapsed().as_secs_f64() * 1e3);
+            }
+            let bytes: usize = out.iter().map(|(_, a)| a.data.len()).sum();
+            println!(
+                "{g}({}): {ms:.1} ms, {:.1} MiB",
+                args.iter()
+                    .map(|a| format!("{}={}", a.name, show(&a.value)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                bytes as f64 / 1048576.0
+            );
+            assert!(ms < 2000.0, "{g} took {ms} ms");
+        }
+    }
+}
