@@ -2,13 +2,14 @@
 //! parallel across cores. Each run is itself deterministic and single-threaded, and results
 //! come back in job order, so the output does not depend on the thread count.
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 
 use crate::config::Config;
 use crate::engine::simulate;
-use crate::gpu::SimError;
 use crate::results::{Input, RunResult, Workload, WorkloadKind};
-use crate::runner::run_result;
+use crate::runner::{run_result, LoadedWorkload};
 use crate::sched::SchedulerKind;
 use crate::workload::builtin::Builtin;
 use crate::workload::Kernel;
@@ -25,6 +26,19 @@ pub struct Job {
     pub cfg: Config,
     /// The configuration file the machine was read from, if any.
     pub config_file: Option<Input>,
+    /// A trace: its kernels run back to back instead of `kernel` (its first), each read
+    /// from its file as its CTAs launch, its instruction count checked.
+    pub trace: Option<SharedWorkload>,
+}
+
+/// A loaded workload shared by the jobs that run it.
+#[derive(Clone)]
+pub struct SharedWorkload(pub Arc<LoadedWorkload>);
+
+impl std::fmt::Debug for SharedWorkload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedWorkload({})", self.0.info.name)
+    }
 }
 
 /// A built-in as a results workload.
@@ -47,6 +61,7 @@ pub fn scheduler_matrix(kernels: &[&Builtin], schedulers: &[SchedulerKind], base
                 kernel: kernel.clone(),
                 workload: builtin_workload(b),
                 config_file: None,
+                trace: None,
                 label: s.name().to_string(),
                 cfg: Config {
                     scheduler: s,
@@ -109,6 +124,7 @@ pub fn variant_matrix(kernels: &[&Builtin], variants: &[(String, Config)]) -> Ve
                 kernel: kernel.clone(),
                 workload: builtin_workload(b),
                 config_file: None,
+                trace: None,
                 label: label.clone(),
                 cfg: cfg.clone(),
             });
@@ -117,14 +133,55 @@ pub fn variant_matrix(kernels: &[&Builtin], variants: &[(String, Config)]) -> Ve
     jobs
 }
 
+/// The scheduler machines of [`scheduler_matrix`], as (label, machine) variants.
+pub fn scheduler_variants(schedulers: &[SchedulerKind], base: &Config) -> Vec<(String, Config)> {
+    schedulers
+        .iter()
+        .map(|&s| {
+            (
+                s.name().to_string(),
+                Config {
+                    scheduler: s,
+                    ..base.clone()
+                },
+            )
+        })
+        .collect()
+}
+
+/// Every loaded workload (a built-in, a kernel file or a trace) on every (label, machine)
+/// variant.
+pub fn workload_matrix(
+    workloads: &[Arc<LoadedWorkload>],
+    variants: &[(String, Config)],
+) -> anyhow::Result<Vec<Job>> {
+    let mut jobs = vec![];
+    for w in workloads {
+        let kernel = w.first_kernel()?;
+        let trace = (w.info.kind == WorkloadKind::Trace).then(|| SharedWorkload(w.clone()));
+        for (label, cfg) in variants {
+            jobs.push(Job {
+                kernel: kernel.clone(),
+                workload: w.info.clone(),
+                config_file: None,
+                trace: trace.clone(),
+                label: label.clone(),
+                cfg: cfg.clone(),
+            });
+        }
+    }
+    Ok(jobs)
+}
+
 /// A run of the matrix failed.
 #[derive(Debug, thiserror::Error)]
 #[error("{kernel} under {label}: {source}")]
 pub struct JobError {
     pub kernel: String,
     pub label: String,
+    /// A simulation error, or a trace's (a file that cannot be read again, a wrong count).
     #[source]
-    pub source: SimError,
+    pub source: Box<dyn std::error::Error + Send + Sync>,
 }
 
 /// Runs `jobs` on `threads` threads (0 = one per core), calling `done` after each run.
@@ -136,19 +193,26 @@ pub fn run_jobs(jobs: &[Job], threads: usize, done: &(dyn Fn() + Sync)) -> Resul
     pool.install(|| {
         jobs.par_iter()
             .map(|j| {
-                let stats = simulate(&j.cfg, &j.kernel, None).map_err(|source| JobError {
-                    kernel: j.kernel.name.clone(),
+                let failed = |source: Box<dyn std::error::Error + Send + Sync>| JobError {
+                    kernel: match j.trace {
+                        Some(_) => j.workload.name.clone(),
+                        None => j.kernel.name.clone(),
+                    },
                     label: j.label.clone(),
                     source,
-                })?;
+                };
+                let result = match &j.trace {
+                    Some(w) => {
+                        w.0.run(&j.cfg, &j.label, j.config_file.clone())
+                            .map_err(|e| failed(e.into()))?
+                    }
+                    None => {
+                        let stats = simulate(&j.cfg, &j.kernel, None).map_err(|e| failed(e.into()))?;
+                        run_result(&j.workload, &j.cfg, &j.label, j.config_file.clone(), vec![stats])
+                    }
+                };
                 done();
-                Ok(run_result(
-                    &j.workload,
-                    &j.cfg,
-                    &j.label,
-                    j.config_file.clone(),
-                    vec![stats],
-                ))
+                Ok(result)
             })
             .collect()
     })

@@ -153,8 +153,41 @@ fn schedulers_of(flag: &[String], cfg: &Config) -> Result<Vec<SchedulerKind>> {
 
 #[derive(Subcommand)]
 enum Command {
-    /// List the built-in kernels: name, class, description.
-    Kernels,
+    /// List the built-in kernels: name, class, description; or, with --characterise, run
+    /// them under LRR and print each one's warp instructions per L1 data miss beside the
+    /// paper's (docs/workloads.md).
+    Kernels {
+        /// Run every built-in (or the --kernel/--trace workloads) under LRR and print its
+        /// warp instructions per L1 data miss, the paper's value, the class each implies,
+        /// SIMD efficiency and IPC, as a markdown table.
+        #[arg(long)]
+        characterise: bool,
+        /// Characterise these instead: built-in names or .kern files (repeatable or
+        /// comma-separated).
+        #[arg(
+            long,
+            short,
+            value_delimiter = ',',
+            value_name = "NAME|FILE",
+            requires = "characterise"
+        )]
+        kernel: Vec<String>,
+        /// Characterise these Accel-Sim traces too (a directory, a kernelslist.g or one
+        /// .traceg; repeatable); each is measured over all its kernels.
+        #[arg(long, value_name = "PATH", requires = "characterise")]
+        trace: Vec<PathBuf>,
+        /// Worker threads (default: one per core).
+        #[arg(long, default_value_t = 0, requires = "characterise")]
+        threads: usize,
+        /// Also write the table as JSON to PATH.
+        #[arg(long, value_name = "PATH", requires = "characterise")]
+        json: Option<PathBuf>,
+        #[command(flatten)]
+        machine: MachineArgs,
+        /// No progress bar.
+        #[arg(long, short, requires = "characterise")]
+        quiet: bool,
+    },
     /// Run a kernel to completion and print a summary.
     Run {
         /// A built-in kernel name (see `mascar kernels`) or a path to a .kern file.
@@ -212,9 +245,15 @@ enum Command {
     /// Run built-in kernels under several schedulers in parallel and write the paper's
     /// comparison: speedup.md/.csv/.svg/.png, stalls.svg, results.json.
     Compare {
-        /// Built-in kernels to run, comma-separated (default: every built-in).
+        /// Built-in kernels to run, comma-separated (default: every built-in, unless --trace
+        /// is given).
         #[arg(long, short, alias = "kernels", value_delimiter = ',', value_name = "LIST")]
         kernel: Vec<String>,
+        /// Accel-Sim traces to run as well (a directory, a kernelslist.g or one .traceg;
+        /// repeatable). Each is one row, classed by its warp instructions per L1 data miss
+        /// under LRR (below 30: memory intensive).
+        #[arg(long, value_name = "PATH")]
+        trace: Vec<PathBuf>,
         /// Schedulers to compare, comma-separated (default: all; lrr is always added as the
         /// baseline). A scheduler in the configuration is ignored here.
         #[arg(long, short, alias = "schedulers", value_delimiter = ',', value_name = "LIST")]
@@ -403,7 +442,25 @@ fn main() -> ExitCode {
 
 fn dispatch(cmd: Command) -> Result<()> {
     match cmd {
-        Command::Kernels => {
+        Command::Kernels {
+            characterise,
+            kernel,
+            trace,
+            threads,
+            json,
+            machine,
+            quiet,
+        } => {
+            if characterise {
+                return characterise_kernels(&kernel, &trace, threads, json.as_deref(), &machine, quiet);
+            }
+            if machine.config.is_some()
+                || machine.sms.is_some()
+                || !machine.set.is_empty()
+                || machine.engine.is_some()
+            {
+                bail!("machine options apply to `kernels --characterise` only");
+            }
             for b in builtin::builtins() {
                 println!("{:<12} {:<16} {}", b.name, b.class.label(), b.description);
             }
@@ -495,6 +552,7 @@ fn dispatch(cmd: Command) -> Result<()> {
         }
         Command::Compare {
             kernel,
+            trace,
             scheduler,
             out,
             resources,
@@ -508,7 +566,8 @@ fn dispatch(cmd: Command) -> Result<()> {
         } => {
             let mut files = report::OutputSet::new();
             let (doc, wrote) = compare(
-                kernel, scheduler, &out, resources, threads, placements, shard, machine, quiet, &mut files,
+                kernel, trace, scheduler, &out, resources, threads, placements, shard, machine, quiet,
+                &mut files,
             )?;
             if let Some(p) = &json {
                 files.write(p, doc.to_json().as_bytes())?;
@@ -586,6 +645,7 @@ fn parse_shard(s: &str) -> Result<(usize, usize), String> {
 #[allow(clippy::too_many_arguments)]
 fn compare(
     kernels: Vec<String>,
+    traces: Vec<PathBuf>,
     schedulers: Vec<String>,
     out: &Path,
     resources: bool,
@@ -611,7 +671,7 @@ fn compare(
         );
     }
     let mut picked = vec![];
-    if kernels.is_empty() {
+    if kernels.is_empty() && traces.is_empty() {
         picked.extend(
             builtin::builtins()
                 .iter()
@@ -624,8 +684,12 @@ fn compare(
             picked.push(b);
         }
     }
+    let loaded = load_traces(&traces)?;
     let mut jobs = if resources {
-        experiment::variant_matrix(&picked, &experiment::resource_variants(&base))
+        let variants = experiment::resource_variants(&base);
+        let mut jobs = experiment::variant_matrix(&picked, &variants);
+        jobs.extend(experiment::workload_matrix(&loaded, &variants)?);
+        jobs
     } else {
         let mut kinds: Vec<SchedulerKind> = vec![SchedulerKind::Lrr];
         let names: Vec<String> = if schedulers.is_empty() {
@@ -639,7 +703,12 @@ fn compare(
                 kinds.push(k);
             }
         }
-        experiment::scheduler_matrix(&picked, &kinds, &base)
+        let mut jobs = experiment::scheduler_matrix(&picked, &kinds, &base);
+        jobs.extend(experiment::workload_matrix(
+            &loaded,
+            &experiment::scheduler_variants(&kinds, &base),
+        )?);
+        jobs
     };
     for j in &mut jobs {
         j.config_file = m.config_file.clone();
@@ -708,6 +777,77 @@ fn compare(
     }
     let wrote = write_report(&doc, out, resources, files)?;
     Ok((doc, wrote))
+}
+
+/// Loads the traces a command names, printing their notes.
+fn load_traces(paths: &[PathBuf]) -> Result<Vec<std::sync::Arc<LoadedWorkload>>> {
+    paths
+        .iter()
+        .map(|p| {
+            let w = LoadedWorkload::trace(p)?;
+            for note in &w.notes {
+                eprintln!("note: {}: {note}", p.display());
+            }
+            Ok(std::sync::Arc::new(w))
+        })
+        .collect()
+}
+
+/// `mascar kernels --characterise`: every workload once under LRR, in parallel, and the
+/// table of warp instructions per L1 data miss beside the paper's.
+fn characterise_kernels(
+    kernels: &[String],
+    traces: &[PathBuf],
+    threads: usize,
+    json: Option<&Path>,
+    machine: &MachineArgs,
+    quiet: bool,
+) -> Result<()> {
+    use mascar::experiment;
+    use mascar::report::characterise::Characterisation;
+    use std::sync::Arc;
+    let m = machine.machine()?;
+    if m.scheduler_set && m.cfg.scheduler != SchedulerKind::Lrr {
+        eprintln!(
+            "note: the configuration's scheduler ({}) is ignored: the measure is taken under lrr",
+            m.cfg.scheduler
+        );
+    }
+    let mut workloads: Vec<Arc<LoadedWorkload>> = vec![];
+    if kernels.is_empty() && traces.is_empty() {
+        workloads.extend(
+            builtin::builtins()
+                .iter()
+                .map(|b| Arc::new(LoadedWorkload::builtin(b))),
+        );
+    }
+    for k in kernels {
+        workloads.push(Arc::new(LoadedWorkload::kernel(k)?));
+    }
+    workloads.extend(load_traces(traces)?);
+    let lrr = experiment::scheduler_variants(&[SchedulerKind::Lrr], &m.cfg);
+    let mut jobs = experiment::workload_matrix(&workloads, &lrr)?;
+    for j in &mut jobs {
+        j.config_file = m.config_file.clone();
+    }
+    let bar = if quiet || !std::io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        let b = ProgressBar::new(jobs.len() as u64);
+        let style = ProgressStyle::with_template("[{elapsed_precise}] [{bar:30}] {pos}/{len} kernels");
+        b.set_style(style.expect("valid template"));
+        b
+    };
+    let runs = experiment::run_jobs(&jobs, threads, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    let doc = Characterisation::new(&runs);
+    if let Some(path) = json {
+        let mut files = report::OutputSet::new();
+        files.write(path, doc.to_json().as_bytes())?;
+        files.commit()?;
+    }
+    print!("{}", doc.to_markdown());
+    Ok(())
 }
 
 fn json_name(resources: bool) -> &'static str {

@@ -231,8 +231,12 @@ impl RunResult {
     pub fn record(&self) -> crate::report::compare::RunRecord {
         crate::report::compare::RunRecord {
             kernel: self.workload.name.clone(),
-            // Comparisons run built-ins, which all have a class.
-            class: self.workload.class.unwrap_or(KernelClass::Compute),
+            // A workload without a class of its own (a trace) is classed by its own run's
+            // instructions per L1 miss; the report takes the baseline (LRR) run's class.
+            class: self
+                .workload
+                .class
+                .unwrap_or_else(|| crate::report::characterise::measured_class(&self.total)),
             scheduler: self.label.clone(),
             stats: self.total.clone(),
             energy: self.energy.clone(),

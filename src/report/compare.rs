@@ -478,6 +478,20 @@ pub fn speedup_table(records: &[RunRecord], baseline: &str) -> SpeedupTable {
         .iter()
         .filter_map(|g| class_row(*g, &kernels, &schedulers, &placements))
         .collect();
+    let measured: Vec<&str> = kernels
+        .iter()
+        .filter(|k| k.class == KernelClass::MemoryIntensive)
+        .map(|k| k.kernel.as_str())
+        .collect();
+    if !measured.is_empty() {
+        notes.push(format!(
+            "{}: memory intensive by warp instructions per L1 data miss under {baseline} \
+             (below {}, `mascar kernels --characterise`), so counted in the all-memory-intensive \
+             row only",
+            measured.join(", "),
+            crate::report::characterise::MEMORY_INTENSIVE_BELOW
+        ));
+    }
     SpeedupTable {
         baseline: baseline.to_string(),
         schedulers,
@@ -819,20 +833,36 @@ pub fn to_stdout_table(t: &SpeedupTable) -> String {
                 .max(8)
         })
         .collect();
+    // The label columns: kernel name and class, wider for long names (trace paths).
+    let name_w = t
+        .kernels
+        .iter()
+        .map(|k| k.kernel.chars().count() + 1)
+        .max()
+        .unwrap_or(0)
+        .max(12);
+    let class_w = t
+        .kernels
+        .iter()
+        .map(|k| k.class.label().len() + 1)
+        .max()
+        .unwrap_or(0)
+        .max(16);
+    let first = name_w + class_w;
     let mut out = String::new();
-    let _ = write!(out, "{:<28}", format!("speedup over {}", t.baseline));
+    let _ = write!(out, "{:<first$}", format!("speedup over {}", t.baseline));
     for (s, w) in compared.iter().zip(&widths) {
         let _ = write!(out, "{s:>w$}");
     }
     out.push('\n');
     for row in &t.classes {
-        let _ = write!(out, "{:<28}", format!("{} ({})", row.label, row.kernels));
+        let _ = write!(out, "{:<first$}", format!("{} ({})", row.label, row.kernels));
         for (s, w) in compared.iter().zip(&widths) {
             let _ = write!(out, "{:>w$}", class_text(row, s));
         }
         out.push('\n');
         if compared.iter().any(|s| has_paper(s)) {
-            let _ = write!(out, "{:<28}", "  paper");
+            let _ = write!(out, "{:<first$}", "  paper");
             for (s, w) in compared.iter().zip(&widths) {
                 let text = if has_paper(s) {
                     paper_text(row.group, s)
@@ -846,7 +876,7 @@ pub fn to_stdout_table(t: &SpeedupTable) -> String {
     }
     out.push('\n');
     for k in &t.kernels {
-        let _ = write!(out, "{:<12}{:<16}", k.kernel, k.class.label());
+        let _ = write!(out, "{:<name_w$}{:<class_w$}", k.kernel, k.class.label());
         for (s, w) in compared.iter().zip(&widths) {
             let _ = write!(out, "{:>w$}", kernel_text(k, s));
         }
@@ -868,6 +898,30 @@ pub fn to_stdout_table(t: &SpeedupTable) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn a_measured_memory_intensive_kernel_counts_in_the_all_memory_row_only() {
+        let recs = vec![
+            rec("bw1", KernelClass::Bandwidth, "lrr", 100),
+            rec("bw1", KernelClass::Bandwidth, "mascar", 50),
+            rec("trace", KernelClass::MemoryIntensive, "lrr", 100),
+            rec("trace", KernelClass::MemoryIntensive, "mascar", 25),
+        ];
+        let t = speedup_table(&recs, "lrr");
+        let row = |g: ClassGroup| t.classes.iter().find(|c| c.group == g);
+        assert_eq!(row(ClassGroup::Bandwidth).unwrap().kernels, 1);
+        assert_eq!(row(ClassGroup::MemoryIntensive).unwrap().kernels, 2);
+        assert!(row(ClassGroup::CacheSensitive).is_none());
+        let all = row(ClassGroup::MemoryIntensive).unwrap().cell("mascar").unwrap();
+        assert!((all.speedup - (2.0f64 * 4.0).sqrt()).abs() < 1e-12);
+        assert!(
+            t.notes.iter().any(|n| n.starts_with("trace: memory intensive")),
+            "{:?}",
+            t.notes
+        );
+        let printed = to_stdout_table(&t);
+        assert!(printed.contains("trace       memory-intensive "), "{printed}");
+    }
 
     pub(crate) fn rec(kernel: &str, class: KernelClass, scheduler: &str, cycles: u64) -> RunRecord {
         let stats = RunStats {

@@ -1,5 +1,6 @@
 //! Human-readable summaries and safe output files.
 
+pub mod characterise;
 pub mod compare;
 pub mod energy;
 pub mod plots;

@@ -25,6 +25,9 @@ pub enum KernelClass {
     Compute,
     Bandwidth,
     CacheSensitive,
+    /// Memory intensive by its measured warp instructions per L1 data miss (a trace given to
+    /// `compare`, see `report::characterise`), not split into bandwidth and cache-sensitive.
+    MemoryIntensive,
 }
 
 impl KernelClass {
@@ -33,6 +36,7 @@ impl KernelClass {
             KernelClass::Compute => "compute",
             KernelClass::Bandwidth => "bandwidth",
             KernelClass::CacheSensitive => "cache-sensitive",
+            KernelClass::MemoryIntensive => "memory-intensive",
         }
     }
     /// Bandwidth and cache-sensitive kernels are the paper's "memory intensive" set.
