@@ -193,8 +193,7 @@ impl<const H: usize, const V: usize> Logic for PickerRtl<H, V> {
             for i in 0..H {
                 // Lane i below j is older unless row i says j is (`below` masks i >= j off).
                 if !self.tri[i].val().get_bit(j) {
-                    self.older[j].next =
-                        self.older[j].val() | (self.lane_hot[i].val() & self.below[j].val());
+                    self.older[j].next = self.older[j].val() | (self.lane_hot[i].val() & self.below[j].val());
                 }
             }
             self.order[j].next = self.lrr_before[j].val();
