@@ -59,7 +59,7 @@ impl LoadedWorkload {
             );
         }
         let text = crate::input::read_text_capped(path, crate::input::MAX_KERNEL_BYTES, "kernel file")?;
-        let kernel = kernel_format::parse_kernel(&text, &path.display().to_string())?;
+        let kernel = kernel_format::parse_kernel_file(&text, path)?;
         Ok(LoadedWorkload {
             info: Workload {
                 kind: WorkloadKind::KernelFile,

@@ -1,34 +1,51 @@
 //! SIMT divergence: random structured divergent programs (random nesting of `if`/`else`,
-//! per-lane loops and uniform loops, with random ALU, SFU, memory and barrier bodies) run on
-//! the machine under several schedulers, and every thread's executed-instruction count must
-//! equal that of a simple reference interpreter that walks the structured program one lane
-//! at a time. Plus hand-checked cases: SIMD efficiency, and memory instructions that access
-//! only through their active lanes.
+//! per-lane loops and uniform loops, with random ALU, SFU, memory and barrier bodies, and
+//! values: loads from a buffer with contents, integer ops, and conditions, trip counts and
+//! addresses that read them) run on the machine under several schedulers, and every thread's
+//! executed-instruction count must equal that of a simple reference interpreter that walks
+//! the structured program one lane at a time, keeping each lane's register values. Plus
+//! hand-checked cases: SIMD efficiency, memory instructions that access only through their
+//! active lanes, and data-dependent addresses as the coalescer sees them.
 //! `PROPTEST_CASES=N` runs more cases than the CI default.
 
 use mascar::config::Config;
 use mascar::sched::SchedulerKind;
 use mascar::stats::RunStats;
+use mascar::workload::inputs::{generate, Arg, ArgValue};
 use mascar::workload::kernel_format::parse_kernel;
 use mascar::workload::Kernel;
 use proptest::prelude::*;
 
-/// A per-lane integer `(tid*a + cta*c + Σ loopvar_k*b_k) % m`, evaluated by the interpreter
-/// itself (not through the simulator's expression code).
+/// Value registers: `VREG0 ..= VREG0 + 3` carry values; the timing-only statements use r1..r4.
+const VREG0: u8 = 10;
+/// Elements of the data buffer `D` (i32 values in 0 .. 8).
+const DATA_N: i64 = 256;
+
+/// A per-lane integer `(tid*a + cta*c + Σ loopvar_k*b_k + Σ reg_j*k_j) % m`, evaluated by
+/// the interpreter itself (not through the simulator's expression code), wrapping as the
+/// format's arithmetic does.
 #[derive(Clone, Debug)]
 struct LaneExpr {
     a: i64,
     c: i64,
     /// One coefficient per enclosing loop, outermost first.
     b: Vec<i64>,
+    /// Value registers (index from `VREG0`) and their coefficients.
+    r: Vec<(usize, i64)>,
     m: i64,
 }
 
 impl LaneExpr {
     fn eval(&self, v: &Vars) -> i64 {
-        let mut x = v.tid * self.a + v.cta * self.c;
+        let mut x = v
+            .tid
+            .wrapping_mul(self.a)
+            .wrapping_add(v.cta.wrapping_mul(self.c));
         for (b, l) in self.b.iter().zip(&v.loops) {
-            x += b * l;
+            x = x.wrapping_add(b.wrapping_mul(*l));
+        }
+        for &(r, k) in &self.r {
+            x = x.wrapping_add(v.regs[r].wrapping_mul(k));
         }
         x.rem_euclid(self.m)
     }
@@ -37,8 +54,88 @@ impl LaneExpr {
         for (b, n) in self.b.iter().zip(names) {
             s.push_str(&format!(" + {n}*{b}"));
         }
+        for (r, k) in &self.r {
+            s.push_str(&format!(" + r{}*{k}", VREG0 as usize + r));
+        }
         format!("{s}) % {}", self.m)
     }
+}
+
+/// An integer op on values, as the interpreter computes it.
+#[derive(Clone, Copy, Debug)]
+enum VOp {
+    Add,
+    Sub,
+    Mul,
+    Shl,
+    Shr,
+    And,
+    Or,
+    Xor,
+    Min,
+    Max,
+    SetLt,
+    SetNe,
+    Mov,
+}
+
+impl VOp {
+    const ALL: [VOp; 13] = [
+        VOp::Add,
+        VOp::Sub,
+        VOp::Mul,
+        VOp::Shl,
+        VOp::Shr,
+        VOp::And,
+        VOp::Or,
+        VOp::Xor,
+        VOp::Min,
+        VOp::Max,
+        VOp::SetLt,
+        VOp::SetNe,
+        VOp::Mov,
+    ];
+    fn apply(self, a: i64, b: i64) -> i64 {
+        match self {
+            VOp::Add => a.wrapping_add(b),
+            VOp::Sub => a.wrapping_sub(b),
+            VOp::Mul => a.wrapping_mul(b),
+            VOp::Shl => a.wrapping_shl((b & 63) as u32),
+            VOp::Shr => a.wrapping_shr((b & 63) as u32),
+            VOp::And => a & b,
+            VOp::Or => a | b,
+            VOp::Xor => a ^ b,
+            VOp::Min => a.min(b),
+            VOp::Max => a.max(b),
+            VOp::SetLt => (a < b) as i64,
+            VOp::SetNe => (a != b) as i64,
+            VOp::Mov => a,
+        }
+    }
+    fn mnemonic(self) -> &'static str {
+        match self {
+            VOp::Add => "add",
+            VOp::Sub => "sub",
+            VOp::Mul => "imul",
+            VOp::Shl => "shl",
+            VOp::Shr => "shr",
+            VOp::And => "and",
+            VOp::Or => "or",
+            VOp::Xor => "xor",
+            VOp::Min => "min",
+            VOp::Max => "max",
+            VOp::SetLt => "setp.lt",
+            VOp::SetNe => "setp.ne",
+            VOp::Mov => "mov",
+        }
+    }
+}
+
+/// The second source of a value op: a value register or a small constant.
+#[derive(Clone, Copy, Debug)]
+enum VSrc {
+    Reg(usize),
+    Const(i64),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -53,7 +150,22 @@ enum Cmp {
 enum Stmt {
     Alu,
     Sfu,
-    Load,
+    /// A load from `A`; with `Some(r)` its address also reads value register `r`.
+    Load(Option<usize>),
+    /// `ld.global rD, D[4*(EXPR) + past]`: a value from the data buffer (`past` = 1024 reads
+    /// past its end: 0).
+    VLoad {
+        dst: usize,
+        idx: LaneExpr,
+        past: bool,
+    },
+    /// `OP rD, rA, B`: an integer op on values.
+    VInt {
+        op: VOp,
+        dst: usize,
+        a: usize,
+        b: VSrc,
+    },
     Store,
     Shared,
     Bar,
@@ -77,10 +189,14 @@ enum Stmt {
 }
 
 /// Values one lane sees.
-struct Vars {
+struct Vars<'d> {
     tid: i64,
     cta: i64,
     loops: Vec<i64>,
+    /// The value registers.
+    regs: [i64; 4],
+    /// The data buffer's elements.
+    data: &'d [i64],
 }
 
 /// The reference: instructions one lane executes. A branch is an instruction of every lane
@@ -90,7 +206,20 @@ fn lane_count(stmts: &[Stmt], v: &mut Vars) -> u64 {
     let mut n = 0;
     for s in stmts {
         match s {
-            Stmt::Alu | Stmt::Sfu | Stmt::Load | Stmt::Store | Stmt::Shared | Stmt::Bar => n += 1,
+            Stmt::Alu | Stmt::Sfu | Stmt::Load(_) | Stmt::Store | Stmt::Shared | Stmt::Bar => n += 1,
+            Stmt::VLoad { dst, idx, past } => {
+                n += 1;
+                let i = idx.eval(v);
+                v.regs[*dst] = if *past { 0 } else { v.data[i as usize] };
+            }
+            Stmt::VInt { op, dst, a, b } => {
+                n += 1;
+                let b = match *b {
+                    VSrc::Reg(r) => v.regs[r],
+                    VSrc::Const(c) => c,
+                };
+                v.regs[*dst] = op.apply(v.regs[*a], b);
+            }
             Stmt::If { e, cmp, t, then, els } => {
                 n += 1;
                 let x = e.eval(v);
@@ -145,7 +274,37 @@ impl Gen {
             a: 1 + self.below(7) as i64,
             c: self.below(3) as i64,
             b: (0..loops).map(|_| self.below(4) as i64).collect(),
+            r: (0..self.below(3))
+                .map(|_| (self.below(4) as usize, 1 + self.below(3) as i64))
+                .collect(),
             m,
+        }
+    }
+
+    /// A value statement: a load from the data buffer or an integer op.
+    fn value_stmt(&mut self, loops: usize) -> Stmt {
+        let dst = self.below(4) as usize;
+        if self.below(3) == 0 {
+            let mut idx = self.expr(loops, DATA_N);
+            // `4*(…) + 1024` must stay within MAX_EXPR_NODES.
+            idx.r.truncate(1);
+            return Stmt::VLoad {
+                dst,
+                idx,
+                past: self.below(8) == 0,
+            };
+        }
+        let op = VOp::ALL[self.below(VOp::ALL.len() as u64) as usize];
+        let b = match op {
+            VOp::Shl | VOp::Shr => VSrc::Const(self.below(4) as i64),
+            _ if self.below(2) == 0 => VSrc::Const(self.below(9) as i64 - 2),
+            _ => VSrc::Reg(self.below(4) as usize),
+        };
+        Stmt::VInt {
+            op,
+            dst,
+            a: self.below(4) as usize,
+            b,
         }
     }
 
@@ -156,11 +315,14 @@ impl Gen {
     }
 
     fn stmt(&mut self, divergent: usize, loops: usize, budget: &mut u32) -> Stmt {
+        if self.below(4) == 0 {
+            return self.value_stmt(loops);
+        }
         let nest = *budget > 0;
         match self.below(if nest { 12 } else { 6 }) {
             0 | 1 => Stmt::Alu,
             2 => Stmt::Sfu,
-            3 => Stmt::Load,
+            3 => Stmt::Load((self.below(2) == 0).then(|| self.below(4) as usize)),
             4 => Stmt::Store,
             5 if divergent == 0 && self.below(2) == 0 => Stmt::Bar,
             5 => Stmt::Shared,
@@ -204,10 +366,25 @@ fn render(stmts: &[Stmt], names: &mut Vec<String>, g: &mut Gen, out: &mut String
         let line = match s {
             Stmt::Alu => format!("add r{}, r{}, r{}", r(g), r(g), r(g)),
             Stmt::Sfu => format!("sfu r{}, r{}", r(g), r(g)),
-            Stmt::Load => {
+            Stmt::Load(reg) => {
                 let lv = names.last().map_or("0".to_string(), |n| format!("128*{n}"));
                 let stride = [4, 8, 128][g.below(3) as usize];
-                format!("ld.global r{}, A[({stride}*gtid + {lv}) % 65536]", r(g))
+                let rv = reg.map_or(String::new(), |x| format!(" + 128*r{}", VREG0 as usize + x));
+                format!("ld.global r{}, A[({stride}*gtid + {lv}{rv}) % 65536]", r(g))
+            }
+            Stmt::VLoad { dst, idx, past } => format!(
+                "ld.global r{}, D[4*({}){}]",
+                VREG0 as usize + dst,
+                idx.render(names),
+                if *past { " + 1024" } else { "" }
+            ),
+            Stmt::VInt { op, dst, a, b } => {
+                let v = |x: usize| format!("r{}", VREG0 as usize + x);
+                match (op, b) {
+                    (VOp::Mov, _) => format!("mov {}, {}", v(*dst), v(*a)),
+                    (_, VSrc::Reg(b)) => format!("{} {}, {}, {}", op.mnemonic(), v(*dst), v(*a), v(*b)),
+                    (_, VSrc::Const(c)) => format!("{} {}, {}, {c}", op.mnemonic(), v(*dst), v(*a)),
+                }
             }
             Stmt::Store => format!("st.global A[4*gtid], r{}", r(g)),
             Stmt::Shared => {
@@ -257,16 +434,55 @@ fn render(stmts: &[Stmt], names: &mut Vec<String>, g: &mut Gen, out: &mut String
     }
 }
 
-/// A random kernel: its source, its statements, and its shape.
-fn random_kernel(seed: u64) -> (String, Vec<Stmt>, u32, u32) {
+/// The data buffer's contents: `uniform(n=DATA_N, lo=0, hi=8, seed)` from the input
+/// generators, as the machine's buffer gets them.
+fn data(seed: i64) -> Vec<i64> {
+    let arg = |name: &str, v: i64| Arg {
+        name: name.to_string(),
+        value: ArgValue::Int(v),
+    };
+    let arrays = generate(
+        "uniform",
+        &[arg("n", DATA_N), arg("lo", 0), arg("hi", 8), arg("seed", seed)],
+        None,
+    )
+    .unwrap_or_else(|e| panic!("{}", e.message));
+    let a = &arrays.iter().find(|(n, _)| n == "values").expect("values").1;
+    assert_eq!(a.elem_bytes, 4);
+    a.data
+        .chunks_exact(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as i64)
+        .collect()
+}
+
+/// A random kernel: its source, its statements, its shape and its data seed. The value
+/// registers start with a value (`mov rV, EXPR`), so every writer of theirs gives one.
+fn random_kernel(seed: u64) -> (String, Vec<Stmt>, u32, u32, i64) {
     let mut g = Gen(seed | 1);
     let mut budget = 3 + g.below(8) as u32;
-    let body = g.block(0, 0, &mut budget);
+    let mut body: Vec<Stmt> = (0..4)
+        .map(|dst| Stmt::VLoad {
+            dst,
+            idx: LaneExpr {
+                a: 1 + g.below(7) as i64,
+                c: g.below(3) as i64,
+                b: vec![],
+                r: vec![],
+                m: DATA_N,
+            },
+            past: false,
+        })
+        .collect();
+    body.extend(g.block(0, 0, &mut budget));
     let grid = 1 + g.below(3) as u32;
     let block = [32, 48, 64, 96, 100][g.below(5) as usize];
-    let mut src = format!("kernel div\ngrid {grid}\nblock {block}\nshared 4096\nbuffer A 1M\n");
+    let data_seed = g.below(1000) as i64;
+    let mut src = format!(
+        "kernel div\ngrid {grid}\nblock {block}\nshared 4096\nbuffer A 1M\n\
+         input In = uniform(n={DATA_N}, lo=0, hi=8, seed={data_seed})\nbuffer D from In.values\n"
+    );
     render(&body, &mut vec![], &mut g, &mut src, 0);
-    (src, body, grid, block)
+    (src, body, grid, block, data_seed)
 }
 
 /// Runs `k` on one SM (so the issue log sees every warp) and returns the statistics and each
@@ -299,12 +515,19 @@ proptest! {
 
     #[test]
     fn every_lane_executes_what_the_interpreter_says(seed in any::<u64>(), sched in 0usize..4) {
-        let (src, body, grid, block) = random_kernel(seed);
+        let (src, body, grid, block, data_seed) = random_kernel(seed);
+        let data = data(data_seed);
         let k = parse_kernel(&src, "random.kern").unwrap_or_else(|e| panic!("{e}\n{src}"));
         let sched = [SchedulerKind::Lrr, SchedulerKind::Gto, SchedulerKind::Mas, SchedulerKind::Mascar][sched];
         let (stats, counts) = run_per_thread(&one_sm(sched), &k);
         for gtid in 0..grid * block {
-            let mut v = Vars { tid: (gtid % block) as i64, cta: (gtid / block) as i64, loops: vec![] };
+            let mut v = Vars {
+                tid: (gtid % block) as i64,
+                cta: (gtid / block) as i64,
+                loops: vec![],
+                regs: [0; 4],
+                data: &data,
+            };
             let want = lane_count(&body, &mut v);
             prop_assert_eq!(counts[gtid as usize], want, "thread {} under {:?}\n{}", gtid, sched, src);
         }
@@ -378,4 +601,121 @@ fn per_lane_loops_run_to_the_longest_lane() {
     // Iteration i has the lanes with lane % 4 > i: 24, 16, 8 lanes, one line each.
     assert_eq!(s.sm.coalesced_requests, 3);
     assert_eq!(s.sm.global_loads, 3);
+}
+
+/// Addresses that read loaded values reach the coalescer: one warp loads `C[lane]` from a
+/// `seq` input and then `X[4*C[lane]]`. With `step=1` the 32 lanes read 32 consecutive words
+/// (one 128 B line); with `step=32` they are 128 B apart (32 lines). An index-only kernel
+/// with the same shape is one line either way.
+#[test]
+fn data_dependent_addresses_reach_the_coalescer() {
+    let run = |step: u32, addr: &str| {
+        let src = format!(
+            "kernel k\ngrid 1\nblock 32\ninput S = seq(n=32, step={step})\nbuffer C from S.values\n\
+             buffer X 64K\nld.global r2, C[4*lane]\nld.global r3, X[{addr}]\n"
+        );
+        let k = parse_kernel(&src, "k.kern").unwrap_or_else(|e| panic!("{e}"));
+        mascar::engine::simulate(&one_sm(SchedulerKind::Gto), &k, None).unwrap()
+    };
+    // The C load is one line; the X load as the data says.
+    assert_eq!(run(1, "4*r2").sm.coalesced_requests, 1 + 1);
+    assert_eq!(run(32, "4*r2").sm.coalesced_requests, 1 + 32);
+    assert_eq!(run(32, "4*lane").sm.coalesced_requests, 1 + 1);
+    // Each line is a miss of its own in a cold L1.
+    let s = run(32, "4*r2");
+    assert_eq!(s.sm.global_loads, 2);
+    assert!(s.l1.misses >= 33, "{} misses", s.l1.misses);
+}
+
+/// A BFS-like kernel on a CSR graph from the `graph` generator: each thread whose frontier
+/// mask is set walks its node's edge list (`loop e < no_of_edges`, the bound a loaded value)
+/// and reads the cost of each neighbour (an address from a loaded value), as Rodinia's bfs
+/// `Kernel` does. Every thread's instruction count, and the line requests the coalescer
+/// makes, equal what the graph's arrays give by hand.
+#[test]
+fn bfs_like_kernel_follows_its_graph() {
+    const NODES: usize = 256;
+    const BLOCK: usize = 64;
+    let src = format!(
+        "kernel bfs-like\ngrid {}\nblock {BLOCK}\ninput G = graph(nodes={NODES}, degree=6, seed=7)\n\
+         buffer nodes from G.nodes\nbuffer edges from G.edges\nbuffer mask from G.mask\n\
+         buffer cost 4 * {NODES}\n\
+         ld.global.1 r1, mask[gtid]\n\
+         if r1 {{\n\
+           ld.global r2, nodes[8*gtid]\n\
+           ld.global r3, nodes[8*gtid + 4]\n\
+           loop e < r3 {{\n\
+             ld.global r4, edges[4*(r2 + e)]\n\
+             ld.global r5, cost[4*r4]\n\
+           }}\n\
+         }}\n",
+        NODES / BLOCK
+    );
+    let k = parse_kernel(&src, "bfs.kern").unwrap_or_else(|e| panic!("{e}"));
+    // The arrays, read back as the kernel reads them.
+    let arrays = generate(
+        "graph",
+        &[
+            Arg {
+                name: "nodes".into(),
+                value: ArgValue::Int(NODES as i64),
+            },
+            Arg {
+                name: "degree".into(),
+                value: ArgValue::Int(6),
+            },
+            Arg {
+                name: "seed".into(),
+                value: ArgValue::Int(7),
+            },
+        ],
+        None,
+    )
+    .unwrap_or_else(|e| panic!("{}", e.message));
+    let get = |name: &str| &arrays.iter().find(|(n, _)| n == name).unwrap().1.data;
+    let i32s = |name: &str| -> Vec<i64> {
+        get(name)
+            .chunks_exact(4)
+            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as i64)
+            .collect()
+    };
+    let (nodes, edges, mask) = (i32s("nodes"), i32s("edges"), get("mask").to_vec());
+    assert!(
+        mask.iter().filter(|&&m| m != 0).count() > 1,
+        "a frontier of more than one node"
+    );
+    let start = |n: usize| nodes[2 * n] as usize;
+    let degree = |n: usize| nodes[2 * n + 1] as usize;
+    // Per thread: mask load, branch; in the frontier: two loads, loop entry, and per edge
+    // two loads and the back edge.
+    let want: Vec<u64> = (0..NODES)
+        .map(|n| 2 + if mask[n] != 0 { 3 + 3 * degree(n) as u64 } else { 0 })
+        .collect();
+    let (stats, counts) = run_per_thread(&one_sm(SchedulerKind::Mascar), &k);
+    assert_eq!(counts, want);
+    // Line requests (128 B lines; buffers are 256 B aligned, so a line is offset / 128).
+    let lines = |offsets: &mut dyn Iterator<Item = usize>| {
+        let mut v: Vec<usize> = offsets.map(|o| o / 128).collect();
+        v.sort();
+        v.dedup();
+        v.len() as u64
+    };
+    let mut requests = 0;
+    for w in 0..NODES / 32 {
+        let lanes: Vec<usize> = (32 * w..32 * w + 32).collect();
+        requests += lines(&mut lanes.iter().copied());
+        let front: Vec<usize> = lanes.iter().copied().filter(|&n| mask[n] != 0).collect();
+        if front.is_empty() {
+            continue;
+        }
+        requests += 2 * lines(&mut front.iter().map(|&n| 8 * n));
+        let longest = front.iter().map(|&n| degree(n)).max().unwrap();
+        for e in 0..longest {
+            let active: Vec<usize> = front.iter().copied().filter(|&n| e < degree(n)).collect();
+            requests += lines(&mut active.iter().map(|&n| 4 * (start(n) + e)));
+            requests += lines(&mut active.iter().map(|&n| 4 * edges[start(n) + e] as usize));
+        }
+    }
+    assert_eq!(stats.sm.coalesced_requests, requests);
+    assert_eq!(stats.warp_instructions, k.total_warp_instructions());
 }

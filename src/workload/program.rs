@@ -371,6 +371,18 @@ impl Flow {
     /// Resolves the branch at `pc` (handed out by [`next`](Self::next)) for the top entry's
     /// lanes, `env` being lane 0's values; returns the lanes for which it was taken.
     pub fn resolve(&mut self, program: &Program, pc: u32, env: &LaneEnv) -> u32 {
+        self.resolve_in(program, pc, env, &[])
+    }
+
+    /// [`resolve`](Self::resolve) for a warp whose register values are `values` (conditions
+    /// and trip counts may read registers).
+    pub fn resolve_in(
+        &mut self,
+        program: &Program,
+        pc: u32,
+        env: &LaneEnv,
+        values: &[[i64; WARP_LANES]],
+    ) -> u32 {
         self.pending_branch = false;
         let Some(top) = self.stack.top() else {
             return 0;
@@ -391,7 +403,7 @@ impl Flow {
             BranchKind::IfNot { cond } => {
                 let e = &program.exprs[cond as usize];
                 for l in lanes() {
-                    if e.eval(&lane_env(l, self.iter)) == e.base {
+                    if e.eval_in(&lane_env(l, self.iter), values, l as usize) == e.base {
                         taken |= 1 << l;
                     }
                 }
@@ -400,7 +412,9 @@ impl Flow {
                 let e = &program.exprs[count as usize];
                 let d = depth as usize;
                 for l in lanes() {
-                    let n = (e.eval(&lane_env(l, self.iter)).wrapping_sub(e.base) as i64)
+                    let n = (e
+                        .eval_in(&lane_env(l, self.iter), values, l as usize)
+                        .wrapping_sub(e.base) as i64)
                         .clamp(0, u32::MAX as i64);
                     self.counts[d][l as usize] = n as u32;
                     if n == 0 {
@@ -462,6 +476,10 @@ pub enum Var {
     Gthreads,
     /// Iteration counter (0-based) of the enclosing loop at this nesting depth (0 = outermost).
     Loop(u8),
+    /// The lane's value of a register, kept in this slot of the warp's value file
+    /// ([`Values`]); see [`Program::values`]. (While the kernel format's parser builds an
+    /// expression it holds the register number; lowering renumbers it to the slot.)
+    Reg(u8),
 }
 
 /// One node of an address expression in postfix (stack) order.
@@ -505,7 +523,8 @@ pub struct AddrExpr {
 /// In [`AddrExpr::lanes`]: the lane is inactive (masked off in the trace).
 pub const INACTIVE_LANE: u64 = u64::MAX;
 
-/// Per-lane values that [`AddrExpr::eval`] reads.
+/// Per-lane values that [`AddrExpr::eval`] reads (register values come separately: see
+/// [`AddrExpr::eval_in`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LaneEnv {
     pub tid: i64,
@@ -567,6 +586,19 @@ impl AddrExpr {
         stack: &mut LaneStack,
         out: &mut [u64; WARP_LANES],
     ) {
+        self.eval_lanes_in(env, &[], lanes, stack, out)
+    }
+
+    /// [`eval_lanes`](Self::eval_lanes) with the warp's register values: `Var::Reg(s)` reads
+    /// `values[s][lane]` (0 for a slot the file does not have).
+    pub fn eval_lanes_in(
+        &self,
+        env: &LaneEnv,
+        values: &[[i64; WARP_LANES]],
+        lanes: usize,
+        stack: &mut LaneStack,
+        out: &mut [u64; WARP_LANES],
+    ) {
         let lanes = lanes.min(WARP_LANES);
         if let Some(table) = &self.lanes {
             out[..lanes].copy_from_slice(&table[..lanes]);
@@ -608,6 +640,10 @@ impl AddrExpr {
                         Var::Grid => slot.fill(env.grid),
                         Var::Gthreads => slot.fill(env.grid * env.block),
                         Var::Loop(d) => slot.fill(env.loops[d as usize] as i64),
+                        Var::Reg(r) => match values.get(r as usize) {
+                            Some(v) => slot.copy_from_slice(&v[..lanes]),
+                            None => slot.fill(0),
+                        },
                     }
                     sp += 1;
                 }
@@ -657,6 +693,11 @@ impl AddrExpr {
 
     /// Evaluates the expression for one lane. Arithmetic wraps; the result is an address.
     pub fn eval(&self, env: &LaneEnv) -> u64 {
+        self.eval_in(env, &[], 0)
+    }
+
+    /// [`eval`](Self::eval) for lane `lane` of a warp whose register values are `values`.
+    pub fn eval_in(&self, env: &LaneEnv, values: &[[i64; WARP_LANES]], lane: usize) -> u64 {
         let mut stack = [0i64; MAX_EXPR_NODES];
         let mut sp = 0usize;
         for node in &self.nodes {
@@ -673,6 +714,7 @@ impl AddrExpr {
                     Var::Grid => env.grid,
                     Var::Gthreads => env.grid * env.block,
                     Var::Loop(d) => env.loops[d as usize] as i64,
+                    Var::Reg(r) => values.get(r as usize).map_or(0, |v| v[lane % WARP_LANES]),
                 },
                 op => {
                     sp -= 1;
@@ -742,6 +784,213 @@ impl AddrExpr {
     }
 }
 
+/// Most value slots (registers whose values expressions read) a program may use.
+pub const MAX_VALUE_SLOTS: usize = 16;
+
+/// An integer operation on per-lane values (`add r3, r1, r2` in the kernel format). Every
+/// operation is on 64-bit signed integers and wraps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum IntOp {
+    Add,
+    Sub,
+    Mul,
+    /// `a << (b & 63)`.
+    Shl,
+    /// Arithmetic shift right: `a >> (b & 63)`, the sign kept.
+    Shr,
+    And,
+    Or,
+    Xor,
+    Min,
+    Max,
+    /// `a` (the second operand is ignored).
+    Mov,
+    /// `setp.CMP`: 1 when `a CMP b` holds, else 0.
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl IntOp {
+    pub fn apply(self, a: i64, b: i64) -> i64 {
+        match self {
+            IntOp::Add => a.wrapping_add(b),
+            IntOp::Sub => a.wrapping_sub(b),
+            IntOp::Mul => a.wrapping_mul(b),
+            IntOp::Shl => a.wrapping_shl((b & 63) as u32),
+            IntOp::Shr => a.wrapping_shr((b & 63) as u32),
+            IntOp::And => a & b,
+            IntOp::Or => a | b,
+            IntOp::Xor => a ^ b,
+            IntOp::Min => a.min(b),
+            IntOp::Max => a.max(b),
+            IntOp::Mov => a,
+            IntOp::Lt => (a < b) as i64,
+            IntOp::Le => (a <= b) as i64,
+            IntOp::Gt => (a > b) as i64,
+            IntOp::Ge => (a >= b) as i64,
+            IntOp::Eq => (a == b) as i64,
+            IntOp::Ne => (a != b) as i64,
+        }
+    }
+}
+
+/// A source of an [`IntOp`]: a value slot, or a per-lane expression (`exprs[i]`, base 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Operand {
+    Slot(u8),
+    Expr(u16),
+}
+
+/// How a [`ValueOp`] computes its lanes' values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum ValueKind {
+    /// A global load: the `width` bytes (1, 2, 4 or 8) at each lane's address (the load's
+    /// own expression, `exprs[inst.addr]`) in the *initial* contents of `Kernel::buffers
+    /// [buffer]`, little-endian and sign-extended. An access not wholly inside the contents
+    /// reads 0.
+    Load {
+        buffer: u16,
+        width: u8,
+    },
+    Int {
+        op: IntOp,
+        a: Operand,
+        b: Operand,
+    },
+}
+
+/// The value an instruction writes: the instruction at item `pc` writes slot `slot` of its
+/// warp's value file, for its active lanes, when it issues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct ValueOp {
+    pub pc: u32,
+    pub slot: u8,
+    pub kind: ValueKind,
+}
+
+/// A warp's value file: [`Program::value_slots`] rows of one `i64` per lane, followed by
+/// the scratch stack for evaluating expressions over all lanes. Sized when a warp launches
+/// ([`reset`](Self::reset)); it keeps its capacity, so later launches do not allocate.
+#[derive(Clone, Debug, Default)]
+pub struct Values {
+    rows: Vec<[i64; WARP_LANES]>,
+    slots: usize,
+}
+
+impl Values {
+    /// Every value 0, `slots` slots (no rows at all for programs without values).
+    pub fn reset(&mut self, slots: usize) {
+        self.rows.clear();
+        self.slots = slots;
+        if slots > 0 {
+            self.rows.resize(slots + MAX_EXPR_STACK, [0; WARP_LANES]);
+        }
+    }
+
+    /// The value slots (what `Var::Reg` reads).
+    pub fn file(&self) -> &[[i64; WARP_LANES]] {
+        &self.rows[..self.slots.min(self.rows.len())]
+    }
+
+    /// Runs the value operation of the instruction `inst` at item `pc`, if it has one, for
+    /// the lanes of `mask` below `lanes`: they read the file as it is, then the destination
+    /// slot is written (so `ld r2, A[r2]` reads the old r2). Called in program order as the
+    /// warp issues; `env` is lane 0's environment with the instruction's loop counters.
+    #[allow(clippy::too_many_arguments)]
+    pub fn exec(
+        &mut self,
+        program: &Program,
+        inst: &Inst,
+        pc: u32,
+        env: &LaneEnv,
+        lanes: usize,
+        mask: u32,
+        buffers: &[Buffer],
+    ) {
+        let Some(op) = program.value_op(pc) else {
+            return;
+        };
+        if self.slots == 0 || op.slot as usize >= self.slots {
+            return;
+        }
+        let lanes = lanes.min(WARP_LANES);
+        let (file, scratch) = self.rows.split_at_mut(self.slots);
+        let Ok(stack) = <&mut LaneStack>::try_from(&mut scratch[..MAX_EXPR_STACK]) else {
+            return;
+        };
+        let mut out = [0u64; WARP_LANES];
+        let mut result = [0i64; WARP_LANES];
+        match op.kind {
+            ValueKind::Load { buffer, width } => {
+                let Some(e) = program.exprs.get(inst.addr as usize) else {
+                    return;
+                };
+                let data = buffers
+                    .get(buffer as usize)
+                    .and_then(|b| b.data.as_deref())
+                    .unwrap_or(&[]);
+                e.eval_lanes_in(env, file, lanes, stack, &mut out);
+                for (r, &a) in result.iter_mut().zip(&out[..lanes]) {
+                    *r = read_le(data, a.wrapping_sub(e.base), width);
+                }
+            }
+            ValueKind::Int { op: iop, a, b } => {
+                let mut bv = [0i64; WARP_LANES];
+                for (operand, dst) in [(a, &mut result), (b, &mut bv)] {
+                    match operand {
+                        Operand::Slot(s) => {
+                            if let Some(row) = file.get(s as usize) {
+                                dst[..lanes].copy_from_slice(&row[..lanes]);
+                            }
+                        }
+                        Operand::Expr(i) => {
+                            if let Some(e) = program.exprs.get(i as usize) {
+                                e.eval_lanes_in(env, file, lanes, stack, &mut out);
+                                for (d, &v) in dst[..lanes].iter_mut().zip(&out[..lanes]) {
+                                    *d = v.wrapping_sub(e.base) as i64;
+                                }
+                            }
+                        }
+                    }
+                }
+                for (x, &y) in result[..lanes].iter_mut().zip(&bv[..lanes]) {
+                    *x = iop.apply(*x, y);
+                }
+            }
+        }
+        let row = &mut file[op.slot as usize];
+        for (l, (d, &v)) in row[..lanes].iter_mut().zip(&result[..lanes]).enumerate() {
+            if mask >> l & 1 == 1 {
+                *d = v;
+            }
+        }
+    }
+}
+
+/// The `width` bytes at byte `offset` of `data`, little-endian and sign-extended; 0 when they
+/// are not all inside `data`.
+fn read_le(data: &[u8], offset: u64, width: u8) -> i64 {
+    let w = width as usize;
+    let Some(bytes) = usize::try_from(offset)
+        .ok()
+        .and_then(|o| data.get(o..o.checked_add(w)?))
+    else {
+        return 0;
+    };
+    if !(1..=8).contains(&w) {
+        return 0;
+    }
+    let mut buf = [0u8; 8];
+    buf[..w].copy_from_slice(bytes);
+    let v = u64::from_le_bytes(buf);
+    let shift = 64 - 8 * w as u32;
+    ((v << shift) as i64) >> shift
+}
+
 /// The instruction stream shared by every thread of a kernel.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Program {
@@ -754,9 +1003,31 @@ pub struct Program {
     /// Traced programs: the recorded PC of each item (event logs print it); empty otherwise.
     #[serde(skip)]
     pub pcs: Vec<u64>,
+    /// The values instructions write, sorted by `pc` (at most one per instruction); empty
+    /// for programs whose expressions read no register.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<ValueOp>,
+    /// Value slots a warp needs (at most [`MAX_VALUE_SLOTS`]).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub value_slots: u8,
+}
+
+fn is_zero(n: &u8) -> bool {
+    *n == 0
 }
 
 impl Program {
+    /// The value operation of the instruction at item `pc`, if it writes a value.
+    pub fn value_op(&self, pc: u32) -> Option<&ValueOp> {
+        if self.values.is_empty() {
+            return None;
+        }
+        self.values
+            .binary_search_by_key(&pc, |v| v.pc)
+            .ok()
+            .map(|i| &self.values[i])
+    }
+
     /// Structural checks: address expressions in range and well formed, loops matched, and
     /// branches forming structured blocks (each `if` / per-lane loop region nested in the
     /// enclosing ones, no deeper than [`MAX_DIVERGENT_NESTING`]) so that the SIMT stack
@@ -901,6 +1172,38 @@ impl Program {
         }
         for e in &self.exprs {
             e.validate()?;
+            for n in &e.nodes {
+                if let ExprNode::Var(Var::Reg(s)) = n {
+                    if *s >= self.value_slots {
+                        return Err(format!("expression reads value slot {s} of {}", self.value_slots));
+                    }
+                }
+            }
+        }
+        if self.value_slots as usize > MAX_VALUE_SLOTS {
+            return Err(format!("more than {MAX_VALUE_SLOTS} value slots"));
+        }
+        for (k, v) in self.values.iter().enumerate() {
+            if k > 0 && self.values[k - 1].pc >= v.pc {
+                return Err("value operations not sorted by pc".into());
+            }
+            let Some(Item::Inst(inst)) = self.items.get(v.pc as usize) else {
+                return Err(format!("value operation at item {} that is no instruction", v.pc));
+            };
+            let slot_ok = |s: u8| s < self.value_slots;
+            let ok = slot_ok(v.slot)
+                && match v.kind {
+                    ValueKind::Load { width, .. } => {
+                        inst.op == OpKind::LoadGlobal && matches!(width, 1 | 2 | 4 | 8)
+                    }
+                    ValueKind::Int { a, b, .. } => [a, b].iter().all(|o| match *o {
+                        Operand::Slot(s) => slot_ok(s),
+                        Operand::Expr(e) => (e as usize) < self.exprs.len(),
+                    }),
+                };
+            if !ok {
+                return Err(format!("instruction {}: malformed value operation", v.pc));
+            }
         }
         Ok(())
     }
@@ -908,15 +1211,33 @@ impl Program {
     /// What one warp of `lanes` threads, whose lane 0 has the values `env`, executes: the
     /// control flow of the machine's fetch stage, run functionally.
     pub fn warp_counts(&self, env: &LaneEnv, lanes: u32) -> WarpCounts {
+        self.warp_counts_in(env, lanes, &[], &mut Values::default())
+    }
+
+    /// [`warp_counts`](Self::warp_counts) with the kernel's `buffers` (value loads read their
+    /// contents); `values` is scratch, reused across warps so that it allocates once.
+    pub fn warp_counts_in(
+        &self,
+        env: &LaneEnv,
+        lanes: u32,
+        buffers: &[Buffer],
+        values: &mut Values,
+    ) -> WarpCounts {
         let mut flow = Flow::default();
         flow.launch(lanes);
+        values.reset(self.value_slots as usize);
         let mut c = WarpCounts::default();
         while let Some(f) = flow.next(self) {
             c.warp += 1;
             c.thread += f.mask.count_ones() as u64;
+            let lane_env = LaneEnv {
+                loops: f.loops,
+                ..*env
+            };
             if f.inst.op == OpKind::Branch {
-                flow.resolve(self, f.pc, env);
+                flow.resolve_in(self, f.pc, &lane_env, values.file());
             }
+            values.exec(self, &f.inst, f.pc, &lane_env, lanes as usize, f.mask, buffers);
         }
         c
     }
@@ -946,11 +1267,29 @@ impl Program {
 }
 
 /// A global-memory buffer a kernel declares; its base is assigned by the loader.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, PartialEq, Eq, Serialize)]
 pub struct Buffer {
     pub name: String,
     pub base: u64,
     pub bytes: u64,
+    /// Initial contents (`buffer NAME from INPUT.ARRAY`), which value loads read; `None`: no
+    /// contents (loads from it carry no value). Not serialized: results and snapshots name
+    /// the input instead.
+    #[serde(skip)]
+    pub data: Option<std::sync::Arc<[u8]>>,
+}
+
+impl std::fmt::Debug for Buffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("Buffer");
+        d.field("name", &self.name)
+            .field("base", &self.base)
+            .field("bytes", &self.bytes);
+        if let Some(data) = &self.data {
+            d.field("data", &format_args!("{} bytes", data.len()));
+        }
+        d.finish()
+    }
 }
 
 /// A kernel launch: grid, CTA shape, per-CTA resources and the program.
@@ -1028,6 +1367,7 @@ impl Kernel {
     /// Every warp of the grid run functionally through its control flow.
     fn divergent_counts(&self) -> WarpCounts {
         let mut total = WarpCounts::default();
+        let mut values = Values::default();
         for cta in 0..self.grid {
             for w in 0..self.warps_per_cta() {
                 let env = LaneEnv {
@@ -1037,7 +1377,12 @@ impl Kernel {
                     grid: self.grid as i64,
                     loops: [0; MAX_LOOP_DEPTH],
                 };
-                let c = self.program.warp_counts(&env, (self.block - w * 32).min(32));
+                let c = self.program.warp_counts_in(
+                    &env,
+                    (self.block - w * 32).min(32),
+                    &self.buffers,
+                    &mut values,
+                );
                 total.warp += c.warp;
                 total.thread += c.thread;
             }
@@ -1060,6 +1405,16 @@ impl Kernel {
                 "kernel `{}`: block must have at least one thread",
                 self.name
             ));
+        }
+        for v in &self.program.values {
+            if let ValueKind::Load { buffer, .. } = v.kind {
+                if buffer as usize >= self.buffers.len() {
+                    return Err(format!(
+                        "instruction {}: value load from buffer {buffer} out of range",
+                        v.pc
+                    ));
+                }
+            }
         }
         self.program.validate()
     }
@@ -1215,6 +1570,7 @@ mod tests {
                 reconv: 2,
             }],
             pcs: vec![],
+            ..Default::default()
         };
         p.validate().unwrap();
         // `else` target without the jump that closes the `then` block.

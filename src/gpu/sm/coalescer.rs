@@ -67,10 +67,26 @@ impl Coalesced {
         width: u32,
         line_bytes: u32,
     ) {
+        self.build_in(expr, env, &[], lanes, mask, width, line_bytes);
+    }
+
+    /// [`build_masked`](Self::build_masked) for a warp whose register values are `values`:
+    /// addresses may depend on loaded data (`x[4*r2]`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn build_in(
+        &mut self,
+        expr: &AddrExpr,
+        env: LaneEnv,
+        values: &[[i64; WARP_LANES]],
+        lanes: u32,
+        mask: u32,
+        width: u32,
+        line_bytes: u32,
+    ) {
         self.len = 0;
         let shift = line_bytes.trailing_zeros();
         let lanes = (lanes as usize).min(WARP_LANES);
-        expr.eval_lanes(&env, lanes, &mut self.stack, &mut self.addrs);
+        expr.eval_lanes_in(&env, values, lanes, &mut self.stack, &mut self.addrs);
         for lane in 0..lanes {
             let addr = self.addrs[lane];
             if addr == INACTIVE_LANE || mask >> lane & 1 == 0 {
@@ -150,5 +166,39 @@ mod tests {
                 LineRequest { line: 1, bytes: 4 }
             ]
         );
+    }
+
+    /// Addresses may read the warp's register values (`Var::Reg`): lane l's value 32·l
+    /// spreads a unit-stride expression over 32 lines; the values stay per lane.
+    #[test]
+    fn addresses_read_register_values() {
+        let e = AddrExpr {
+            base: 0x1000_0000,
+            nodes: vec![ExprNode::Const(4), ExprNode::Var(Var::Reg(1)), ExprNode::Mul],
+            lanes: None,
+        };
+        let mut values = [[0i64; WARP_LANES]; 2];
+        values[1] = std::array::from_fn(|l| 32 * l as i64);
+        let mut c = Coalesced::default();
+        c.build_in(&e, env(), &values, 32, u32::MAX, 4, 128);
+        assert_eq!(c.len, 32);
+        // Only the active lanes' values count.
+        c.build_in(&e, env(), &values, 32, 0b101, 4, 128);
+        assert_eq!(
+            c.as_slice(),
+            &[
+                LineRequest {
+                    line: 0x1000_0000 / 128,
+                    bytes: 4
+                },
+                LineRequest {
+                    line: 0x1000_0000 / 128 + 2,
+                    bytes: 4
+                }
+            ]
+        );
+        values[1] = [0; WARP_LANES];
+        c.build_in(&e, env(), &values, 32, u32::MAX, 4, 128);
+        assert_eq!(c.len, 1);
     }
 }

@@ -53,9 +53,10 @@ impl Sm {
         };
         let lanes = warp.lanes;
         let expr = &warp.program.as_deref().unwrap_or(&k.program).exprs[inst.addr as usize];
-        self.lsu.lines.build_masked(
+        self.lsu.lines.build_in(
             expr,
             env,
+            warp.values.file(),
             lanes,
             entry.mask,
             inst.width as u32,

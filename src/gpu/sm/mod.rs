@@ -298,6 +298,7 @@ impl Sm {
             let tid_base = w * 32;
             let lanes = (k.block - tid_base).min(32);
             self.warps[free].launch(self.next_dyn_id, slot as u8, cta, tid_base, lanes);
+            self.warps[free].reset_values(k.program.value_slots);
             if let Some(p) = programs.as_mut() {
                 // A warp the trace does not list runs nothing.
                 self.warps[free].program = Some(p.next().unwrap_or_default());
@@ -691,6 +692,11 @@ impl Sm {
                 self.ctas[cta].at_barrier += 1;
                 self.check_barrier(cta);
             }
+        }
+        // Values are written at issue, after the instruction read its address (kernel-format
+        // programs only: trace warps have their own programs, without values).
+        if self.warps[w].program.is_none() && !k.program.values.is_empty() {
+            self.warps[w].exec_values(&k.program, &entry, k.block, k.grid, &k.buffers);
         }
         self.refresh(w);
         if self.warps[w].ibuf_empty() {

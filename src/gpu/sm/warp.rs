@@ -1,7 +1,9 @@
 //! A warp context: program counter and loop counters (the fetch state), the instruction
 //! buffer, and the warp's scoreboard.
 
-use crate::workload::program::{Flow, Inst, LaneEnv, OpKind, Program, Reg, MAX_LOOP_DEPTH, NO_REG};
+use crate::workload::program::{
+    Buffer, Flow, Inst, LaneEnv, OpKind, Program, Reg, Values, MAX_LOOP_DEPTH, NO_REG,
+};
 
 /// A set of registers r0..=r255 as a bit-vector.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -81,6 +83,10 @@ pub struct Warp {
     pub last_issued: OpKind,
     pub last_pc: u32,
     pub last_mask: u32,
+    /// Per-lane register values that expressions read (kernels with data-dependent
+    /// addresses or conditions), written as instructions issue; sized at launch by
+    /// [`reset_values`](Self::reset_values), empty otherwise.
+    pub values: Values,
 }
 
 impl Default for Warp {
@@ -106,12 +112,16 @@ impl Default for Warp {
             last_pc: 0,
             last_mask: 0,
             program: None,
+            values: Values::default(),
         }
     }
 }
 
 impl Warp {
     pub fn launch(&mut self, dyn_id: u64, cta_slot: u8, cta: u32, tid_base: u32, lanes: u32) {
+        // The value file keeps its allocation from the slot's previous warp.
+        let mut values = std::mem::take(&mut self.values);
+        values.reset(0);
         *self = Warp {
             active: true,
             dyn_id,
@@ -119,10 +129,39 @@ impl Warp {
             cta,
             tid_base,
             lanes,
+            values,
             ..Warp::default()
         };
         self.flow.launch(lanes);
         self.fetch_done = self.flow.done();
+    }
+
+    /// Sizes the value file for a program of `slots` value slots, every value 0 (at launch;
+    /// allocates only the first time a slot holds a warp with values).
+    pub fn reset_values(&mut self, slots: u8) {
+        self.values.reset(slots as usize);
+    }
+
+    /// The instruction `e` issues: if it writes a value (a value load, an integer op), its
+    /// active lanes' values are computed now, in program order, so later addresses and
+    /// conditions of this warp read them. Value loads read the buffers' initial contents.
+    pub fn exec_values(
+        &mut self,
+        program: &Program,
+        e: &IbufEntry,
+        block: u32,
+        grid: u32,
+        buffers: &[Buffer],
+    ) {
+        let env = LaneEnv {
+            tid: self.tid_base as i64,
+            cta: self.cta as i64,
+            block: block as i64,
+            grid: grid as i64,
+            loops: e.loops,
+        };
+        self.values
+            .exec(program, &e.inst, e.pc, &env, self.lanes as usize, e.mask, buffers);
     }
 
     /// The next instruction to issue, if the I-buffer holds one.
@@ -191,7 +230,7 @@ impl Warp {
             grid: grid as i64,
             loops: e.loops,
         };
-        self.flow.resolve(program, e.pc, &env);
+        self.flow.resolve_in(program, e.pc, &env, self.values.file());
         self.fetch_done = self.flow.done();
     }
 
@@ -278,6 +317,7 @@ mod tests {
             exprs: vec![],
             branches: vec![],
             pcs: vec![],
+            ..Default::default()
         };
         let mut w = Warp::default();
         w.launch(0, 0, 0, 0, 32);
@@ -295,5 +335,42 @@ mod tests {
         assert_eq!(loops[1], vec![0, 0]);
         assert_eq!(loops[3], vec![0, 2]);
         assert_eq!(loops[4][0], 1);
+    }
+
+    /// The value file: sized at launch, written at issue for the active lanes only, read by
+    /// branch conditions; a relaunch starts from zeros without reallocating.
+    #[test]
+    fn values_are_written_at_issue_and_steer_branches() {
+        let k = crate::workload::kernel_format::parse_kernel(
+            "kernel k\ngrid 1\nblock 32\nmov r1, lane % 4\nif lane < 8 {\n mov r1, 9\n}\n\
+             if r1 == 1 {\n add r2, r2\n}\n",
+            "t.kern",
+        )
+        .unwrap();
+        let mut w = Warp::default();
+        w.launch(0, 0, 0, 0, 32);
+        w.reset_values(k.program.value_slots);
+        let mut masks = vec![];
+        while !w.fetch_done || !w.ibuf_empty() {
+            w.fetch(&k.program, 8);
+            while !w.ibuf_empty() {
+                let e = w.pop_head();
+                masks.push(e.mask);
+                if e.inst.op == OpKind::Branch {
+                    w.resolve_branch(&k.program, &e, k.block, k.grid);
+                }
+                w.exec_values(&k.program, &e, k.block, k.grid, &k.buffers);
+            }
+        }
+        // r1 = 9 on lanes 0..8, lane % 4 elsewhere: the `then` block has lanes 9, 13, … 29.
+        let ones: u32 = (8..32).filter(|l| l % 4 == 1).map(|l| 1u32 << l).sum();
+        assert_eq!(masks, vec![u32::MAX, u32::MAX, 0xFF, u32::MAX, ones]);
+        let row = w.values.file()[0];
+        assert_eq!(row[..9], [9, 9, 9, 9, 9, 9, 9, 9, 0]);
+        let ptr = w.values.file().as_ptr();
+        w.launch(1, 0, 0, 0, 32);
+        w.reset_values(k.program.value_slots);
+        assert_eq!(w.values.file(), &[[0; 32]], "zeros after a relaunch");
+        assert_eq!(w.values.file().as_ptr(), ptr, "the allocation is reused");
     }
 }

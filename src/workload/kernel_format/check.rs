@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::lexer::Cursor;
+use super::lexer::{is_register_name, register, Cursor};
 use super::{show, Diag, PResult, MAX_BLOCK_THREADS, MAX_BUFFER_BYTES, MAX_REGS_PER_THREAD};
 use crate::workload::program::{Buffer, Reg, Var, MAX_DIVERGENT_NESTING, MAX_LOOP_DEPTH};
 
@@ -99,7 +99,12 @@ impl Scope<'_> {
         let builtin = BUILTIN_VARS.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
         match self {
             Scope::Const(what) => {
-                let msg = if builtin.is_some() {
+                let msg = if is_register_name(name) {
+                    format!(
+                        "register `{}` cannot be used here: {what} must be a constant",
+                        show(name)
+                    )
+                } else if builtin.is_some() {
                     format!("variable `{name}` cannot be used here: {what} must be a constant")
                 } else {
                     format!(
@@ -116,7 +121,12 @@ impl Scope<'_> {
                 if let Some(d) = loops.iter().position(|l| l.name == name) {
                     return Ok(Var::Loop(d as u8));
                 }
+                // A register: the lane's value (lowering checks that it carries one).
+                if let Some(r) = register(name, line, col) {
+                    return r.map(Var::Reg);
+                }
                 let mut valid: String = BUILTIN_VARS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(" ");
+                valid.push_str(" r0..r254");
                 if loops.is_empty() {
                     valid.push_str(" (no loop variables in scope)");
                 } else {
@@ -134,6 +144,13 @@ impl Scope<'_> {
     }
 }
 
+/// An `input NAME = GEN(…)` directive: its generated arrays.
+pub(super) struct InputDecl {
+    pub(super) name: String,
+    pub(super) line: usize,
+    pub(super) arrays: Vec<(String, crate::workload::inputs::Array)>,
+}
+
 /// What the file has declared so far, with the line of each declaration for messages.
 #[derive(Default)]
 pub(super) struct Decls {
@@ -146,6 +163,8 @@ pub(super) struct Decls {
     pub(super) shared: Option<(u32, usize)>,
     /// Declared buffers with their declaration line.
     pub(super) buffers: Vec<(Buffer, usize)>,
+    /// Declared inputs (`input NAME = GEN(…)`) with their line and generated arrays.
+    pub(super) inputs: Vec<InputDecl>,
     /// Enclosing loops of the current line, outermost first.
     pub(super) loops: Vec<OpenLoop>,
     /// Enclosing blocks (loops and `if`s) of the current line, outermost first.
@@ -237,10 +256,74 @@ impl Decls {
         Ok(())
     }
 
-    /// The base address of a declared buffer.
-    pub(super) fn buffer_base(&self, name: &str, line: usize, col: usize) -> PResult<u64> {
-        if let Some((b, _)) = self.buffers.iter().find(|(b, _)| b.name == name) {
-            return Ok(b.base);
+    /// A valid input name not declared before.
+    pub(super) fn new_input(&self, name: &str, line: usize, col: usize) -> PResult<()> {
+        if !is_plain_ident(name) {
+            return Err(Diag::new(
+                line,
+                col,
+                format!(
+                    "invalid input name `{}`: use letters, digits and `_`, not starting with a \
+                     digit",
+                    show(name)
+                ),
+            ));
+        }
+        if let Some(first) = self.inputs.iter().find(|i| i.name == name) {
+            return Err(Diag::new(
+                line,
+                col,
+                format!("duplicate input `{name}` (first declared on line {})", first.line),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The array `array` of the declared input `input` (`buffer B from INPUT.ARRAY`), the
+    /// input name at `col` and the array name at `acol`.
+    pub(super) fn input_array(
+        &self,
+        input: &str,
+        array: &str,
+        line: usize,
+        col: usize,
+        acol: usize,
+    ) -> PResult<&crate::workload::inputs::Array> {
+        let Some(decl) = self.inputs.iter().find(|i| i.name == input) else {
+            let declared = if self.inputs.is_empty() {
+                "no inputs are declared (use `input NAME = GEN(…)` before the buffer)".to_string()
+            } else {
+                let names: Vec<&str> = self.inputs.iter().map(|i| i.name.as_str()).collect();
+                format!("declared inputs: {}", names.join(", "))
+            };
+            return Err(Diag::new(
+                line,
+                col,
+                format!("unknown input `{}`; {declared}", show(input)),
+            ));
+        };
+        match decl.arrays.iter().find(|(n, _)| n == array) {
+            Some((_, a)) => Ok(a),
+            None => {
+                let names: Vec<&str> = decl.arrays.iter().map(|(n, _)| n.as_str()).collect();
+                Err(Diag::new(
+                    line,
+                    acol,
+                    format!(
+                        "input `{input}` (line {}) has no array `{}`; its arrays: {}",
+                        decl.line,
+                        show(array),
+                        names.join(", ")
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// The index and base address of a declared buffer.
+    pub(super) fn buffer_index(&self, name: &str, line: usize, col: usize) -> PResult<(usize, u64)> {
+        if let Some(i) = self.buffers.iter().position(|(b, _)| b.name == name) {
+            return Ok((i, self.buffers[i].0.base));
         }
         let declared = if self.buffers.is_empty() {
             "no buffers are declared (use `buffer NAME SIZE`)".to_string()
@@ -277,6 +360,13 @@ impl Decls {
                 line,
                 col,
                 format!("invalid loop variable name `{}`", show(name)),
+            ));
+        }
+        if is_register_name(name) {
+            return Err(Diag::new(
+                line,
+                col,
+                format!("loop variable `{name}` looks like a register; choose another name"),
             ));
         }
         if BUILTIN_VARS.iter().any(|(n, _)| *n == name) || name == "rand" {
@@ -413,6 +503,33 @@ impl Decls {
             buffers: self.buffers.into_iter().map(|(b, _)| b).collect(),
         })
     }
+}
+
+/// An instruction's source registers: `direct` operands first (in order, as written), then
+/// the registers its expressions read (`reads`), each once; an error at the first register
+/// that finds no free slot.
+pub(super) fn sources(direct: &[Reg], reads: &[(Reg, usize)], line: usize) -> PResult<[Reg; 3]> {
+    let mut src = [crate::workload::program::NO_REG; 3];
+    src[..direct.len()].copy_from_slice(direct);
+    let mut n = direct.len();
+    for &(r, col) in reads {
+        if src[..n].contains(&r) {
+            continue;
+        }
+        if n == 3 {
+            return Err(Diag::new(
+                line,
+                col,
+                format!(
+                    "`r{r}` is one register too many: an instruction reads at most 3 registers \
+                     (its scoreboard sources)"
+                ),
+            ));
+        }
+        src[n] = r;
+        n += 1;
+    }
+    Ok(src)
 }
 
 /// `grid` or `block` (`word`): one or two dimensions `(value, column)`, each at least 1, and a

@@ -5,19 +5,24 @@
 use super::check::Scope;
 use super::lexer::{parse_number, Cursor, Tok};
 use super::{show, Diag, PResult, MAX_EXPR_NESTING};
-use crate::workload::program::{compare, ExprNode, MAX_EXPR_NODES};
+use crate::workload::program::{compare, ExprNode, Reg, Var, MAX_EXPR_NODES};
+
+/// A register an expression reads, with the column where it is named.
+pub(super) type RegRead = (Reg, usize);
 
 /// Hard cap on intermediate bytecode while folding (the final check is `MAX_EXPR_NODES`).
 const EXPR_BUILD_CAP: usize = 4 * MAX_EXPR_NODES + 2 * MAX_EXPR_NESTING;
 
-struct ExprParser<'c, 't, 's> {
+struct ExprParser<'c, 't, 's, 'r> {
     cur: &'c mut Cursor<'t>,
     scope: Scope<'s>,
     out: Vec<ExprNode>,
     depth: usize,
+    /// Registers read, in source order.
+    reads: &'r mut Vec<RegRead>,
 }
 
-impl ExprParser<'_, '_, '_> {
+impl ExprParser<'_, '_, '_, '_> {
     fn push(&mut self, n: ExprNode, col: usize) -> PResult<()> {
         if self.out.len() >= EXPR_BUILD_CAP {
             return Err(Diag::new(
@@ -204,6 +209,9 @@ impl ExprParser<'_, '_, '_> {
                     return self.push(ExprNode::Rand, col);
                 }
                 let var = self.scope.var(name, line, col)?;
+                if let Var::Reg(r) = var {
+                    self.reads.push((r, col));
+                }
                 self.push(ExprNode::Var(var), col)
             }
             _ => Err(self.cur.expected("a number, a variable, `rand(…)` or `(`")),
@@ -212,8 +220,13 @@ impl ExprParser<'_, '_, '_> {
 }
 
 /// Parses an expression starting at the cursor; stops at the first token that cannot continue
-/// it. Returns the postfix bytecode (at most `MAX_EXPR_NODES` nodes).
-pub(super) fn parse_expr(cur: &mut Cursor<'_>, scope: Scope<'_>) -> PResult<Vec<ExprNode>> {
+/// it. Returns the postfix bytecode (at most `MAX_EXPR_NODES` nodes); the registers it reads
+/// are appended to `reads`.
+pub(super) fn parse_expr(
+    cur: &mut Cursor<'_>,
+    scope: Scope<'_>,
+    reads: &mut Vec<RegRead>,
+) -> PResult<Vec<ExprNode>> {
     let start_col = cur.col();
     let line = cur.line;
     let mut p = ExprParser {
@@ -221,6 +234,7 @@ pub(super) fn parse_expr(cur: &mut Cursor<'_>, scope: Scope<'_>) -> PResult<Vec<
         scope,
         out: Vec::new(),
         depth: 0,
+        reads,
     };
     p.xor()?;
     let out = p.out;
@@ -262,12 +276,16 @@ fn compare_op(cur: &mut Cursor<'_>) -> PResult<Option<(ExprNode, usize)>> {
 
 /// Parses a branch condition: `EXPR` (true when not 0) or `EXPR CMP EXPR` with one
 /// comparison, emitted as one postfix expression that is 0 when the condition is false.
-pub(super) fn parse_condition(cur: &mut Cursor<'_>, scope: Scope<'_>) -> PResult<Vec<ExprNode>> {
+pub(super) fn parse_condition(
+    cur: &mut Cursor<'_>,
+    scope: Scope<'_>,
+    reads: &mut Vec<RegRead>,
+) -> PResult<Vec<ExprNode>> {
     let start_col = cur.col();
     let line = cur.line;
-    let mut nodes = parse_expr(cur, scope)?;
+    let mut nodes = parse_expr(cur, scope, reads)?;
     if let Some((op, _)) = compare_op(cur)? {
-        let rhs = parse_expr(cur, scope)?;
+        let rhs = parse_expr(cur, scope, reads)?;
         if let ([ExprNode::Const(a)], [ExprNode::Const(b)]) = (nodes.as_slice(), rhs.as_slice()) {
             nodes = vec![ExprNode::Const(compare(op, *a, *b))];
         } else {
@@ -292,7 +310,7 @@ pub(super) fn parse_condition(cur: &mut Cursor<'_>, scope: Scope<'_>) -> PResult
 /// Parses a constant expression (directive argument).
 pub(super) fn parse_const(cur: &mut Cursor<'_>, what: &str) -> PResult<(i64, usize)> {
     let col = cur.col();
-    let nodes = parse_expr(cur, Scope::Const(what))?;
+    let nodes = parse_expr(cur, Scope::Const(what), &mut Vec::new())?;
     match nodes.as_slice() {
         [ExprNode::Const(v)] => Ok((*v, col)),
         // Unreachable: constant scope admits only literals, which always fold.

@@ -1,12 +1,13 @@
 //! Instruction lines: the mnemonic table, register operands, and memory operands with their
 //! address expressions.
 
-use super::check::Scope;
-use super::expr::parse_expr;
+use super::check::{sources, Scope};
+use super::expr::{parse_expr, RegRead};
 use super::lexer::{Cursor, Tok};
+use super::lower::{DefKind, Src};
 use super::parser::Parser;
 use super::{show, Diag, PResult};
-use crate::workload::program::{AddrExpr, AluKind, Inst, OpKind};
+use crate::workload::program::{AddrExpr, AluKind, Inst, IntOp, OpKind, Reg};
 
 const SIMPLE_ALU: [&str; 16] = [
     "alu", "add", "sub", "mul", "fma", "mad", "mov", "and", "or", "xor", "shl", "shr", "min", "max", "setp",
@@ -19,6 +20,38 @@ const KNOWN_LIST: &str = "directives: kernel grid block regs shared buffer loop 
 SP: alu add sub mul fma mad mov and or xor shl shr min max setp cvt imul idiv; \
 SFU: sfu sin cos ex2 lg2 rcp rsqrt sqrt; memory: ld.global st.global ld.shared st.shared; \
 barrier: bar";
+
+/// The integer operation a mnemonic computes on values (`setp` needs a comparison suffix).
+fn int_op(base: &str, suffixes: &[&str]) -> Option<IntOp> {
+    Some(match base {
+        "add" => IntOp::Add,
+        "sub" => IntOp::Sub,
+        "mul" | "imul" => IntOp::Mul,
+        "shl" => IntOp::Shl,
+        "shr" => IntOp::Shr,
+        "and" => IntOp::And,
+        "or" => IntOp::Or,
+        "xor" => IntOp::Xor,
+        "min" => IntOp::Min,
+        "max" => IntOp::Max,
+        "mov" => IntOp::Mov,
+        "setp" => match suffixes.first().copied() {
+            Some("lt") => IntOp::Lt,
+            Some("le") => IntOp::Le,
+            Some("gt") => IntOp::Gt,
+            Some("ge") => IntOp::Ge,
+            Some("eq") => IntOp::Eq,
+            Some("ne") => IntOp::Ne,
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
+/// Mnemonics that may compute values, and so take expression operands.
+const VALUE_OPS: [&str; 13] = [
+    "add", "sub", "mul", "imul", "shl", "shr", "and", "or", "xor", "min", "max", "mov", "setp",
+];
 
 enum MemSpace {
     Global,
@@ -51,8 +84,8 @@ impl Parser {
             None
         };
         if let Some(op) = alu {
-            // Type/modifier suffixes (`add.f32`, `setp.lt`) are accepted and ignored.
-            return self.alu(op, base, cur);
+            // Type/modifier suffixes (`add.f32`, `setp.lt`) do not change the timing.
+            return self.alu(op, word, base, &suffixes, cur, col);
         }
         match base {
             "bar" => {
@@ -124,22 +157,88 @@ impl Parser {
         }
     }
 
-    /// `OP rD[, rA[, rB[, rC]]]`.
-    fn alu(&mut self, op: OpKind, base: &str, cur: &mut Cursor<'_>) -> PResult<()> {
+    /// `OP rD[, A[, B[, C]]]`: sources are registers, or per-lane expressions for the
+    /// integer ops that compute values (`add r4, r2, gtid`, `mov r1, 4 * gtid`).
+    fn alu(
+        &mut self,
+        op: OpKind,
+        word: &str,
+        base: &str,
+        suffixes: &[&str],
+        cur: &mut Cursor<'_>,
+        col: usize,
+    ) -> PResult<()> {
+        let line = cur.line;
         let mut inst = Inst::new(op);
         inst.dst = cur.expect_reg()?;
-        let mut n = 0;
+        let valued = VALUE_OPS.contains(&base);
+        let mut direct: Vec<Reg> = Vec::new();
+        let mut operands: Vec<Src> = Vec::new();
+        let mut reads: Vec<RegRead> = Vec::new();
+        let mut expr_reads: Vec<RegRead> = Vec::new();
+        let mut expr_col = None;
         while cur.eat_punct(',') {
-            if n == 3 {
+            if operands.len() == 3 {
                 return Err(cur.err(format!("too many source operands for `{base}`: at most 3")));
             }
-            inst.src[n] = cur.expect_reg()?;
-            n += 1;
+            if !valued || cur.at_lone_register() {
+                let rcol = cur.col();
+                let r = cur.expect_reg()?;
+                direct.push(r);
+                reads.push((r, rcol));
+                operands.push(Src::Reg(r));
+            } else {
+                let ecol = cur.col();
+                expr_col.get_or_insert(ecol);
+                let nodes = parse_expr(cur, Scope::Addr(&self.decls.loops), &mut expr_reads)?;
+                let e = self.low.lane_expr(nodes, line, ecol)?;
+                operands.push(Src::Expr(e));
+            }
         }
         if cur.peek().is_some() {
             return Err(cur.expected("`,` or end of line"));
         }
+        let float = suffixes.iter().any(|s| matches!(*s, "f16" | "f32" | "f64"));
+        let iop = int_op(base, suffixes).filter(|_| !float);
+        let arity = if iop == Some(IntOp::Mov) { 1 } else { 2 };
+        let kind = match iop {
+            Some(iop) if operands.len() == arity => DefKind::Int {
+                op: iop,
+                a: operands[0],
+                b: operands[arity - 1],
+            },
+            _ => {
+                let why = if !valued {
+                    format!("`{base}` computes no integer value")
+                } else if float {
+                    format!("`{}` is a floating-point operation", show(word))
+                } else if iop.is_none() {
+                    "`setp` computes a value only with a comparison suffix: `setp.lt` `.le` `.gt` \
+                     `.ge` `.eq` `.ne`"
+                        .to_string()
+                } else {
+                    format!(
+                        "`{base}` takes {arity} source{} to compute a value, found {}",
+                        if arity == 1 { "" } else { "s" },
+                        operands.len()
+                    )
+                };
+                if let Some(ecol) = expr_col {
+                    // An expression operand only makes sense in a value computation.
+                    return Err(Diag::new(
+                        line,
+                        ecol,
+                        format!("`{}` has an expression operand but {why}", show(word)),
+                    ));
+                }
+                DefKind::Opaque(why)
+            }
+        };
+        inst.src = sources(&direct, &expr_reads, line)?;
         self.low.push_inst(inst);
+        self.low.def(inst.dst, line, col, word, kind);
+        self.low.reads(line, &reads, false);
+        self.low.reads(line, &expr_reads, true);
         Ok(())
     }
 
@@ -151,46 +250,83 @@ impl Parser {
             (true, MemSpace::Shared) => OpKind::LoadShared,
             (false, MemSpace::Shared) => OpKind::StoreShared,
         };
+        let line = cur.line;
+        let mnemonic_col = cur.toks.first().map_or(1, |t| t.col);
         let mut inst = Inst::new(op);
         inst.width = width;
         if load {
             inst.dst = cur.expect_reg()?;
             cur.expect_punct(',')?;
         }
-        let expr = self.address(&space, cur)?;
+        let mut reads = Vec::new();
+        let (expr, buffer) = self.address(&space, cur, &mut reads)?;
+        let mut direct = Vec::new();
         if !load {
             cur.expect_punct(',')?;
-            inst.src[0] = cur.expect_reg()?;
+            direct.push(cur.expect_reg()?);
         }
         cur.expect_end()?;
-        self.low.push_memory(inst, expr, cur.line, cur.col())
+        inst.src = sources(&direct, &reads, line)?;
+        self.low.push_memory(inst, expr, line, cur.col())?;
+        self.low.reads(line, &reads, true);
+        if load {
+            let what = match (&space, width) {
+                (MemSpace::Global, 4) => "ld.global".to_string(),
+                (MemSpace::Global, w) => format!("ld.global.{w}"),
+                (MemSpace::Shared, _) => "ld.shared".to_string(),
+            };
+            let kind = match buffer {
+                Some(i) => {
+                    let b = &self.decls.buffers[i].0;
+                    DefKind::Load {
+                        buffer: i as u16,
+                        name: b.name.clone(),
+                        width,
+                        has_data: b.data.is_some(),
+                    }
+                }
+                None => DefKind::Opaque("shared memory has no contents".to_string()),
+            };
+            self.low.def(inst.dst, line, mnemonic_col, &what, kind);
+        }
+        Ok(())
     }
 
-    /// `BUFFER[EXPR]` (global) or `[EXPR]` (shared).
-    fn address(&self, space: &MemSpace, cur: &mut Cursor<'_>) -> PResult<AddrExpr> {
-        let base = match space {
+    /// `BUFFER[EXPR]` (global; with the buffer's index) or `[EXPR]` (shared); the registers
+    /// the expression reads go to `reads`.
+    fn address(
+        &self,
+        space: &MemSpace,
+        cur: &mut Cursor<'_>,
+        reads: &mut Vec<RegRead>,
+    ) -> PResult<(AddrExpr, Option<usize>)> {
+        let (base, buffer) = match space {
             MemSpace::Global => {
                 let (name, ncol) = cur.expect_ident("a buffer name like `A[…]`")?;
-                self.decls.buffer_base(name, cur.line, ncol)?
+                let (i, base) = self.decls.buffer_index(name, cur.line, ncol)?;
+                (base, Some(i))
             }
             MemSpace::Shared => {
                 if matches!(cur.peek_tok(), Some(Tok::Ident(_))) {
                     return Err(cur.expected("`[` (shared addresses take no buffer name)"));
                 }
-                0
+                (0, None)
             }
         };
         cur.expect_punct('[')?;
-        let nodes = parse_expr(cur, Scope::Addr(&self.decls.loops))?;
+        let nodes = parse_expr(cur, Scope::Addr(&self.decls.loops), reads)?;
         if !cur.is_punct(']') {
             return Err(cur.expected("`]` or an operator"));
         }
         cur.bump();
-        Ok(AddrExpr {
-            base,
-            nodes,
-            lanes: None,
-        })
+        Ok((
+            AddrExpr {
+                base,
+                nodes,
+                lanes: None,
+            },
+            buffer,
+        ))
     }
 }
 
@@ -206,8 +342,15 @@ mod tests {
             5,
             "expected a register like `r3`, found `x`",
         );
+        // An expression source needs a value computation of the right arity.
         check_err(
             &body("add r1, 5\n"),
+            5,
+            9,
+            "`add` has an expression operand but `add` takes 2 sources to compute a value, found 1",
+        );
+        check_err(
+            &body("sfu r1, 5\n"),
             5,
             9,
             "expected a register like `r3`, found `5`",

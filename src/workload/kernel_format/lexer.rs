@@ -14,6 +14,8 @@ pub(super) enum Tok {
     /// `[0-9][A-Za-z0-9_]*`, validated by [`parse_number`].
     Num(String),
     Punct(char),
+    /// `"…"`: a double-quoted string (an input's file path), without the quotes. No escapes.
+    Str(String),
 }
 
 #[derive(Clone, Debug)]
@@ -28,6 +30,7 @@ pub(super) fn describe(tok: &Tok) -> String {
     match tok {
         Tok::Ident(s) | Tok::Num(s) => format!("`{}`", show(s)),
         Tok::Punct(c) => format!("`{c}`"),
+        Tok::Str(s) => format!("`\"{}\"`", show(s)),
     }
 }
 
@@ -58,6 +61,31 @@ pub(super) fn lex_line(text: &str, line: usize) -> PResult<(Vec<Token>, usize)> 
             }
             let tok = if ident { Tok::Ident(s) } else { Tok::Num(s) };
             toks.push(Token { tok, col: start });
+            continue;
+        }
+        if c == '"' {
+            let mut s = String::new();
+            loop {
+                match chars.next() {
+                    Some('"') => break,
+                    Some(n) => {
+                        col += 1;
+                        s.push(n);
+                    }
+                    None => {
+                        return Err(Diag::new(
+                            line,
+                            start,
+                            "unterminated string: expected a closing `\"` on the same line",
+                        ))
+                    }
+                }
+            }
+            col += 1;
+            toks.push(Token {
+                tok: Tok::Str(s),
+                col: start,
+            });
             continue;
         }
         if ",[](){}+-*/%^<>=!".contains(c) {
@@ -221,29 +249,46 @@ impl<'t> Cursor<'t> {
         else {
             return Err(self.expected(what));
         };
-        let Some(digits) = s.strip_prefix('r') else {
+        let Some(r) = register(s, self.line, *col) else {
             return Err(self.expected(what));
         };
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(self.expected(what));
-        }
-        let n = digits
-            .parse::<u32>()
-            .ok()
-            .filter(|&n| n <= MAX_REG as u32)
-            .ok_or_else(|| {
-                Diag::new(
-                    self.line,
-                    *col,
-                    format!(
-                        "register `{}` out of range: registers are r0 ..= r{MAX_REG}",
-                        show(s)
-                    ),
-                )
-            })?;
+        let r = r?;
         self.pos += 1;
-        Ok(n as Reg)
+        Ok(r)
     }
+
+    /// The next token is a register standing alone as an operand: followed by `,` or the end
+    /// of the line (`r2 + 1` is an expression).
+    pub(super) fn at_lone_register(&self) -> bool {
+        let reg = matches!(self.peek_tok(), Some(Tok::Ident(s)) if is_register_name(s));
+        let after = self.toks.get(self.pos + 1).map(|t| &t.tok);
+        reg && matches!(after, None | Some(Tok::Punct(',')))
+    }
+}
+
+/// `r` followed by decimal digits (in range or not).
+pub(super) fn is_register_name(s: &str) -> bool {
+    s.strip_prefix('r')
+        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The register named `s` at `line:col`: `None` if `s` is not a register name, an error if it
+/// is one out of range.
+pub(super) fn register(s: &str, line: usize, col: usize) -> Option<PResult<Reg>> {
+    if !is_register_name(s) {
+        return None;
+    }
+    let n = s[1..].parse::<u32>().ok().filter(|&n| n <= MAX_REG as u32);
+    Some(n.map(|n| n as Reg).ok_or_else(|| {
+        Diag::new(
+            line,
+            col,
+            format!(
+                "register `{}` out of range: registers are r0 ..= r{MAX_REG}",
+                show(s)
+            ),
+        )
+    }))
 }
 
 #[cfg(test)]
@@ -272,6 +317,18 @@ mod tests {
         // A number token stops at `.`; the `.` is then not a token.
         let e = lex_line("1.5", 2).unwrap_err();
         assert_eq!((e.line, e.col), (2, 2));
+    }
+
+    #[test]
+    fn strings() {
+        let (toks, eol) = lex_line(r#"f(path="a b#.npy", x=1)"#, 1).unwrap();
+        assert_eq!(toks[4].tok, Tok::Str("a b#.npy".to_string()));
+        assert_eq!((toks[4].col, toks[5].col), (8, 18));
+        assert_eq!(eol, 24);
+        assert_eq!(describe(&toks[4].tok), "`\"a b#.npy\"`");
+        let e = lex_line(r#"x = "abc"#, 4).unwrap_err();
+        assert_eq!((e.line, e.col), (4, 5));
+        assert!(e.message.contains("unterminated string"));
     }
 
     #[test]

@@ -21,11 +21,14 @@
 //! Divergence: `if`/`else` and per-lane loops (`loop NAME < EXPR {`) are block lines in
 //! `parser`, checked against the stack of open blocks in `check::Decls` (barriers refused
 //! inside, nesting bounded by the SIMT stack), and lowered in `lower` to branch instructions
-//! whose reconvergence point is the item after the block. Planned growth fits the same split:
-//! register operands in addresses are parsed in `expr`, resolved by `check::Scope` and emitted
-//! as a bytecode node; buffer initialisers (generators, files) extend `parser`'s `buffer`
-//! directive with their own module beside `lower`; texture, constant and atomic instructions
-//! are mnemonics in `inst`.
+//! whose reconvergence point is the item after the block.
+//!
+//! Values: `input NAME = GEN(…)` runs a generator of [`crate::workload::inputs`] in `parser`,
+//! and `buffer B from NAME.ARRAY` gives a buffer its contents. Registers in expressions are
+//! resolved by `check::Scope` to `Var::Reg` and become scoreboard sources of their
+//! instruction; `inst` records which instructions write values (loads from buffers with
+//! contents, integer ops), and `lower` decides statically which registers carry values,
+//! refuses expressions that read one that does not, and emits the value operations.
 //!
 //! The parser is a hand-written line lexer plus recursive descent. It never panics: every
 //! number is parsed with checked arithmetic, expression nesting is capped at
@@ -69,21 +72,51 @@ pub const MAX_BUFFER_BYTES: u64 = 1 << 40;
 /// `GLOBAL_HEAP_START`); see [`crate::workload::placement`] for the layouts.
 pub const BUFFER_BASE: u64 = HEAP_START;
 
-/// Parses one kernel source. `file` is only used in error messages.
+/// Parses one kernel source. `file` is only used in error messages. Inputs read from files
+/// (`file(path=…)`) are refused: use [`parse_kernel_file`] for a kernel read from disk.
 pub fn parse_kernel(src: &str, file: &str) -> Result<Kernel, ParseError> {
+    parse_kernel_in(src, file, None)
+}
+
+/// Parses the kernel file at `path` whose text is `src`: `file(path=…)` inputs are relative
+/// to its directory.
+pub fn parse_kernel_file(src: &str, path: &std::path::Path) -> Result<Kernel, ParseError> {
+    let dir = path.parent().map(|d| {
+        if d.as_os_str().is_empty() {
+            std::path::Path::new(".")
+        } else {
+            d
+        }
+    });
+    parse_kernel_in(src, &path.display().to_string(), dir)
+}
+
+fn parse_kernel_in(src: &str, file: &str, dir: Option<&std::path::Path>) -> Result<Kernel, ParseError> {
     let src = src.strip_prefix('\u{feff}').unwrap_or(src);
-    let mut p = parser::Parser::default();
+    let mut p = parser::Parser {
+        dir: dir.map(std::path::Path::to_path_buf),
+        ..Default::default()
+    };
     let mut eof = (1usize, 1usize);
     for (i, raw) in src.lines().enumerate() {
         let line = i + 1;
         eof = (line, raw.chars().count() + 1);
-        let text = match raw.find('#') {
-            Some(k) => &raw[..k],
-            None => raw,
-        };
-        p.line(text, line).map_err(|d| d.into_error(file))?;
+        p.line(strip_comment(raw), line).map_err(|d| d.into_error(file))?;
     }
     p.finish(eof).map_err(|d| d.into_error(file))
+}
+
+/// The line without its `#` comment; a `#` inside a double-quoted string (a path) is kept.
+fn strip_comment(raw: &str) -> &str {
+    let mut in_str = false;
+    for (k, c) in raw.char_indices() {
+        match c {
+            '"' => in_str = !in_str,
+            '#' if !in_str => return &raw[..k],
+            _ => {}
+        }
+    }
+    raw
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -222,6 +255,21 @@ mod tests {
         assert_eq!(k.total_thread_instructions(), Some(8 * 320));
     }
 
+    /// The values example and the error message in docs/kernel-format.md.
+    #[test]
+    fn doc_values_example() {
+        let doc = include_str!("../../../docs/kernel-format.md");
+        let start = doc.find("```\n# CSR traversal").expect("example in doc") + 4;
+        let len = doc[start..].find("```").expect("end of example");
+        let k = parse_kernel(&doc[start..start + len], "doc").unwrap();
+        assert_eq!(k.program.value_slots, 4, "r1 r2 r3 r4");
+        assert_eq!(k.buffers.iter().filter(|b| b.data.is_some()).count(), 3);
+        let src = "kernel k\ngrid 1\nblock 32\nbuffer col 4K\nbuffer x 4K\n\n\n\n\n\n\
+                   ld.global r2, col[4*gtid]\nld.global r3, x[4*r2]\n";
+        let e = parse_kernel(src, "k.kern").unwrap_err().to_string();
+        assert!(doc.contains(&e), "the doc quotes `{e}`");
+    }
+
     #[test]
     fn display_format() {
         let e = err(&body("add x, r1\n"));
@@ -235,8 +283,8 @@ mod tests {
     /// Deterministic mutation fuzzing: parsing must never panic.
     #[test]
     fn fuzz_no_panic() {
-        let seeds: [&[u8]; 2] = [EXAMPLE.as_bytes(), b"kernel k\ngrid 2 3\nblock 8 4\nbuffer X 0x1_000K\nloop a 3 {\nloop b 2 {\nld.global.16 r9, X[rand(a ^ b, 7) * -(lane + 1) % 5]\nst.shared [(tid / 3) + 1], r2\n}\n}\n"];
-        let alphabet = b" \n\t#{}[](),+-*/%^._0123456789xKMGrabcdefgiklnoprstuvw$\xc3\xa9";
+        let seeds: [&[u8]; 3] = [b"kernel v\ngrid 2\nblock 64\ninput S = seq(n=64, start=3, step=2)\nbuffer D from S.values\nbuffer A 4K\nld.global r1, D[4*lane]\nshl r2, r1, 2\nsetp.lt r3, r1, 9\nif r3 {\nloop e < r1 % 4 {\nld.global r4, A[4*r2 + e]\n}\n}\n", EXAMPLE.as_bytes(), b"kernel k\ngrid 2 3\nblock 8 4\nbuffer X 0x1_000K\nloop a 3 {\nloop b 2 {\nld.global.16 r9, X[rand(a ^ b, 7) * -(lane + 1) % 5]\nst.shared [(tid / 3) + 1], r2\n}\n}\n"];
+        let alphabet = b" \n\t#{}[](),+-*/%^._0123456789xKMGrabcdefgiklnoprstuvw$\xc3\xa9\"=<";
         let mut state: u64 = 0x2545_F491_4F6C_DD1D;
         let mut next = move || {
             state = state
@@ -246,7 +294,7 @@ mod tests {
         };
         let mut ok = 0;
         for round in 0..6000 {
-            let mut buf = seeds[round % 2].to_vec();
+            let mut buf = seeds[round % 3].to_vec();
             let n_mut = 1 + next() % 6;
             for _ in 0..n_mut {
                 if buf.is_empty() {

@@ -2,17 +2,21 @@
 //! instruction lines are in `inst`. Each rule of `check` is applied where its token is read,
 //! and [`Lowering`] is fed as the lines are accepted.
 
-use super::check::{self, BlockKind, Decls, OpenBlock, OpenLoop, Scope};
+use super::check::{self, BlockKind, Decls, InputDecl, OpenBlock, OpenLoop, Scope};
 use super::expr::{parse_condition, parse_const, parse_expr};
-use super::lexer::{describe, lex_line, Cursor, Tok};
+use super::lexer::{describe, lex_line, Cursor, Tok, Token};
 use super::lower::Lowering;
 use super::{show, Diag, PResult};
+use crate::workload::inputs::{self, Arg, ArgValue};
 use crate::workload::program::{BranchKind, Buffer, Kernel};
 
 #[derive(Default)]
 pub(super) struct Parser {
     pub(super) decls: Decls,
     pub(super) low: Lowering,
+    /// The kernel file's directory (`file(path=…)` inputs are relative to it); `None` for
+    /// built-in kernels.
+    pub(super) dir: Option<std::path::PathBuf>,
 }
 
 impl Parser {
@@ -44,7 +48,7 @@ impl Parser {
         match &first.tok {
             Tok::Punct('}') => self.close_block(&mut cur, col),
             Tok::Ident(word) => match word.as_str() {
-                "grid" | "block" | "regs" | "shared" | "buffer" => {
+                "grid" | "block" | "regs" | "shared" | "buffer" | "input" => {
                     self.decls.header_directive(word, line, col)?;
                     self.header(word, &mut cur)
                 }
@@ -152,28 +156,128 @@ impl Parser {
                 cur.expect_end()?;
                 self.decls.shared = Some((check::shared_bytes(n, line, ncol)?, line));
             }
+            "input" => self.input(cur)?,
             _ => self.buffer(cur)?,
         }
         Ok(())
     }
 
-    /// `buffer NAME SIZE`.
+    /// `input NAME = GEN(key=value, …)`: runs the generator now; its arrays can then give
+    /// buffers their contents.
+    fn input(&mut self, cur: &mut Cursor<'_>) -> PResult<()> {
+        let line = cur.line;
+        let (name, ncol) = cur.expect_ident("an input name")?;
+        self.decls.new_input(name, line, ncol)?;
+        cur.expect_punct('=')?;
+        let (generator, gcol) = cur.expect_ident("a generator like `graph(…)`")?;
+        cur.expect_punct('(')?;
+        let mut args: Vec<Arg> = Vec::new();
+        let mut cols: Vec<usize> = Vec::new();
+        while !cur.is_punct(')') {
+            if !args.is_empty() && !cur.eat_punct(',') {
+                return Err(cur.expected("`,` or `)`"));
+            }
+            let (key, kcol) = cur.expect_ident("an argument name (`key=value`)")?;
+            if let Some(i) = args.iter().position(|a| a.name == key) {
+                return Err(Diag::new(
+                    line,
+                    kcol,
+                    format!("argument `{key}` given twice (first at column {})", cols[i]),
+                ));
+            }
+            cur.expect_punct('=')?;
+            let value = match cur.peek() {
+                Some(Token { tok: Tok::Str(s), .. }) => {
+                    cur.bump();
+                    ArgValue::Str(s.clone())
+                }
+                // A bare word stands alone; a name inside an expression is refused by
+                // `parse_const` (there are no named constants).
+                Some(Token {
+                    tok: Tok::Ident(w), ..
+                }) if matches!(
+                    cur.toks.get(cur.pos + 1).map(|t| &t.tok),
+                    Some(Tok::Punct(',' | ')')) | None
+                ) =>
+                {
+                    cur.bump();
+                    ArgValue::Word(w.clone())
+                }
+                None
+                | Some(Token {
+                    tok: Tok::Punct(',' | ')'),
+                    ..
+                }) => {
+                    return Err(cur.expected("an argument value (an integer, a word or a \"quoted string\")"))
+                }
+                _ => ArgValue::Int(parse_const(cur, &format!("argument `{key}`"))?.0),
+            };
+            args.push(Arg {
+                name: key.to_string(),
+                value,
+            });
+            cols.push(kcol);
+        }
+        cur.expect_punct(')')?;
+        cur.expect_end()?;
+        let arrays = inputs::generate(generator, &args, self.dir.as_deref()).map_err(|e| {
+            let col = e
+                .arg
+                .as_deref()
+                .and_then(|a| args.iter().position(|x| x.name == a))
+                .map_or(gcol, |i| cols[i]);
+            Diag::new(line, col, format!("input `{name}`: {}", e.message))
+        })?;
+        self.decls.inputs.push(InputDecl {
+            name: name.to_string(),
+            line,
+            arrays,
+        });
+        Ok(())
+    }
+
+    /// `buffer NAME SIZE` or `buffer NAME from INPUT.ARRAY`.
     fn buffer(&mut self, cur: &mut Cursor<'_>) -> PResult<()> {
         let line = cur.line;
         let (name, ncol) = cur.expect_ident("a buffer name")?;
         self.decls.new_buffer(name, line, ncol)?;
         if cur.peek().is_none() {
-            return Err(cur.expected("the buffer size in bytes (e.g. `16M`)"));
+            return Err(cur.expected("the buffer size in bytes (e.g. `16M`) or `from INPUT.ARRAY`"));
         }
-        let (size, scol) = parse_const(cur, "a buffer size")?;
+        let (bytes, data, scol) = if cur.peek_tok() == Some(&Tok::Ident("from".to_string())) {
+            cur.bump();
+            let (src, scol) = cur.expect_ident("`INPUT.ARRAY` (an input's array)")?;
+            let Some((input, array)) = src.split_once('.') else {
+                return Err(Diag::new(
+                    line,
+                    scol,
+                    format!("expected `INPUT.ARRAY` (an input's array), found `{}`", show(src)),
+                ));
+            };
+            let acol = scol + input.chars().count() + 1;
+            let a = self.decls.input_array(input, array, line, scol, acol)?;
+            let bytes = a.data.len() as u64;
+            if bytes == 0 {
+                return Err(Diag::new(
+                    line,
+                    acol,
+                    format!("array `{input}.{array}` is empty: a buffer needs at least 1 byte"),
+                ));
+            }
+            (bytes, Some(a.data.clone()), scol)
+        } else {
+            let (size, scol) = parse_const(cur, "a buffer size")?;
+            (check::buffer_size(size, line, scol)?, None, scol)
+        };
         cur.expect_end()?;
-        let bytes = check::buffer_size(size, line, scol)?;
+        let bytes = check::buffer_size(bytes as i64, line, scol)?;
         let base = self.low.alloc_buffer(bytes, line, scol)?;
         self.decls.buffers.push((
             Buffer {
                 name: name.to_string(),
                 base,
                 bytes,
+                data,
             },
             line,
         ));
@@ -216,13 +320,16 @@ impl Parser {
             return Err(cur.expected("the per-lane trip count after `<`"));
         }
         let ecol = cur.col();
-        let nodes = parse_expr(cur, Scope::Addr(&self.decls.loops))?;
+        let mut reads = Vec::new();
+        let nodes = parse_expr(cur, Scope::Addr(&self.decls.loops), &mut reads)?;
         self.open_brace(cur, "loop")?;
+        let src = check::sources(&[], &reads, line)?;
         let count = self.low.lane_expr(nodes, line, ecol)?;
         let depth = self.decls.loops.len() as u8;
         let enter = self
             .low
-            .branch(BranchKind::LoopEnter { count, depth }, line, col)?;
+            .branch_reading(BranchKind::LoopEnter { count, depth }, src, line, col)?;
+        self.low.reads(line, &reads, true);
         self.push_block(BlockKind::LaneLoop { depth }, Some(name), enter, line, col);
         Ok(())
     }
@@ -236,10 +343,15 @@ impl Parser {
             return Err(cur.expected("a condition"));
         }
         let ccol = cur.col();
-        let nodes = parse_condition(cur, Scope::Addr(&self.decls.loops))?;
+        let mut reads = Vec::new();
+        let nodes = parse_condition(cur, Scope::Addr(&self.decls.loops), &mut reads)?;
         self.open_brace(cur, "if")?;
+        let src = check::sources(&[], &reads, line)?;
         let cond = self.low.lane_expr(nodes, line, ccol)?;
-        let branch = self.low.branch(BranchKind::IfNot { cond }, line, col)?;
+        let branch = self
+            .low
+            .branch_reading(BranchKind::IfNot { cond }, src, line, col)?;
+        self.low.reads(line, &reads, true);
         self.push_block(BlockKind::If { jump: None }, None, branch, line, col);
         Ok(())
     }
@@ -666,5 +778,123 @@ mod tests {
         assert!(parse(&body(&ok)).is_ok());
         // A barrier after the block has closed is fine.
         assert!(parse(&body("if lane < 8 {\nadd r1\n}\nbar\n")).is_ok());
+    }
+
+    #[test]
+    fn inputs_and_buffers_with_contents() {
+        let k = parse(&body(
+            "input S = seq(n=8, start = 2 * 3, step=2)   # a comment\n\
+             input U = uniform(n=1K, lo=0, hi=100, seed=2)\nbuffer V from S.values\nbuffer W from U.values\nbuffer X 64\nadd r1\n",
+        ))
+        .unwrap();
+        let v = &k.buffers[1];
+        assert_eq!((v.name.as_str(), v.bytes), ("V", 32));
+        let data = v.data.as_deref().unwrap();
+        assert_eq!(&data[..8], &[6, 0, 0, 0, 8, 0, 0, 0]);
+        assert_eq!(k.buffers[2].bytes, 4096);
+        assert!(k.buffers[0].data.is_none() && k.buffers[3].data.is_none());
+        // Packed placement from the array sizes: X right after W.
+        assert_eq!(k.buffers[3].base, k.buffers[2].base + 4096);
+    }
+
+    #[test]
+    fn input_errors() {
+        let hdr = "input S = seq(n=8)\n";
+        check_err(
+            &body(&format!("{hdr}buffer V from T.values\n")),
+            6,
+            15,
+            "unknown input `T`; declared inputs: S",
+        );
+        check_err(&body("buffer V from T.values\n"), 5, 15, "no inputs are declared");
+        check_err(
+            &body(&format!("{hdr}buffer V from S.vals\n")),
+            6,
+            17,
+            "input `S` (line 5) has no array `vals`; its arrays: values",
+        );
+        check_err(
+            &body(&format!("{hdr}buffer V from S\n")),
+            6,
+            15,
+            "expected `INPUT.ARRAY`",
+        );
+        check_err(
+            &body(&format!("{hdr}buffer V from\n")),
+            6,
+            14,
+            "expected `INPUT.ARRAY`",
+        );
+        check_err(
+            &body(&format!("{hdr}buffer V from S.values 4\n")),
+            6,
+            24,
+            "expected end of line",
+        );
+        // Generator errors point at the argument at fault, or at the generator.
+        check_err(
+            &body("input S = seq(n=8, start=2147483647, step=1)\nadd r1\n"),
+            5,
+            38,
+            "input `S`: ",
+        );
+        check_err(&body("input S = seq(step=2, n=0)\n"), 5, 23, "input `S`: ");
+        check_err(&body("input S = frob(n=1)\n"), 5, 11, "frob");
+        check_err(
+            &body("input S = seq(n=1, n=2)\n"),
+            5,
+            20,
+            "argument `n` given twice (first at column 15)",
+        );
+        check_err(
+            &body(&format!("{hdr}input S = seq(n=2)\n")),
+            6,
+            7,
+            "duplicate input `S` (first declared on line 5)",
+        );
+        check_err(
+            &body("add r1\ninput S = seq(n=2)\n"),
+            6,
+            1,
+            "`input` is a header directive",
+        );
+        check_err(&body("input S seq(n=2)\n"), 5, 9, "expected `=`");
+        check_err(&body("input S = seq(n=2\n"), 5, 18, "expected `,` or `)`");
+        check_err(&body("input S = seq(n=)\n"), 5, 17, "expected an argument value");
+        check_err(
+            &body("input S = seq(n=tid + 1)\n"),
+            5,
+            17,
+            "argument `n` must be a constant",
+        );
+        check_err(&body("input S = seq(n=tid)\n"), 5, 15, "`n` must be an integer");
+        check_err(&body("input 9 = seq(n=2)\n"), 5, 7, "expected an input name");
+        check_err(
+            &body("input F = file(path=\"x.npy)\n"),
+            5,
+            21,
+            "unterminated string",
+        );
+        // A `#` inside a string is no comment; built-in kernels (no directory) cannot read files.
+        let e = err(&body("input F = file(path=\"a#b.npy\")  # comment\n"));
+        assert_eq!((e.line, e.col), (5, 16), "{e}");
+        assert!(e.message.contains("built-in kernels cannot read files"), "{e}");
+    }
+
+    /// `parse_kernel_file` reads `file(path=…)` inputs relative to the kernel's directory.
+    #[test]
+    fn file_inputs_are_relative_to_the_kernel() {
+        let dir = std::env::temp_dir().join(format!("mascar-kern-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("d.bin"), [1u8, 0, 2, 0, 3, 0]).unwrap();
+        let src = body("input F = file(path=\"d.bin\", type=u16)\nbuffer D from F.values\nld.global.2 r1, D[2*lane]\nld.global r2, A[r1]\n");
+        let k = super::super::parse_kernel_file(&src, &dir.join("k.kern")).unwrap();
+        assert_eq!(k.buffers[1].data.as_deref(), Some(&[1u8, 0, 2, 0, 3, 0][..]));
+        let e = super::super::parse_kernel_file(&src, &dir.join("sub").join("k.kern")).unwrap_err();
+        assert!(
+            e.file.ends_with("k.kern") && e.line == 5 && e.message.contains("d.bin"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
