@@ -1,6 +1,7 @@
 //! mascar: a cycle-level model of GPU streaming multiprocessors and their memory system, in
 //! which the warp-scheduling hardware of *Mascar* (Sethia et al., HPCA 2015) is modelled.
 
+pub mod characterise;
 pub mod config;
 pub mod dram_replay;
 pub mod engine;

@@ -803,8 +803,8 @@ fn characterise_kernels(
     machine: &MachineArgs,
     quiet: bool,
 ) -> Result<()> {
+    use mascar::characterise::Characterisation;
     use mascar::experiment;
-    use mascar::report::characterise::Characterisation;
     use std::sync::Arc;
     let m = machine.machine()?;
     if m.scheduler_set && m.cfg.scheduler != SchedulerKind::Lrr {

@@ -236,7 +236,7 @@ impl RunResult {
             class: self
                 .workload
                 .class
-                .unwrap_or_else(|| crate::report::characterise::measured_class(&self.total)),
+                .unwrap_or_else(|| crate::report::intensity::measured_class(&self.total)),
             scheduler: self.label.clone(),
             stats: self.total.clone(),
             energy: self.energy.clone(),

@@ -489,7 +489,7 @@ pub fn speedup_table(records: &[RunRecord], baseline: &str) -> SpeedupTable {
              (below {}, `mascar kernels --characterise`), so counted in the all-memory-intensive \
              row only",
             measured.join(", "),
-            crate::report::characterise::MEMORY_INTENSIVE_BELOW
+            crate::report::intensity::MEMORY_INTENSIVE_BELOW
         ));
     }
     SpeedupTable {

@@ -1,8 +1,8 @@
 //! Human-readable summaries and safe output files.
 
-pub mod characterise;
 pub mod compare;
 pub mod energy;
+pub mod intensity;
 pub mod plots;
 
 use std::fmt::Write as _;
