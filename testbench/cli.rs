@@ -264,7 +264,9 @@ fn events_writes_one_line_per_event_inside_the_window() {
     let r = mascar(&[
         "run",
         "-k",
-        "srad-1",
+        // A kernel whose first 3,000 cycles hold every kind checked below (the rewritten
+        // srad-1 takes no owner before cycle 3,000).
+        "sad-2",
         "-s",
         "mascar",
         "--sms",

@@ -142,9 +142,15 @@ fn runs() -> Vec<Run> {
         ..mascar.clone()
     };
     vec![
-        // The owner finishes; hit-only entries served.
+        // Hit-only entries served.
         Run {
             kernel: "bfs",
+            what: "mascar",
+            cfg: mascar.clone(),
+        },
+        // The owner finishes (testbench/data/owner_exit.kern: every warp ends with a store).
+        Run {
+            kernel: "owner_exit",
             what: "mascar",
             cfg: mascar.clone(),
         },
@@ -203,7 +209,14 @@ fn runs() -> Vec<Run> {
 /// Runs `r` with every SM's counters watching; the statistics of the window and the summed
 /// counters.
 fn observe(r: &Run) -> (RunStats, Coverage) {
-    let k = builtin::find(r.kernel).unwrap().kernel();
+    let k = match builtin::find(r.kernel) {
+        Some(b) => b.kernel(),
+        None => {
+            let path = format!("testbench/data/{}.kern", r.kernel);
+            let src = std::fs::read_to_string(&path).unwrap();
+            mascar::workload::kernel_format::parse_kernel(&src, &path).unwrap()
+        }
+    };
     let (stats, counters) = run_watched(&k, &r.cfg, |cfg, _| {
         Some(Coverage::new(
             cfg.warps_per_sm as usize,

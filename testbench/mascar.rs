@@ -328,6 +328,13 @@ fn no_mp_hold_deadlocks_any_mas_or_car_scheduler() {
                             ..Config::default()
                         };
                         set(&mut cfg);
+                        // Known stall (issue 16's bp-2, hit-only non-owners): a non-owner's
+                        // hit-only request held at the LD/ST unit does not make its warp an
+                        // owner candidate, so once the owner waits at a barrier no warp can
+                        // own the path and the SM makes no progress until the hold ends. It
+                        // ends (this checks it does), but a hold longer than the watchdog's
+                        // window would trip it first.
+                        cfg.watchdog_cycles = cfg.watchdog_cycles.max(hold as u64 + 200_000);
                         let what = format!("{name} {s} {check:?} hold {hold} {non_owner:?} {clog}");
                         finishes(&cfg, &k, &what);
                     }

@@ -26,7 +26,7 @@ pub enum KernelClass {
     Bandwidth,
     CacheSensitive,
     /// Memory intensive by its measured warp instructions per L1 data miss (a trace given to
-    /// `compare`, see `report::characterise`), not split into bandwidth and cache-sensitive.
+    /// `compare`, see `crate::characterise`), not split into bandwidth and cache-sensitive.
     MemoryIntensive,
 }
 
@@ -236,7 +236,9 @@ pub fn find(name: &str) -> Option<&'static Builtin> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::program::{Item, LaneEnv, OpKind, MAX_LOOP_DEPTH};
+    use crate::workload::program::{
+        Flow, LaneEnv, LaneStack, OpKind, Values, MAX_EXPR_STACK, MAX_LOOP_DEPTH, WARP_LANES,
+    };
     use std::collections::HashSet;
 
     // The default machine (spec §2), for occupancy checks.
@@ -262,24 +264,38 @@ mod tests {
             let k = b.kernel();
             assert_eq!(k.name, b.name, "kernel directive of {}", b.name);
             let total = k.total_warp_instructions();
-            assert!(
-                (200_000..=5_000_000).contains(&total),
-                "{}: {total} warp instructions",
-                b.name
-            );
             assert!(b.source.starts_with('#'), "{}: header comment missing", b.name);
             let ctas = resident_ctas(&k);
             assert!(ctas >= 1, "{}: a CTA does not fit on an SM", b.name);
-            assert!(
-                k.grid >= 2 * SMS * ctas,
-                "{}: grid {} is under two waves of {} CTAs",
-                b.name,
-                k.grid,
-                SMS * ctas
-            );
             if b.class.is_memory_intensive() {
-                let warps = ctas * k.warps_per_cta();
-                assert!(warps >= 32, "{}: only {warps} warps resident per SM", b.name);
+                // Written from the benchmark's code with its real grid and CTA shape (issue
+                // 16 §2), scaled only to stay near 2 M warp instructions: the header names
+                // the source, the input, the shape and every simplification.
+                assert!(
+                    (100_000..=2_500_000).contains(&total),
+                    "{}: {total} warp instructions",
+                    b.name
+                );
+                for part in ["Input", "Grid/block", "Simplification", ".cu"] {
+                    assert!(
+                        b.source.lines().any(|l| l.starts_with('#') && l.contains(part)),
+                        "{}: the header does not name its `{part}`",
+                        b.name
+                    );
+                }
+            } else {
+                assert!(
+                    (200_000..=5_000_000).contains(&total),
+                    "{}: {total} warp instructions",
+                    b.name
+                );
+                assert!(
+                    k.grid >= 2 * SMS * ctas,
+                    "{}: grid {} is under two waves of {} CTAs",
+                    b.name,
+                    k.grid,
+                    SMS * ctas
+                );
             }
         }
         for class in [
@@ -304,64 +320,70 @@ mod tests {
         assert!(KernelClass::CacheSensitive.is_memory_intensive());
     }
 
-    /// Every address stays inside its buffer (global) or the CTA's shared memory, checked for
-    /// the first, middle and last CTA, every thread, and every corner of the enclosing loops'
-    /// iteration space (the builtins' expressions are monotonic in each loop counter, apart
-    /// from `%`/`^` terms that are bounded by construction).
+    /// Every address stays inside its buffer (global) or the CTA's shared memory: each warp of
+    /// the first, middle and last CTA is walked functionally (the SIMT stack, per-lane loops
+    /// and the value registers, as `Kernel::total_warp_instructions` walks it), and every
+    /// active lane of every memory instruction it executes is checked.
     #[test]
     fn addresses_stay_in_bounds() {
+        let mut values = Values::default();
+        let mut stack: LaneStack = [[0; WARP_LANES]; MAX_EXPR_STACK];
+        let mut addrs = [0u64; WARP_LANES];
         for b in builtins() {
             let k = b.kernel();
-            let mut counts: Vec<u32> = Vec::new();
-            for item in &k.program.items {
-                match *item {
-                    Item::LoopStart { count, .. } => counts.push(count),
-                    Item::LoopEnd { .. } => {
-                        counts.pop();
-                    }
-                    Item::Inst(inst) if inst.op.is_memory() => {
-                        if counts.contains(&0) {
-                            continue;
-                        }
-                        let expr = &k.program.exprs[inst.addr as usize];
-                        let (lo, hi) = if inst.op.is_global() {
-                            let buf = k.buffers.iter().find(|x| x.base == expr.base).unwrap();
-                            (buf.base, buf.base + buf.bytes)
-                        } else {
-                            assert!(
-                                inst.op != OpKind::LoadShared || k.shared_bytes > 0,
-                                "{}: shared access without shared memory",
-                                b.name
-                            );
-                            (0, k.shared_bytes as u64)
+            let p = &k.program;
+            for cta in [0, k.grid / 2, k.grid - 1] {
+                for w in 0..k.warps_per_cta() {
+                    let lanes = (k.block - w * 32).min(32);
+                    let env0 = LaneEnv {
+                        tid: w as i64 * 32,
+                        cta: cta as i64,
+                        block: k.block as i64,
+                        grid: k.grid as i64,
+                        loops: [0; MAX_LOOP_DEPTH],
+                    };
+                    let mut flow = Flow::default();
+                    flow.launch(lanes);
+                    values.reset(p.value_slots as usize);
+                    while let Some(f) = flow.next(p) {
+                        let env = LaneEnv {
+                            loops: f.loops,
+                            ..env0
                         };
-                        for cta in [0, k.grid / 2, k.grid - 1] {
-                            for corner in 0..(1u32 << counts.len()) {
-                                let mut loops = [0u32; MAX_LOOP_DEPTH];
-                                for (d, &c) in counts.iter().enumerate() {
-                                    loops[d] = if corner >> d & 1 == 1 { c - 1 } else { 0 };
+                        let inst = f.inst;
+                        if inst.op.is_memory() {
+                            let expr = &p.exprs[inst.addr as usize];
+                            let (lo, hi) = if inst.op.is_global() {
+                                let buf = k.buffers.iter().find(|x| x.base == expr.base).unwrap();
+                                (buf.base, buf.base + buf.bytes)
+                            } else {
+                                assert!(
+                                    k.shared_bytes > 0,
+                                    "{}: shared access without shared memory",
+                                    b.name
+                                );
+                                (0, k.shared_bytes as u64)
+                            };
+                            expr.eval_lanes_in(&env, values.file(), lanes as usize, &mut stack, &mut addrs);
+                            for (l, &a) in addrs.iter().enumerate().take(lanes as usize) {
+                                if f.mask >> l & 1 == 0 {
+                                    continue;
                                 }
-                                for tid in 0..k.block {
-                                    let env = LaneEnv {
-                                        tid: tid as i64,
-                                        cta: cta as i64,
-                                        block: k.block as i64,
-                                        grid: k.grid as i64,
-                                        loops,
-                                    };
-                                    let a = expr.eval(&env);
-                                    assert!(
-                                        a >= lo && a + inst.width as u64 <= hi,
-                                        "{}: address {a:#x} outside [{lo:#x}, {hi:#x}) for cta \
-                                         {cta} tid {tid} loops {loops:?} ({:?})",
-                                        b.name,
-                                        expr.nodes
-                                    );
-                                }
+                                assert!(
+                                    a >= lo && a + inst.width as u64 <= hi,
+                                    "{}: address {a:#x} outside [{lo:#x}, {hi:#x}) at item {} for \
+                                     cta {cta} warp {w} lane {l} loops {:?}",
+                                    b.name,
+                                    f.pc,
+                                    f.loops
+                                );
                             }
                         }
+                        if inst.op == OpKind::Branch {
+                            flow.resolve_in(p, f.pc, &env, values.file());
+                        }
+                        values.exec(p, &inst, f.pc, &env, lanes as usize, f.mask, &k.buffers);
                     }
-                    Item::Inst(_) => {}
                 }
             }
         }
