@@ -276,6 +276,7 @@ fn fmt_measure(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::RunStats;
 
     #[test]
     fn the_paper_table_names_every_builtin_once_and_splits_at_the_threshold() {
