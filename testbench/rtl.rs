@@ -213,7 +213,7 @@ const REPLAYS: [(&str, SchedulerKind, u32, u32); 6] = [
     ("srad-1", SchedulerKind::Mascar, 16, 8),
     ("bfs", SchedulerKind::Car, 16, 32),
     ("stencil", SchedulerKind::Mascar, 8, 4),
-    ("histo-1", SchedulerKind::Mascar, 8, 8),
+    ("sad-2", SchedulerKind::Mascar, 8, 8),
 ];
 
 fn env_cycles(var: &str, default: u64) -> u64 {
