@@ -139,7 +139,10 @@ fn lockstep_passes_with_hit_only_non_owners_on_the_memory_intensive_builtins() {
 #[test]
 fn all_three_engines_give_the_same_statistics_to_the_cycle() {
     for (kernel, s) in [("bp-2", SchedulerKind::Mascar), ("srad-1", SchedulerKind::Gto)] {
-        let k = builtin::find(kernel).unwrap().kernel();
+        // The first 24 CTAs, run to the end: the rust-hdl engine runs about 7 k SM-cycles/s,
+        // and the rewritten kernels take millions of cycles on 2 SMs.
+        let mut k = builtin::find(kernel).unwrap().kernel();
+        k.grid = k.grid.min(24);
         let small = |e| Config { sms: 2, ..cfg(s, e) };
         let r = simulate(&small(Engine::Ref), &k, None).unwrap();
         let t = simulate(&small(Engine::Rtl), &k, None).unwrap();
