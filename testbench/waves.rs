@@ -158,7 +158,7 @@ fn a_whole_run_waveform_agrees_with_the_run_statistics() {
 
 #[test]
 fn a_window_of_chosen_sms_with_rtl_signals_converts_with_vcd2fst_and_has_a_gtkw() {
-    let k = builtin::find("srad-1").unwrap().kernel();
+    let k = builtin::find("sad-2").unwrap().kernel();
     let cfg = Config {
         max_cycles: 400,
         ..config(SchedulerKind::Mascar, Engine::Rtl, 2)
@@ -228,10 +228,10 @@ fn a_window_of_chosen_sms_with_rtl_signals_converts_with_vcd2fst_and_has_a_gtkw(
     }
 }
 
-/// A few CTAs of srad-1 on one SM under the RTL engine: long enough to time, short enough
+/// A few CTAs of sad-2 on one SM under the RTL engine: long enough to time, short enough
 /// to run to the end.
 fn short_rtl_run(window: Option<(u64, u64)>, path: &Path) -> (mascar::stats::RunStats, f64) {
-    let mut k = builtin::find("srad-1").unwrap().kernel();
+    let mut k = builtin::find("sad-2").unwrap().kernel();
     k.grid = k.grid.min(6);
     // No max_cycles: the kernel runs to its end.
     let cfg = config(SchedulerKind::Mascar, Engine::Rtl, 1);
@@ -294,9 +294,9 @@ fn a_window_needs_no_max_cycles_and_costs_little_outside_it() {
     );
 }
 
-/// srad-1 on one SM under the RTL engine, cycles 100..300, parsed.
+/// sad-2 on one SM under the RTL engine, cycles 100..300, parsed.
 fn rtl_window(name: &str) -> Parsed {
-    let k = builtin::find("srad-1").unwrap().kernel();
+    let k = builtin::find("sad-2").unwrap().kernel();
     let cfg = Config {
         max_cycles: 300,
         ..config(SchedulerKind::Mascar, Engine::Rtl, 1)
@@ -404,7 +404,7 @@ fn mode_owner_and_each_warps_state_and_stall_read_as_text() {
 #[test]
 fn the_save_file_lists_only_what_the_dump_declares() {
     // A reference-engine dump has no RTL signals: its save file names none.
-    let k = builtin::find("srad-1").unwrap().kernel();
+    let k = builtin::find("sad-2").unwrap().kernel();
     let cfg = Config {
         max_cycles: 200,
         ..config(SchedulerKind::Mascar, Engine::Ref, 1)
@@ -468,10 +468,10 @@ fn window_syntax_errors_name_the_problem() {
 
 // ---- FST (`--vcd PATH.fst`) -------------------------------------------------------------
 
-/// Records srad-1 on one SM under the RTL engine, cycles 100..300, to `path` (VCD or FST by
+/// Records sad-2 on one SM under the RTL engine, cycles 100..300, to `path` (VCD or FST by
 /// its extension).
 fn record_rtl_window(path: &Path) {
-    let k = builtin::find("srad-1").unwrap().kernel();
+    let k = builtin::find("sad-2").unwrap().kernel();
     let cfg = Config {
         max_cycles: 300,
         ..config(SchedulerKind::Mascar, Engine::Rtl, 1)
