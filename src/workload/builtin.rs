@@ -236,9 +236,7 @@ pub fn find(name: &str) -> Option<&'static Builtin> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::program::{
-        Flow, LaneEnv, LaneStack, OpKind, Values, MAX_EXPR_STACK, MAX_LOOP_DEPTH, WARP_LANES,
-    };
+    use crate::workload::program::{LaneEnv, LaneStack, Values, MAX_EXPR_STACK, MAX_LOOP_DEPTH, WARP_LANES};
     use std::collections::HashSet;
 
     // The default machine (spec §2), for occupancy checks.
@@ -342,48 +340,38 @@ mod tests {
                         grid: k.grid as i64,
                         loops: [0; MAX_LOOP_DEPTH],
                     };
-                    let mut flow = Flow::default();
-                    flow.launch(lanes);
-                    values.reset(p.value_slots as usize);
-                    while let Some(f) = flow.next(p) {
-                        let env = LaneEnv {
-                            loops: f.loops,
-                            ..env0
-                        };
+                    p.walk(&env0, lanes, &k.buffers, &mut values, |f, env, vals| {
                         let inst = f.inst;
-                        if inst.op.is_memory() {
-                            let expr = &p.exprs[inst.addr as usize];
-                            let (lo, hi) = if inst.op.is_global() {
-                                let buf = k.buffers.iter().find(|x| x.base == expr.base).unwrap();
-                                (buf.base, buf.base + buf.bytes)
-                            } else {
-                                assert!(
-                                    k.shared_bytes > 0,
-                                    "{}: shared access without shared memory",
-                                    b.name
-                                );
-                                (0, k.shared_bytes as u64)
-                            };
-                            expr.eval_lanes_in(&env, values.file(), lanes as usize, &mut stack, &mut addrs);
-                            for (l, &a) in addrs.iter().enumerate().take(lanes as usize) {
-                                if f.mask >> l & 1 == 0 {
-                                    continue;
-                                }
-                                assert!(
-                                    a >= lo && a + inst.width as u64 <= hi,
-                                    "{}: address {a:#x} outside [{lo:#x}, {hi:#x}) at item {} for \
-                                     cta {cta} warp {w} lane {l} loops {:?}",
-                                    b.name,
-                                    f.pc,
-                                    f.loops
-                                );
+                        if !inst.op.is_memory() {
+                            return;
+                        }
+                        let expr = &p.exprs[inst.addr as usize];
+                        let (lo, hi) = if inst.op.is_global() {
+                            let buf = k.buffers.iter().find(|x| x.base == expr.base).unwrap();
+                            (buf.base, buf.base + buf.bytes)
+                        } else {
+                            assert!(
+                                k.shared_bytes > 0,
+                                "{}: shared access without shared memory",
+                                b.name
+                            );
+                            (0, k.shared_bytes as u64)
+                        };
+                        expr.eval_lanes_in(env, vals.file(), lanes as usize, &mut stack, &mut addrs);
+                        for (l, &a) in addrs.iter().enumerate().take(lanes as usize) {
+                            if f.mask >> l & 1 == 0 {
+                                continue;
                             }
+                            assert!(
+                                a >= lo && a + inst.width as u64 <= hi,
+                                "{}: address {a:#x} outside [{lo:#x}, {hi:#x}) at item {} for \
+                                 cta {cta} warp {w} lane {l} loops {:?}",
+                                b.name,
+                                f.pc,
+                                f.loops
+                            );
                         }
-                        if inst.op == OpKind::Branch {
-                            flow.resolve_in(p, f.pc, &env, values.file());
-                        }
-                        values.exec(p, &inst, f.pc, &env, lanes as usize, f.mask, &k.buffers);
-                    }
+                    });
                 }
             }
         }

@@ -1223,23 +1223,40 @@ impl Program {
         buffers: &[Buffer],
         values: &mut Values,
     ) -> WarpCounts {
+        let mut c = WarpCounts::default();
+        self.walk(env, lanes, buffers, values, |f, _, _| {
+            c.warp += 1;
+            c.thread += f.mask.count_ones() as u64;
+        });
+        c
+    }
+
+    /// Runs one warp through the program functionally (the SIMT stack, per-lane loops and
+    /// the value registers, as the machine issues it), calling `visit` with each warp
+    /// instruction, its lanes' environment and the value file before the instruction's own
+    /// branch and value effects.
+    pub fn walk(
+        &self,
+        env: &LaneEnv,
+        lanes: u32,
+        buffers: &[Buffer],
+        values: &mut Values,
+        mut visit: impl FnMut(&Fetched, &LaneEnv, &Values),
+    ) {
         let mut flow = Flow::default();
         flow.launch(lanes);
         values.reset(self.value_slots as usize);
-        let mut c = WarpCounts::default();
         while let Some(f) = flow.next(self) {
-            c.warp += 1;
-            c.thread += f.mask.count_ones() as u64;
             let lane_env = LaneEnv {
                 loops: f.loops,
                 ..*env
             };
+            visit(&f, &lane_env, values);
             if f.inst.op == OpKind::Branch {
                 flow.resolve_in(self, f.pc, &lane_env, values.file());
             }
             values.exec(self, &f.inst, f.pc, &lane_env, lanes as usize, f.mask, buffers);
         }
-        c
     }
 
     /// Warp instructions one warp executes (loops expanded), for programs without branches
