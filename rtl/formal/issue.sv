@@ -1,10 +1,12 @@
 // Formal properties of mascar_issue_top (WRC -> WST -> scheduler), checked with yosys's own
 // SAT solver (`sat -tempinduct`, run by `mascar rtl prove`). Hand-written; not generated.
 //
-// The wrapper sees the block through its ports only. CHECK selects the property. No input
-// is constrained: run constants (order, MAS, mode check, hold, stall_non_owners), every
-// per-cycle warp signal and the synchronous reset are free in every cycle, which covers every
-// run the SM can drive.
+// The wrapper sees the block through its ports only. CHECK selects the property. One port
+// contract is assumed, because the SM guarantees it (ready = issuable & scoreboard clear &
+// not held, and only an active warp has an issuable head): a ready warp has a head
+// instruction and is active. Everything else is free in every cycle: run constants (order,
+// MAS, mode check, hold, stall_non_owners), every per-cycle warp signal and the synchronous
+// reset, which covers every run the SM can drive.
 module formal_issue #(
     parameter H = 4,
     parameter D = 8,  // unused; every wrapper takes the same parameters
@@ -124,6 +126,12 @@ module formal_issue #(
         reset_p <= reset;
     end
     wire [4:0] lane0 = issue_warp0[5:1], lane1 = issue_warp1[5:1], owner_lane = owner[5:1];
+
+    // ---- port contract ----
+    always @* begin
+        assume((ready0 & ~(has_inst0 & active0)) == 0);
+        assume((ready1 & ~(has_inst1 & active1)) == 0);
+    end
 
     // ---- properties ----
     always @* begin

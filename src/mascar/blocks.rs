@@ -143,10 +143,17 @@ impl RefBlocks {
         }
     }
 
-    /// The full scheduler input: the WRC's and WST's outputs wired in.
-    pub fn wire(i: &IssueIn, wrc: &WrcOut, wst: &WstOut) -> SchedIn {
+    /// The full scheduler input: the WRC's outputs wired in. The scheduler reads the WST
+    /// entries as the WRC writes them this cycle: for every warp that can issue (`ready`
+    /// implies `has_inst` and `active`, so its entry is written) they equal the table's
+    /// write-through read port, and the hardware keeps that port's mux off the issue path
+    /// (`rtl/top.rs`; the formal wrapper assumes the implication).
+    pub fn wire(i: &IssueIn, wrc: &WrcOut) -> SchedIn {
         SchedIn {
-            wst: *wst,
+            wst: WstOut {
+                mem: wrc.wst.mem,
+                stall: wrc.wst.stall,
+            },
             release_owner: wrc.release_owner,
             owner_candidates: wrc.owner_candidates,
             ..i.sched
@@ -179,7 +186,7 @@ impl MascarBlocks for RefBlocks {
             owner,
         });
         let wst = self.wst.eval(&wrc.wst);
-        let sched = self.sched.eval(&Self::wire(i, &wrc, &wst));
+        let sched = self.sched.eval(&Self::wire(i, &wrc));
         self.view = IssueView { wrc, wst, sched };
         self.view
     }
@@ -187,7 +194,7 @@ impl MascarBlocks for RefBlocks {
     fn issue_clock(&mut self, _cycle: u64, i: &IssueIn) {
         let v = self.view;
         self.wst.clock(&v.wrc.wst, i.sched.reset);
-        self.sched.clock(&Self::wire(i, &v.wrc, &v.wst), &v.sched);
+        self.sched.clock(&Self::wire(i, &v.wrc), &v.sched);
     }
     fn reference_scheduler(&mut self) -> Option<&mut Scheduler> {
         Some(&mut self.sched)

@@ -158,7 +158,9 @@ pub struct SchedIn {
     pub ldst_take: u64,
     /// Head instruction is a global load: it needs a free in-flight load slot.
     pub gload: u64,
-    /// The warp status table as read this cycle.
+    /// The warp status table's entries as written this cycle (the WRC's write data). Only
+    /// `ready` warps' bits matter, and their entries are always written, so this is what
+    /// the table's write-through read port gives them.
     pub wst: WstOut,
     /// SP lanes free this cycle.
     pub sp_free: u8,

@@ -1,6 +1,9 @@
 //! The warp status table (slide 12): per warp, the op type of its next instruction and the
-//! stall bit. Written by the WRC for the warps with a head instruction, read by the
-//! scheduler; write-through, so the scheduler sees this cycle's write.
+//! stall bit. Written by the WRC for the warps with a head instruction; its read port is
+//! write-through. The scheduler picks only among warps with a head instruction, whose
+//! entries are written every cycle, so it takes them from the write data (the same values,
+//! without the read port's mux on the issue path); the read port is what waveforms, the
+//! stalled-warp statistics and the formal properties see.
 
 use super::ports::{WstOut, WstWrite};
 

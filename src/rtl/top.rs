@@ -47,6 +47,10 @@ pub struct IssueTopRtl<const H: usize> {
     pub mp: Signal<Out, Bit>,
     pub owner_valid: Signal<Out, Bit>,
     pub owner: Signal<Out, Bits<6>>,
+    /// The warp status table's read port: what the SM's per-warp stall statistics and the
+    /// waveforms read (the scheduler takes its ready warps' entries from the write data).
+    pub wst_mem: [Signal<Out, Bits<H>>; 2],
+    pub wst_stall: [Signal<Out, Bits<H>>; 2],
     pub wrc: WrcRtl<H>,
     pub wst: WstRtl<H>,
     pub sched: SchedulerRtl<H>,
@@ -79,8 +83,11 @@ impl<const H: usize> Logic for IssueTopRtl<H> {
             self.wst.we[s].next = self.wrc.wst_we[s].val();
             self.wst.mem_in[s].next = self.wrc.wst_mem[s].val();
             self.wst.stall_in[s].next = self.wrc.wst_stall[s].val();
-            self.sched.wst_mem[s].next = self.wst.mem[s].val();
-            self.sched.wst_stall[s].next = self.wst.stall[s].val();
+            // The scheduler reads the entries as written this cycle: for a warp that can issue
+            // (ready implies has_inst and active, so its entry is written) that is what the
+            // table's write-through read port gives, without its mux on the issue path.
+            self.sched.wst_mem[s].next = self.wrc.wst_mem[s].val();
+            self.sched.wst_stall[s].next = self.wrc.wst_stall[s].val();
             self.sched.owner_candidates[s].next = self.wrc.owner_candidates[s].val();
             self.sched.ready[s].next = self.ready[s].val();
             self.sched.alu[s].next = self.alu[s].val();
@@ -90,6 +97,8 @@ impl<const H: usize> Logic for IssueTopRtl<H> {
             self.sched.gload[s].next = self.gload[s].val();
             self.sched.launched[s].next = self.launched[s].val();
             self.sched.exited[s].next = self.exited[s].val();
+            self.wst_mem[s].next = self.wst.mem[s].val();
+            self.wst_stall[s].next = self.wst.stall[s].val();
             self.issue_valid[s].next = self.sched.issue_valid[s].val();
             self.issue_warp[s].next = self.sched.issue_warp[s].val();
         }

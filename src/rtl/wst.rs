@@ -1,5 +1,6 @@
 //! RTL twin of the warp status table: per warp the op type of its next instruction and the
-//! stall bit, one register per scheduler half; written entries bypass to the read port.
+//! stall bit, one register per scheduler half; written entries bypass to the read port
+//! (the scheduler takes its ready warps' entries from the write data: see `top.rs`).
 //! A synchronous reset clears it.
 
 use rust_hdl::prelude::*;
