@@ -12,6 +12,27 @@ use std::fmt;
 pub use crate::mascar::ports::MasModeCheck;
 use crate::sched::SchedulerKind;
 
+/// Which value each `size NAME = DEFAULT full FULL` of a kernel takes (the `kernel_scale`
+/// setting): the default, sized to keep a kernel near 2 M warp instructions, or the full size
+/// of the benchmark's real input.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scale {
+    #[default]
+    Default,
+    Full,
+}
+
+impl Scale {
+    /// The name as the setting spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scale::Default => "default",
+            Scale::Full => "full",
+        }
+    }
+}
+
 /// Which twin of the Mascar blocks a run uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -236,6 +257,27 @@ pub struct Config {
     /// L1 miss queue entries; GPGPU-Sim treats it full at `size - 1`.
     pub l1_miss_queue: u32,
 
+    // ---- texture and constant caches (GPGPU-Sim 3.2.2 `-gpgpu_tex_cache:l1`,
+    // `-gpgpu_const_cache:l1`; see `gpu::sm::ro_cache`) ----
+    pub tex_sets: u32,
+    pub tex_line_bytes: u32,
+    pub tex_ways: u32,
+    /// Texture fragment FIFO entries (accepted accesses waiting for their data, in order).
+    pub tex_fragment_fifo: u32,
+    /// Texture request FIFO entries (misses waiting to enter the interconnect).
+    pub tex_request_fifo: u32,
+    /// Texture reorder-buffer entries (misses outstanding).
+    pub tex_rob: u32,
+    /// Texture result FIFO entries (data ready for writeback).
+    pub tex_result_fifo: u32,
+    pub const_sets: u32,
+    pub const_line_bytes: u32,
+    pub const_ways: u32,
+    pub const_mshrs: u32,
+    /// Requests merged into one constant-cache MSHR entry (the first included).
+    pub const_mshr_merge: u32,
+    pub const_miss_queue: u32,
+
     // ---- interconnect ----
     pub flit_bytes: u32,
     /// Flits per cycle an SM port injects or ejects.
@@ -366,6 +408,12 @@ pub struct Config {
     /// 256 B below 1 MiB and, when packed, pads each gap by a seeded 0–7 × 256 B.
     pub placement: u32,
 
+    // ---- kernel size ----
+    /// Which value each `size NAME = DEFAULT full FULL` of a kernel-format kernel takes:
+    /// `default` (sized to stay near 2 M warp instructions) or `full` (the benchmark's real
+    /// input size, as each built-in's header names it). Traces are not affected.
+    pub kernel_scale: Scale,
+
     // ---- run control ----
     /// Which twin of the Mascar blocks runs: `ref` (behavioural), `rtl` (rust-hdl blocks in
     /// the loop) or `lockstep` (both, compared every cycle).
@@ -404,6 +452,19 @@ impl Default for Config {
             l1_mshrs: 64,
             l1_mshr_merge: 8,
             l1_miss_queue: 8,
+            tex_sets: 4,
+            tex_line_bytes: 128,
+            tex_ways: 24,
+            tex_fragment_fifo: 128,
+            tex_request_fifo: 4,
+            tex_rob: 128,
+            tex_result_fifo: 2,
+            const_sets: 64,
+            const_line_bytes: 64,
+            const_ways: 2,
+            const_mshrs: 2,
+            const_mshr_merge: 32,
+            const_miss_queue: 4,
             flit_bytes: 32,
             sm_port_flits: 1,
             partition_port_flits: 2,
@@ -461,6 +522,7 @@ impl Default for Config {
             flush_l2_between_kernels: false,
             buffer_placement: BufferPlacement::Packed,
             placement: 1,
+            kernel_scale: Scale::Default,
             engine: Engine::Ref,
             watchdog_cycles: 200_000,
             max_cycles: 0,
@@ -620,6 +682,24 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
         ],
     ),
     (
+        "Texture and constant caches",
+        &[
+            int("tex_sets", "sets", 1, 4096, 4, "Texture cache sets (GTX480 `-gpgpu_tex_cache:l1 4:128:24`).").rule("a power of two"),
+            int("tex_line_bytes", "bytes", 4, 4096, 128, "Texture cache line size; a line larger than line_bytes is cut to line_bytes (a miss fetches one memory line).").rule("a power of two"),
+            int("tex_ways", "ways", 1, 1024, 24, "Texture cache associativity."),
+            int("tex_fragment_fifo", "entries", 1, 4096, 128, "Texture fragment FIFO: accepted accesses waiting for their data, served in order."),
+            int("tex_request_fifo", "entries", 1, 4096, 4, "Texture request FIFO: misses waiting to enter the interconnect."),
+            int("tex_rob", "entries", 1, 4096, 128, "Texture reorder buffer: misses outstanding below the SM."),
+            int("tex_result_fifo", "entries", 1, 4096, 2, "Texture result FIFO: data ready for writeback, one per cycle."),
+            int("const_sets", "sets", 1, 4096, 64, "Constant cache sets (GTX480 `-gpgpu_const_cache:l1 64:64:2`).").rule("a power of two"),
+            int("const_line_bytes", "bytes", 4, 4096, 64, "Constant cache line size; a line larger than line_bytes is cut to line_bytes.").rule("a power of two"),
+            int("const_ways", "ways", 1, 1024, 2, "Constant cache associativity."),
+            int("const_mshrs", "entries", 1, 4096, 2, "Constant cache MSHR entries."),
+            int("const_mshr_merge", "requests", 1, 64, 32, "Requests merged into one constant-cache MSHR entry (the first included)."),
+            int("const_miss_queue", "entries", 1, 1024, 4, "Constant cache miss queue entries (full at size, as `read_only_cache` checks)."),
+        ],
+    ),
+    (
         "Interconnect",
         &[
             int("flit_bytes", "bytes", 1, 4096, 32, "Flit size."),
@@ -733,6 +813,12 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
         &[
             choice("buffer_placement", &["packed", "spread"], "packed", "How the buffers of kernel-format kernels are laid out: packed one after another from 0x8000_0000, each 256 B aligned (GPGPU-Sim 3.2.2 cudaMalloc), or each in its own 1 MiB region with a (k mod 7) × 9-line skew. Trace kernels keep their recorded addresses."),
             int("placement", "index", 1, 1_000_000, 1, "Which placement: 1 is the exact layout; k > 1 moves the base up by a seeded multiple of 256 B below 1 MiB and, when packed, pads each gap between buffers by a seeded 0–7 × 256 B."),
+        ],
+    ),
+    (
+        "Kernel size",
+        &[
+            choice("kernel_scale", &["default", "full"], "default", "Which value each `size NAME = DEFAULT full FULL` of a kernel-format kernel (built-in or .kern file) takes: default (scaled to stay near 2 M warp instructions) or full (the real input size each built-in's header names; up to ~100 M warp instructions). Trace kernels are not affected."),
         ],
     ),
     (
@@ -945,9 +1031,28 @@ impl Config {
             ("l1_sets", self.l1_sets),
             ("l2_sets", self.l2_sets),
             ("line_bytes", self.line_bytes),
+            ("tex_sets", self.tex_sets),
+            ("tex_line_bytes", self.tex_line_bytes),
+            ("const_sets", self.const_sets),
+            ("const_line_bytes", self.const_line_bytes),
         ] {
             if !v.is_power_of_two() {
                 return rule(key, format!("must be a power of two, got {v}"));
+            }
+        }
+        for (key, sets, ways) in [
+            ("tex_ways", self.tex_sets, self.tex_ways),
+            ("const_ways", self.const_sets, self.const_ways),
+        ] {
+            let lines = sets as u64 * ways as u64;
+            if lines > MAX_L1_LINES {
+                let p = key.trim_end_matches("_ways");
+                return rule(
+                    key,
+                    format!(
+                        "{p}_sets × {p}_ways = {sets} × {ways} = {lines} lines, more than {MAX_L1_LINES}"
+                    ),
+                );
             }
         }
         // Tag arrays are allocated whole, per SM and per partition.

@@ -55,7 +55,7 @@ fn builtin_workload(b: &Builtin) -> Workload {
 pub fn scheduler_matrix(kernels: &[&Builtin], schedulers: &[SchedulerKind], base: &Config) -> Vec<Job> {
     let mut jobs = vec![];
     for b in kernels {
-        let kernel = b.kernel();
+        let kernel = b.kernel_at(base.kernel_scale);
         for &s in schedulers {
             jobs.push(Job {
                 kernel: kernel.clone(),
@@ -118,7 +118,11 @@ pub fn resource_variants(base: &Config) -> Vec<(String, Config)> {
 pub fn variant_matrix(kernels: &[&Builtin], variants: &[(String, Config)]) -> Vec<Job> {
     let mut jobs = vec![];
     for b in kernels {
-        let kernel = b.kernel();
+        // Every variant derives from one base machine, so they share its kernel_scale.
+        let scale = variants
+            .first()
+            .map_or_else(Default::default, |(_, c)| c.kernel_scale);
+        let kernel = b.kernel_at(scale);
         for (label, cfg) in variants {
             jobs.push(Job {
                 kernel: kernel.clone(),

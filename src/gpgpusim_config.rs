@@ -106,6 +106,31 @@ const GROUPS: &[(&str, &[&str], &[&str])] = &[
         ],
     ),
     (
+        "texture cache",
+        &["gpgpu_tex_cache:l1"],
+        &[
+            "tex_sets",
+            "tex_line_bytes",
+            "tex_ways",
+            "tex_fragment_fifo",
+            "tex_request_fifo",
+            "tex_rob",
+            "tex_result_fifo",
+        ],
+    ),
+    (
+        "constant cache",
+        &["gpgpu_const_cache:l1"],
+        &[
+            "const_sets",
+            "const_line_bytes",
+            "const_ways",
+            "const_mshrs",
+            "const_mshr_merge",
+            "const_miss_queue",
+        ],
+    ),
+    (
         "L2 cache",
         &["gpgpu_cache:dl2"],
         &["l2_sets", "l2_ways", "l2_mshrs", "l2_mshr_merge", "l2_miss_queue"],
@@ -416,6 +441,40 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
                     g.sets, g.ways, g.line_bytes, g.mshrs, g.merge, g.miss_queue, g.policies
                 ))
             }
+            // `F:frag:req,rob:result`: 3.2.2's cache_config::init reads the MSHR fields into
+            // the texture FIFOs' sizes (unions in gpu-cache.h) and a 12th number, the result FIFO.
+            "gpgpu_tex_cache:l1" => {
+                let g = parse_cache(value).map_err(err)?;
+                let result = value
+                    .split(',')
+                    .nth(3)
+                    .and_then(|f| f.split(':').nth(1))
+                    .ok_or_else(|| err("no result-FIFO size (expected …,F:frag:req,rob:result)".into()))?;
+                c.tex_sets = g.sets;
+                c.tex_line_bytes = g.line_bytes;
+                c.tex_ways = g.ways;
+                c.tex_fragment_fifo = g.mshrs;
+                c.tex_request_fifo = g.merge;
+                c.tex_rob = g.miss_queue;
+                c.tex_result_fifo = num(result)?;
+                Ok(format!(
+                    "tex_sets = {}, tex_line_bytes = {}, tex_ways = {}, tex_fragment_fifo = {}, tex_request_fifo = {}, tex_rob = {}, tex_result_fifo = {} (policies {}: LRU, allocate on miss)",
+                    g.sets, g.line_bytes, g.ways, g.mshrs, g.merge, g.miss_queue, c.tex_result_fifo, g.policies
+                ))
+            }
+            "gpgpu_const_cache:l1" => {
+                let g = parse_cache(value).map_err(err)?;
+                c.const_sets = g.sets;
+                c.const_line_bytes = g.line_bytes;
+                c.const_ways = g.ways;
+                c.const_mshrs = g.mshrs;
+                c.const_mshr_merge = g.merge;
+                c.const_miss_queue = g.miss_queue;
+                Ok(format!(
+                    "const_sets = {}, const_line_bytes = {}, const_ways = {}, const_mshrs = {}, const_mshr_merge = {}, const_miss_queue = {} (policies {}: LRU, allocate on fill)",
+                    g.sets, g.line_bytes, g.ways, g.mshrs, g.merge, g.miss_queue, g.policies
+                ))
+            }
             "gpgpu_cache:dl2" => {
                 let g = parse_cache(value).map_err(err)?;
                 let per_channel = |n: u32, what: &str| {
@@ -577,7 +636,7 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
                 Err("functional-simulation / PTX option".into())
             }
             n if n.starts_with("gpgpu_cache:") || n.contains("_cache") => {
-                Err("instruction, texture and constant caches are not modelled".into())
+                Err("the instruction cache is not modelled".into())
             }
             n if n.contains("power") || n.contains("wattch") => {
                 Err("power model: see `mascar compare` energy".into())
@@ -723,6 +782,62 @@ mod tests {
             .unwrap_err()
             .contains("line size"));
         assert!(parse_cache("32:128,L:L:m:N,A:32:8,8").is_err());
+    }
+
+    #[test]
+    fn texture_and_constant_cache_strings_set_their_geometry() {
+        // The GTX480 lines of 3.2.2 (configs/GTX480/gpgpusim.config) on a machine with other values.
+        let base = Config {
+            tex_sets: 1,
+            tex_ways: 1,
+            tex_result_fifo: 9,
+            const_sets: 1,
+            const_mshrs: 7,
+            ..Config::default()
+        };
+        let text = "-gpgpu_tex_cache:l1 4:128:24,L:R:m:N,F:128:4,128:2\n\
+                    -gpgpu_const_cache:l1 64:64:2,L:R:f:N,A:2:32,4\n";
+        let c = import(text, "f", &base).unwrap().config;
+        assert_eq!((c.tex_sets, c.tex_line_bytes, c.tex_ways), (4, 128, 24));
+        assert_eq!(
+            (
+                c.tex_fragment_fifo,
+                c.tex_request_fifo,
+                c.tex_rob,
+                c.tex_result_fifo
+            ),
+            (128, 4, 128, 2)
+        );
+        assert_eq!(
+            (
+                c.const_sets,
+                c.const_line_bytes,
+                c.const_ways,
+                c.const_mshrs,
+                c.const_mshr_merge,
+                c.const_miss_queue
+            ),
+            (64, 64, 2, 2, 32, 4)
+        );
+        // Newer files' form (`N:` prefix, a set-index letter) reads the same.
+        let newer = "-gpgpu_tex_cache:l1 N:4:128:24,L:R:m:N:L,F:128:4,128:2\n";
+        assert_eq!(import(newer, "f", &base).unwrap().config.tex_ways, 24);
+        let e = import(
+            "-gpgpu_tex_cache:l1 4:128:24,L:R:m:N,F:128:4,128\n",
+            "t.config",
+            &base,
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.option.as_str()), (1, "gpgpu_tex_cache:l1"));
+        assert!(e.reason.contains("result-FIFO"), "{e}");
+        let e = import(
+            "-gpgpu_const_cache:l1 64:48:2,L:R:f:N,A:2:32,4\n",
+            "c.config",
+            &base,
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.option.as_str()), (1, "gpgpu_const_cache:l1"));
+        assert!(e.to_string().contains("const_line_bytes"), "{e}");
     }
 
     #[test]

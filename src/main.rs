@@ -486,7 +486,7 @@ fn dispatch(cmd: Command) -> Result<()> {
             let m = machine.machine()?;
             let workload = match (&kernel, &trace) {
                 (_, Some(path)) => LoadedWorkload::trace(path)?,
-                (Some(name), None) => LoadedWorkload::kernel(name)?,
+                (Some(name), None) => LoadedWorkload::kernel_at(name, m.cfg.kernel_scale)?,
                 (None, None) => bail!("give --kernel NAME|FILE or --trace PATH"),
             };
             for note in &workload.notes {
@@ -818,11 +818,11 @@ fn characterise_kernels(
         workloads.extend(
             builtin::builtins()
                 .iter()
-                .map(|b| Arc::new(LoadedWorkload::builtin(b))),
+                .map(|b| Arc::new(LoadedWorkload::builtin_at(b, m.cfg.kernel_scale))),
         );
     }
     for k in kernels {
-        workloads.push(Arc::new(LoadedWorkload::kernel(k)?));
+        workloads.push(Arc::new(LoadedWorkload::kernel_at(k, m.cfg.kernel_scale)?));
     }
     workloads.extend(load_traces(traces)?);
     let lrr = experiment::scheduler_variants(&[SchedulerKind::Lrr], &m.cfg);
@@ -1073,7 +1073,7 @@ fn rerun(path: &Path, quiet: bool) -> Result<()> {
         .runs
         .par_iter()
         .map(|r| {
-            let w = mascar::runner::reload(&r.workload)?;
+            let w = mascar::runner::reload(&r.workload, r.config.kernel_scale)?;
             let now = w.run(&r.config, &r.label, r.config_file.clone())?;
             let mut diffs = vec![];
             for (name, a, b) in [
@@ -1269,7 +1269,7 @@ fn bench(
     let mut slowest: Option<(f64, String, SchedulerKind)> = None;
     let mut slowest_compute: Option<(f64, String, SchedulerKind)> = None;
     for name in &kernels {
-        let k = LoadedWorkload::kernel(name)?.first_kernel()?;
+        let k = LoadedWorkload::kernel_at(name, base.kernel_scale)?.first_kernel()?;
         let compute =
             mascar::workload::builtin::find(&k.name).is_some_and(|b| !b.class.is_memory_intensive());
         for &sched in &schedulers {

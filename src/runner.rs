@@ -12,9 +12,10 @@ use crate::report::energy::{energy, EnergyModel};
 use crate::results::{config_sha256, scheduler_info, Input, RunResult, Workload, WorkloadKind};
 use crate::stats::RunStats;
 use crate::workload::builtin::{self, Builtin};
+use crate::workload::kernel_format::{self, Scale};
 use crate::workload::trace::{kernelslist, ListEntry};
 use crate::workload::trace_kernel::{self, TraceKernel};
-use crate::workload::{kernel_format, Kernel};
+use crate::workload::Kernel;
 
 /// One kernel of a workload.
 enum Piece {
@@ -33,6 +34,11 @@ pub struct LoadedWorkload {
 
 impl LoadedWorkload {
     pub fn builtin(b: &'static Builtin) -> LoadedWorkload {
+        Self::builtin_at(b, Scale::Default)
+    }
+
+    /// A built-in at `scale` (the `kernel_scale` setting).
+    pub fn builtin_at(b: &'static Builtin, scale: Scale) -> LoadedWorkload {
         LoadedWorkload {
             info: Workload {
                 kind: WorkloadKind::Builtin,
@@ -40,15 +46,20 @@ impl LoadedWorkload {
                 class: Some(b.class),
                 inputs: vec![Input::of_text(&format!("builtin:{}", b.name), b.source)],
             },
-            pieces: vec![Piece::Plain(b.kernel())],
+            pieces: vec![Piece::Plain(b.kernel_at(scale))],
             notes: vec![],
         }
     }
 
     /// A built-in name, or a path to a `.kern` file.
     pub fn kernel(name: &str) -> Result<LoadedWorkload> {
+        Self::kernel_at(name, Scale::Default)
+    }
+
+    /// A built-in name, or a path to a `.kern` file, at `scale` (the `kernel_scale` setting).
+    pub fn kernel_at(name: &str, scale: Scale) -> Result<LoadedWorkload> {
         if let Some(b) = builtin::find(name) {
-            return Ok(Self::builtin(b));
+            return Ok(Self::builtin_at(b, scale));
         }
         let path = Path::new(name);
         if !path.exists() {
@@ -59,7 +70,7 @@ impl LoadedWorkload {
             );
         }
         let text = crate::input::read_text_capped(path, crate::input::MAX_KERNEL_BYTES, "kernel file")?;
-        let kernel = kernel_format::parse_kernel_file(&text, path)?;
+        let kernel = kernel_format::parse_kernel_file_at(&text, path, scale)?;
         Ok(LoadedWorkload {
             info: Workload {
                 kind: WorkloadKind::KernelFile,
@@ -272,11 +283,11 @@ pub fn check_inputs(recorded: &[Input]) -> Result<()> {
     Ok(())
 }
 
-/// Loads a recorded workload again.
-pub fn reload(w: &Workload) -> Result<LoadedWorkload> {
+/// Loads a recorded workload again, at the recorded configuration's `kernel_scale`.
+pub fn reload(w: &Workload, scale: Scale) -> Result<LoadedWorkload> {
     check_inputs(&w.inputs)?;
     match w.kind {
-        WorkloadKind::Builtin | WorkloadKind::KernelFile => LoadedWorkload::kernel(&w.name),
+        WorkloadKind::Builtin | WorkloadKind::KernelFile => LoadedWorkload::kernel_at(&w.name, scale),
         WorkloadKind::Trace => LoadedWorkload::trace(Path::new(&w.name)),
     }
 }

@@ -22,6 +22,9 @@ pub struct CacheStats {
     pub fills: u64,
     pub cycles_mshr_full: u64,
     pub cycles_miss_queue_full: u64,
+    /// Global atomics performed (L2 only; each is also counted as the read it is timed as).
+    #[serde(default)]
+    pub atomics: u64,
 }
 
 impl CacheStats {
@@ -60,6 +63,37 @@ impl CacheStats {
         self.fills += o.fills;
         self.cycles_mshr_full += o.cycles_mshr_full;
         self.cycles_miss_queue_full += o.cycles_miss_queue_full;
+        self.atomics += o.atomics;
+    }
+}
+
+/// Counters of one SM's texture or constant cache (`gpu::sm::ro_cache`), or their sum:
+/// `accesses = hits + merged + misses + reservation_fails`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoCacheStats {
+    /// Warp instructions (`ld.tex` / `ld.const`) that went to this cache.
+    pub instructions: u64,
+    /// Line accesses, retries after a reservation failure included.
+    pub accesses: u64,
+    pub hits: u64,
+    /// Misses merged into an MSHR already open for the line (constant cache).
+    pub merged: u64,
+    /// Misses that sent a request below the SM.
+    pub misses: u64,
+    /// Refused accesses (full MSHRs, miss queue, or texture FIFOs), retried by the LD/ST unit.
+    pub reservation_fails: u64,
+    pub fills: u64,
+}
+
+impl RoCacheStats {
+    pub fn add(&mut self, o: &RoCacheStats) {
+        self.instructions += o.instructions;
+        self.accesses += o.accesses;
+        self.hits += o.hits;
+        self.merged += o.merged;
+        self.misses += o.misses;
+        self.reservation_fails += o.reservation_fails;
+        self.fills += o.fills;
     }
 }
 
@@ -133,6 +167,9 @@ pub struct SmStats {
     pub thread_instructions: u64,
     pub global_loads: u64,
     pub global_stores: u64,
+    /// Global atomic warp instructions (`atom.global`, `red.global`; traces' ATOM/RED).
+    #[serde(default)]
+    pub global_atomics: u64,
     pub shared_accesses: u64,
     /// Line requests the coalescer produced for global accesses.
     pub coalesced_requests: u64,
@@ -149,6 +186,11 @@ pub struct SmStats {
     pub sched: SchedStats,
     pub mas: MasStats,
     pub car: CarStats,
+    /// The texture and constant caches (`ld.tex`, `ld.const`).
+    #[serde(default)]
+    pub tex: RoCacheStats,
+    #[serde(default)]
+    pub constant: RoCacheStats,
 }
 
 impl SmStats {
@@ -167,6 +209,7 @@ impl SmStats {
         self.thread_instructions += o.thread_instructions;
         self.global_loads += o.global_loads;
         self.global_stores += o.global_stores;
+        self.global_atomics += o.global_atomics;
         self.shared_accesses += o.shared_accesses;
         self.coalesced_requests += o.coalesced_requests;
         self.lsu_stall_cycles += o.lsu_stall_cycles;
@@ -187,6 +230,8 @@ impl SmStats {
         self.mas.owner_returned_to_ep += o.mas.owner_returned_to_ep;
         self.mas.stalled_warp_cycles += o.mas.stalled_warp_cycles;
         self.car.add(&o.car);
+        self.tex.add(&o.tex);
+        self.constant.add(&o.constant);
     }
 }
 

@@ -102,6 +102,27 @@ pub fn summary_table(runs: &[(RunStats, Duration)]) -> String {
         }
         out.push('\n');
     }
+    // The texture and constant caches, for kernels that read through them.
+    let ro_rows: &[Row] = &[
+        ("tex accesses/misses", |s| {
+            format!("{}/{}", s.sm.tex.accesses, s.sm.tex.misses)
+        }),
+        ("const accesses/misses", |s| {
+            format!("{}/{}", s.sm.constant.accesses, s.sm.constant.misses)
+        }),
+    ];
+    if runs
+        .iter()
+        .any(|(s, _)| s.sm.tex.instructions + s.sm.constant.instructions > 0)
+    {
+        for (name, f) in ro_rows {
+            let _ = write!(out, "{name:<22}");
+            for (s, _) in runs {
+                let _ = write!(out, "{:>14}", f(s));
+            }
+            out.push('\n');
+        }
+    }
     // Mascar's own counters, where a run's scheduler has the block ("-" for one that has not).
     let uses = |s: &RunStats, car: bool| {
         s.scheduler

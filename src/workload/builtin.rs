@@ -16,7 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::workload::kernel_format::parse_kernel;
+use crate::workload::kernel_format::{parse_kernel_at, Scale};
 use crate::workload::program::Kernel;
 
 /// What limits a kernel, by construction of its access pattern.
@@ -54,10 +54,22 @@ pub struct Builtin {
 }
 
 impl Builtin {
-    /// Parses the source. Every builtin is parsed by a unit test, so this cannot fail.
+    /// Parses the source at the default scale. Every builtin is parsed by a unit test, so
+    /// this cannot fail.
     pub fn kernel(&self) -> Kernel {
-        parse_kernel(self.source, &format!("<builtin>/{}.kern", self.name))
-            .unwrap_or_else(|e| panic!("built-in kernel `{}` does not parse: {e}", self.name))
+        self.kernel_at(Scale::Default)
+    }
+
+    /// Parses the source at `scale` (the `kernel_scale` setting). Every builtin is parsed at
+    /// both scales by a unit test, so this cannot fail.
+    pub fn kernel_at(&self, scale: Scale) -> Kernel {
+        parse_kernel_at(self.source, &format!("<builtin>/{}.kern", self.name), scale).unwrap_or_else(|e| {
+            panic!(
+                "built-in kernel `{}` does not parse at scale {}: {e}",
+                self.name,
+                scale.name()
+            )
+        })
     }
 }
 
@@ -308,6 +320,178 @@ mod tests {
         assert!(find("no-such-kernel").is_none());
     }
 
+    /// `kernel_scale = full` gives each scaled kernel the grid its header names as the real
+    /// size (Scale 1), and leaves the others unchanged; every builtin parses at both scales.
+    #[test]
+    fn full_scale_gives_the_headers_real_size() {
+        // (kernel, CTAs at full scale, from the header).
+        const FULL_GRID: [(&str, u32); 5] = [
+            ("bp-2", 131_072),  // grid (1, in/16), in = 2 097 152
+            ("kmeans-1", 1936), // ceil(494020/256) = 1930 -> 44²
+            ("lbm", 18_000),    // 120 × 150
+            ("srad-1", 16_384), // (2048/16)²
+            ("srad-2", 16_384),
+        ];
+        for b in builtins() {
+            let d = b.kernel_at(Scale::Default);
+            let f = b.kernel_at(Scale::Full);
+            assert_eq!(d.grid, b.kernel().grid, "{}", b.name);
+            match FULL_GRID.iter().find(|(n, _)| *n == b.name) {
+                Some(&(_, grid)) => {
+                    assert_eq!(f.grid, grid, "{}: full-scale grid", b.name);
+                    assert!(f.grid > d.grid, "{}", b.name);
+                    assert!(b.source.contains("kernel_scale = full"), "{}: header", b.name);
+                }
+                None if b.source.contains("size ") && b.source.contains(" full ") => {
+                    // Scaled kernels not in the table (mummer) must still grow.
+                    assert!(f.grid >= d.grid, "{}", b.name);
+                }
+                None => {
+                    assert_eq!(
+                        (f.grid, f.block, f.total_warp_instructions()),
+                        (d.grid, d.block, d.total_warp_instructions()),
+                        "{}: not scaled",
+                        b.name
+                    );
+                }
+            }
+        }
+        // The instruction count follows the grid for the uniform-per-CTA ones.
+        let k = find("bp-2").unwrap();
+        let (d, f) = (k.kernel_at(Scale::Default), k.kernel_at(Scale::Full));
+        assert!(f.total_warp_instructions() > 30 * d.total_warp_instructions());
+    }
+
+    /// What each memory-intensive kernel's source says its instructions are (issue 16 "Done
+    /// when": shape and instruction mix), read from its header, not measured: the least
+    /// fraction of warp instructions that are off-chip accesses (global, texture and constant
+    /// loads, global stores and atomics), whether it writes global memory, uses shared memory,
+    /// has `__syncthreads`, and diverges inside a warp (an instruction with fewer active
+    /// lanes than the warp has threads). `None`: the header does not say.
+    struct Mix {
+        name: &'static str,
+        offchip: f64,
+        writes: bool,
+        shared: Option<bool>,
+        barrier: Option<bool>,
+        divergent: Option<bool>,
+    }
+    #[rustfmt::skip]
+    const MIX: [Mix; 15] = [
+        // 7 loads + 2 stores of ~44 per thread (DP math as alu); __syncthreads; CTA 0's `ty == 0 && by == 0` tail.
+        Mix { name: "bp-2", offchip: 0.12, writes: true, shared: Some(false), barrier: Some(true), divergent: Some(true) },
+        // mask load per node, node/edge/visited/cost gathers for frontier nodes; no shared or sync; `if mask` per lane.
+        Mix { name: "bfs", offchip: 0.15, writes: true, shared: Some(false), barrier: Some(false), divergent: Some(true) },
+        // image sampling loop, shared reduction with a sync per step, `tid < s`, thread 0's atomics.
+        Mix { name: "histo-1", offchip: 0.03, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
+        // streams sm_mappings, shared sub-histogram (cleared, atomics, copied out), syncs, `range == myRange`.
+        Mix { name: "histo-3", offchip: 0.03, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
+        // per feature: load, store and 5 alu; no shared or sync.
+        Mix { name: "kmeans-1", offchip: 0.2, writes: true, shared: Some(false), barrier: Some(false), divergent: None },
+        // 20 loads + 19 stores of ~235 per cell; the obstacle test diverges at x = 0 and 119.
+        Mix { name: "lbm", offchip: 0.12, writes: true, shared: Some(false), barrier: Some(false), divergent: Some(true) },
+        // 4 loads (tex/const in the source) of ~28 per circle point; one store; uniform per warp.
+        Mix { name: "leuko-1", offchip: 0.08, writes: true, shared: Some(false), barrier: Some(false), divergent: None },
+        // 3 coordinate loads, the binCount gather, the atomic, 2 stores of ~20.
+        Mix { name: "mrig-1", offchip: 0.15, writes: true, shared: None, barrier: None, divergent: None },
+        // idxValue load, 6 gathers, 2 stores of ~15; no shared or sync.
+        Mix { name: "mrig-2", offchip: 0.25, writes: true, shared: Some(false), barrier: Some(false), divergent: None },
+        // children/node tex fetches, query and reference chars; match results; while loops diverge per read.
+        Mix { name: "mummer", offchip: 0.08, writes: true, shared: Some(false), barrier: Some(false), divergent: Some(true) },
+        // likelihood gathers, shared tree reduction with syncs, `tid < s`.
+        Mix { name: "particle", offchip: 0.03, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
+        // 4 loads + 6 stores per search position of ~15; per-lane trip count (18 vs 17).
+        Mix { name: "sad-2", offchip: 0.3, writes: true, shared: Some(false), barrier: Some(false), divergent: Some(true) },
+        // data, index and x gathers per JDS column; `ix < dim` idles the last warp's lanes.
+        Mix { name: "spmv", offchip: 0.2, writes: true, shared: Some(false), barrier: Some(false), divergent: Some(true) },
+        // 5–7 J loads + 5 stores of ~160; shared tiles, 4 syncs; the position chain diverges.
+        Mix { name: "srad-1", offchip: 0.04, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
+        // 8 loads + 1 store of ~55; shared tiles, syncs; tx == 15 lanes diverge.
+        Mix { name: "srad-2", offchip: 0.08, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
+    ];
+
+    /// Each memory-intensive kernel's instruction mix, from a functional walk of a few CTAs,
+    /// matches what its source says (the `MIX` table): it fails if a
+    /// kernel loses its loads, its stores, its shared accesses, its barrier or its divergence.
+    #[test]
+    fn memory_intensive_kernels_have_their_sources_instruction_mix() {
+        use crate::workload::program::OpKind;
+        let mut values = Values::default();
+        let mem: Vec<&Builtin> = builtins()
+            .iter()
+            .filter(|b| b.class.is_memory_intensive())
+            .collect();
+        assert_eq!(mem.len(), MIX.len());
+        for b in mem {
+            let m = MIX
+                .iter()
+                .find(|m| m.name == b.name)
+                .unwrap_or_else(|| panic!("{} not in MIX", b.name));
+            let k = b.kernel();
+            let (mut total, mut offchip, mut writes, mut shared, mut bars, mut partial) =
+                (0u64, 0, 0, 0, 0, 0);
+            // First, second, middle and last CTAs (lbm's first, middle and last are boundary
+            // rows, uniform by the source).
+            let mut ctas = vec![0, 1, k.grid / 2 + 1, k.grid - 1];
+            ctas.retain(|&c| c < k.grid);
+            ctas.dedup();
+            for cta in ctas {
+                for w in 0..k.warps_per_cta() {
+                    let lanes = (k.block - w * 32).min(32);
+                    let full = if lanes == 32 {
+                        u32::MAX
+                    } else {
+                        (1u32 << lanes) - 1
+                    };
+                    let env = LaneEnv {
+                        tid: w as i64 * 32,
+                        cta: cta as i64,
+                        block: k.block as i64,
+                        grid: k.grid as i64,
+                        loops: [0; MAX_LOOP_DEPTH],
+                    };
+                    k.program.walk(&env, lanes, &k.buffers, &mut values, |f, _, _| {
+                        total += 1;
+                        match f.inst.op {
+                            OpKind::LoadGlobal | OpKind::LoadTex | OpKind::LoadConst => offchip += 1,
+                            OpKind::StoreGlobal | OpKind::AtomGlobal => {
+                                offchip += 1;
+                                writes += 1;
+                            }
+                            OpKind::LoadShared | OpKind::StoreShared => shared += 1,
+                            OpKind::Barrier => bars += 1,
+                            _ => {}
+                        }
+                        if (f.mask as u64 & full as u64) != full as u64 {
+                            partial += 1;
+                        }
+                    });
+                }
+            }
+            let frac = offchip as f64 / total as f64;
+            let n = b.name;
+            assert!(
+                frac >= m.offchip,
+                "{n}: off-chip accesses are {frac:.3} of warp instructions, the source gives ≥ {}",
+                m.offchip
+            );
+            assert_eq!(writes > 0, m.writes, "{n}: global stores/atomics {writes}");
+            if let Some(s) = m.shared {
+                assert_eq!(shared > 0, s, "{n}: shared accesses {shared}");
+            }
+            if let Some(s) = m.barrier {
+                assert_eq!(bars > 0, s, "{n}: barriers {bars}");
+            }
+            if let Some(d) = m.divergent {
+                assert_eq!(
+                    partial > 0,
+                    d,
+                    "{n}: {partial} of {total} warp instructions run with lanes masked off"
+                );
+            }
+        }
+    }
+
     #[test]
     fn labels() {
         assert_eq!(KernelClass::Compute.label(), "compute");
@@ -346,7 +530,7 @@ mod tests {
                             return;
                         }
                         let expr = &p.exprs[inst.addr as usize];
-                        let (lo, hi) = if inst.op.is_global() {
+                        let (lo, hi) = if inst.op.is_global() || inst.op.is_read_only() {
                             let buf = k.buffers.iter().find(|x| x.base == expr.base).unwrap();
                             (buf.base, buf.base + buf.bytes)
                         } else {

@@ -54,7 +54,7 @@ pub struct InputError {
 pub const MAX_INPUT_BYTES: u64 = 256 << 20;
 
 /// The generators, for error messages and docs.
-pub const GENERATORS: &[&str] = &["graph", "sparse", "perm", "uniform", "seq", "file"];
+pub const GENERATORS: &[&str] = &["graph", "sparse", "perm", "uniform", "seq", "file", "suffix_tree"];
 
 /// Runs generator `generator` with `args`; `dir` is the .kern file's directory (None for built-in
 /// kernels, which cannot read files). Returns the named arrays in a fixed order.
@@ -82,6 +82,11 @@ pub fn generate(
         )?),
         "seq" => seq(&Params::new("seq", args, &["n", "start", "step"])?),
         "file" => file(&Params::new("file", args, &["path", "type"])?, dir),
+        "suffix_tree" => suffix_tree(&Params::new(
+            "suffix_tree",
+            args,
+            &["len", "reads", "read_len", "mismatch", "seed"],
+        )?),
         _ => Err(InputError {
             arg: None,
             message: format!(
@@ -716,6 +721,236 @@ fn sparse(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// suffix_tree: Rodinia mummergpu's reference suffix tree and reads
+
+/// Longest reference: Rodinia's NC_003997 (5.23 Mbp) fits; node ids and positions are 24-bit
+/// fields in the source's texels (`uchar3`), and the arrays stay under ~400 MiB.
+pub const MAX_SUFFIX_TREE_LEN: i64 = 6_000_000;
+/// Most reads, and longest read.
+const MAX_READS: i64 = 1 << 20;
+const MAX_READ_LEN: i64 = 1024;
+/// Children slots per node, in the source's order A, C, G, T, $ (`basecount = 5`).
+const BASES: [u8; 5] = *b"ACGT$";
+
+fn base_index(c: u8) -> usize {
+    match c {
+        b'A' => 0,
+        b'C' => 1,
+        b'G' => 2,
+        b'T' => 3,
+        _ => 4,
+    }
+}
+
+/// One node of the compressed suffix trie while it is built; ids are indices, 0 is "none"
+/// (as the kernel's `cur == 0`), 1 the root.
+#[derive(Clone, Default)]
+struct StNode {
+    /// Edge into the node: text[start ..= end].
+    start: u32,
+    end: u32,
+    /// String depth at the node's end.
+    depth: u32,
+    parent: u32,
+    suffix: u32,
+    children: [u32; 5],
+    /// 1 + the suffix a leaf spells (the source's `m_leafid`), 0 for internal nodes.
+    leaf: u32,
+    /// A leaf below the node (the suffix whose insertion created it), for suffix links.
+    below: u32,
+}
+
+/// The suffix tree of `text` (which ends with a unique `$`): every suffix inserted from the
+/// root, splitting the edge where it leaves the tree (the compressed trie of all suffixes,
+/// which is the suffix tree), then suffix links found by skip/count. Node 0 is unused.
+fn build_suffix_tree(text: &[u8]) -> Vec<StNode> {
+    let n = text.len() as u32;
+    let mut t: Vec<StNode> = Vec::with_capacity(2 * text.len() + 2);
+    t.push(StNode::default());
+    t.push(StNode::default()); // root: empty edge, depth 0
+    for i in 0..n {
+        let (mut cur, mut pos) = (1u32, i);
+        loop {
+            let c = base_index(text[pos as usize]);
+            let child = t[cur as usize].children[c];
+            if child == 0 {
+                let id = t.len() as u32;
+                t.push(StNode {
+                    start: pos,
+                    end: n - 1,
+                    depth: t[cur as usize].depth + (n - pos),
+                    parent: cur,
+                    leaf: i + 1,
+                    below: i,
+                    ..Default::default()
+                });
+                t[cur as usize].children[c] = id;
+                break;
+            }
+            let (cs, ce) = (t[child as usize].start, t[child as usize].end);
+            let mut k = 0;
+            while cs + k <= ce && text[(cs + k) as usize] == text[(pos + k) as usize] {
+                k += 1;
+            }
+            if cs + k > ce {
+                cur = child;
+                pos += k;
+                continue;
+            }
+            // Split the edge after k characters; `$` is unique, so k < the edge length.
+            let mid = t.len() as u32;
+            t.push(StNode {
+                start: cs,
+                end: cs + k - 1,
+                depth: t[cur as usize].depth + k,
+                parent: cur,
+                below: i,
+                ..Default::default()
+            });
+            t[child as usize].start = cs + k;
+            t[child as usize].parent = mid;
+            t[mid as usize].children[base_index(text[(cs + k) as usize])] = child;
+            t[cur as usize].children[c] = mid;
+            cur = mid;
+            pos += k;
+        }
+    }
+    // Leaf ids by suffix, for the leaves' links (suffix i -> suffix i + 1).
+    let mut leaf_of = vec![0u32; n as usize];
+    for (id, x) in t.iter().enumerate().skip(2) {
+        if x.leaf != 0 {
+            leaf_of[(x.leaf - 1) as usize] = id as u32;
+        }
+    }
+    t[1].suffix = 1;
+    for id in 2..t.len() {
+        let x = &t[id];
+        let link = if x.leaf != 0 {
+            leaf_of.get(x.leaf as usize).copied().unwrap_or(1)
+        } else {
+            // The node spelling text[i+1 .. i+depth], i a suffix below: walk it by skip/count.
+            let (mut cur, mut pos, mut rest) = (1u32, x.below + 1, x.depth - 1);
+            while rest > 0 {
+                let child = t[cur as usize].children[base_index(text[pos as usize])];
+                let len = t[child as usize].end - t[child as usize].start + 1;
+                debug_assert!(child != 0 && len <= rest, "suffix link lands inside an edge");
+                cur = child;
+                pos += len;
+                rest -= len;
+            }
+            cur
+        };
+        t[id].suffix = link;
+    }
+    t
+}
+
+/// Rodinia's `renumberTree` (suffix-tree.cpp): breadth first for the first 16 levels, then
+/// each node followed by its next four levels in order, and the fifth level queued. Returns
+/// the new id (1-based) of every node id.
+fn renumber(t: &[StNode]) -> Vec<u32> {
+    let mut id = vec![0u32; t.len()];
+    let mut count = 0u32;
+    let mut next = |n: u32, id: &mut Vec<u32>| {
+        count += 1;
+        id[n as usize] = count;
+    };
+    let kids = |n: u32| t[n as usize].children.into_iter().filter(|&c| c != 0);
+    let mut queue = std::collections::VecDeque::from([(1u32, 0u32)]);
+    while let Some((node, depth)) = queue.pop_front() {
+        next(node, &mut id);
+        if depth < 16 {
+            queue.extend(kids(node).map(|c| (c, depth + 1)));
+            continue;
+        }
+        for c in kids(node) {
+            next(c, &mut id);
+            for g in kids(c) {
+                next(g, &mut id);
+                for gg in kids(g) {
+                    next(gg, &mut id);
+                    for ggg in kids(gg) {
+                        next(ggg, &mut id);
+                        queue.extend(kids(ggg).map(|x| (x, depth + 5)));
+                    }
+                }
+            }
+        }
+    }
+    id
+}
+
+fn put24(out: &mut [u8], v: u32) {
+    out[..3].copy_from_slice(&v.to_le_bytes()[..3]);
+}
+
+fn suffix_tree(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
+    let len = p.int("len", 1, MAX_SUFFIX_TREE_LEN, None)? as usize;
+    let reads = p.int("reads", 0, MAX_READS, None)? as usize;
+    let read_len = p.int("read_len", 1, MAX_READ_LEN, None)? as usize;
+    let mismatch = p.int("mismatch", 0, 1000, Some(0))?;
+    let seed = p.seed()?;
+    if read_len > len {
+        return Err(err(
+            Some("read_len"),
+            format!("`read_len={read_len}` is longer than the reference (`len={len}`)"),
+        ));
+    }
+    let mut rng = Rng::new(seed, 7);
+    let mut text: Vec<u8> = (0..len).map(|_| BASES[rng.below(4) as usize]).collect();
+    text.push(b'$');
+    let t = build_suffix_tree(&text);
+    let new_id = renumber(&t);
+    // The source's texels, flattened by node id (16 B each; id 0 is the null node).
+    let mut nodes = vec![0u8; 16 * t.len()];
+    let mut children = vec![0u8; 16 * t.len()];
+    for (old, x) in t.iter().enumerate().skip(1) {
+        let o = 16 * new_id[old] as usize;
+        let nd = &mut nodes[o..o + 16];
+        put24(&mut nd[0..], new_id[x.parent as usize]);
+        put24(&mut nd[3..], new_id[x.suffix as usize]);
+        put24(&mut nd[6..], x.start);
+        put24(&mut nd[9..], x.end);
+        put24(&mut nd[12..], x.depth);
+        let cd = &mut children[o..o + 16];
+        if x.leaf != 0 {
+            put24(&mut cd[0..], x.leaf);
+            cd[15] = text[x.leaf as usize - 1];
+        } else {
+            for (b, &c) in x.children.iter().enumerate() {
+                if c != 0 {
+                    put24(&mut cd[3 * b..], new_id[c as usize]);
+                }
+            }
+        }
+    }
+    // Reads as genreads.py draws them (uniform start), each stored as mummergpu stores
+    // queries: 'q', the bases, '\0'; a base mismatches with probability mismatch / 1000,
+    // replaced as genreads' `base_mismatcher` does (A->C, C->G, G->T, T->A).
+    let stride = read_len + 2;
+    let mut queries = Vec::with_capacity(reads * stride);
+    let mut addrs = Vec::with_capacity(reads);
+    for q in 0..reads {
+        addrs.push((q * stride) as i32);
+        let start = rng.below((len - read_len + 1) as u64) as usize;
+        queries.push(b'q');
+        for &b in &text[start..start + read_len] {
+            let swap = mismatch > 0 && (rng.below(1000) as i64) < mismatch;
+            queries.push(if swap { BASES[(base_index(b) + 1) % 4] } else { b });
+        }
+        queries.push(0);
+    }
+    Ok(named(vec![
+        ("ref", u8s(text)),
+        ("nodes", u8s(nodes)),
+        ("children", u8s(children)),
+        ("queries", u8s(queries)),
+        ("addrs", i32s(&addrs)),
+        ("lengths", i32s(&vec![read_len as i32; reads])),
+    ]))
+}
+
+// ---------------------------------------------------------------------------------------------
 // perm, uniform, seq
 
 fn perm(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
@@ -1065,6 +1300,183 @@ mod tests {
 
     fn gen(g: &str, args: &[Arg]) -> Vec<(String, Array)> {
         generate(g, args, None).unwrap_or_else(|e| panic!("{g}: {e}"))
+    }
+
+    fn u24(b: &[u8], at: usize) -> u32 {
+        b[at] as u32 | (b[at + 1] as u32) << 8 | (b[at + 2] as u32) << 16
+    }
+
+    /// Walks `s` from the root through the flattened texels as the kernel does (child by
+    /// the next character, then the edge's characters in the reference); returns the node
+    /// where `s` ends, or None if `s` is not in the tree.
+    fn walk_tree(nodes: &[u8], children: &[u8], text: &[u8], s: &[u8]) -> Option<u32> {
+        let (mut cur, mut i) = (1u32, 0usize);
+        while i < s.len() {
+            let slot = BASES.iter().position(|&b| b == s[i])?;
+            let child = u24(children, 16 * cur as usize + 3 * slot);
+            if child == 0 || children[16 * cur as usize + 15] != 0 {
+                return None;
+            }
+            let nd = 16 * child as usize;
+            let (start, end) = (u24(nodes, nd + 6) as usize, u24(nodes, nd + 9) as usize);
+            assert_eq!(u24(nodes, nd), cur, "parent of {child}");
+            for &r in &text[start..=end] {
+                if i == s.len() {
+                    break;
+                }
+                if r != s[i] {
+                    return None;
+                }
+                i += 1;
+            }
+            cur = child;
+        }
+        Some(cur)
+    }
+
+    /// The tree is the suffix tree of the reference: every suffix (with `$`) ends at a leaf
+    /// whose leaf id is its position, strings not in the reference are not found, depths add
+    /// up, internal nodes branch, and suffix links spell the node's label minus its first
+    /// character. Reads are the reference's substrings, as genreads draws them.
+    #[test]
+    fn suffix_tree_is_the_suffix_tree_of_the_reference() {
+        let out = gen(
+            "suffix_tree",
+            &[
+                int("len", 3000),
+                int("reads", 50),
+                int("read_len", 25),
+                int("seed", 4),
+            ],
+        );
+        let (text, nodes, children) = (
+            &get(&out, "ref").data,
+            &get(&out, "nodes").data,
+            &get(&out, "children").data,
+        );
+        assert_eq!(text.len(), 3001);
+        assert_eq!(text[3000], b'$');
+        assert!(text[..3000].iter().all(|b| b"ACGT".contains(b)));
+        let count = nodes.len() / 16;
+        assert_eq!(children.len(), nodes.len());
+        // A suffix tree of n + 1 suffixes has n + 1 leaves and at most n internal nodes.
+        let leaves = (1..count).filter(|&i| children[16 * i + 15] != 0).count();
+        assert_eq!(leaves, 3001);
+        assert!(count - 1 - leaves <= 3000 && count - 1 - leaves > 1000);
+        for i in 0..=3000 {
+            let leaf = walk_tree(nodes, children, text, &text[i..]).unwrap_or_else(|| panic!("suffix {i}"));
+            let cd = 16 * leaf as usize;
+            assert_eq!(children[cd + 15], text[i], "leafchar of suffix {i}");
+            assert_eq!(u24(children, cd) as usize, i + 1, "leaf id of suffix {i}");
+            assert_eq!(u24(nodes, cd + 12) as usize, 3001 - i, "depth of suffix {i}");
+        }
+        // Internal nodes have at least two children, and their suffix links drop one character.
+        for id in 2..count {
+            let cd = 16 * id;
+            if children[cd + 15] != 0 {
+                continue;
+            }
+            let kids = (0..5).filter(|&b| u24(children, cd + 3 * b) != 0).count();
+            assert!(kids >= 2, "node {id} has {kids} children");
+            let depth = u24(nodes, cd + 12) as usize;
+            let end = u24(nodes, cd + 9) as usize;
+            let label = &text[end + 1 - depth..=end];
+            assert_eq!(walk_tree(nodes, children, text, label), Some(id as u32));
+            let link = u24(nodes, cd + 3);
+            assert_eq!(
+                walk_tree(nodes, children, text, &label[1..]),
+                Some(link),
+                "link of {id}"
+            );
+        }
+        // The root is id 1 (GOROOT), numbered breadth first: its children follow it.
+        let root_kids: Vec<u32> = (0..4).map(|b| u24(children, 16 + 3 * b)).collect();
+        assert!(root_kids.iter().all(|&k| (2..=6).contains(&k)), "{root_kids:?}");
+        // A random 40-mer is (almost surely) not in a 3 kb reference.
+        assert_eq!(
+            walk_tree(nodes, children, text, b"ACGTTGCAACGTTGCAACGTTGCAACGTTGCAACGTTGCA"),
+            None
+        );
+        // Reads: 'q', 25 reference bases, '\0', at the recorded addresses.
+        let (q, addrs) = (&get(&out, "queries").data, as_i32(get(&out, "addrs")));
+        assert_eq!(as_i32(get(&out, "lengths")), vec![25; 50]);
+        for (r, &a) in addrs.iter().enumerate() {
+            let a = a as usize;
+            assert_eq!(a, 27 * r);
+            assert_eq!((q[a], q[a + 26]), (b'q', 0));
+            let read = &q[a + 1..a + 26];
+            assert!(
+                text.windows(25).any(|w| w == read),
+                "read {r} is in the reference"
+            );
+        }
+        // With mismatches, some reads differ from every reference window.
+        let m = gen(
+            "suffix_tree",
+            &[
+                int("len", 3000),
+                int("reads", 50),
+                int("read_len", 25),
+                int("mismatch", 100),
+                int("seed", 4),
+            ],
+        );
+        let mq = &get(&m, "queries").data;
+        let off = (0..50)
+            .filter(|r| !text.windows(25).any(|w| w == &mq[27 * r + 1..27 * r + 26]))
+            .count();
+        assert!(off > 20, "{off} reads with mismatches");
+    }
+
+    #[test]
+    fn suffix_tree_is_deterministic_and_capped() {
+        let args = |seed| {
+            [
+                int("len", 500),
+                int("reads", 4),
+                int("read_len", 10),
+                int("seed", seed),
+            ]
+        };
+        assert_eq!(gen("suffix_tree", &args(1)), gen("suffix_tree", &args(1)));
+        assert_ne!(
+            get(&gen("suffix_tree", &args(1)), "ref"),
+            get(&gen("suffix_tree", &args(2)), "ref")
+        );
+        let e = |a: &[Arg]| generate("suffix_tree", a, None).unwrap_err();
+        let x = e(&[
+            int("len", MAX_SUFFIX_TREE_LEN + 1),
+            int("reads", 1),
+            int("read_len", 10),
+            int("seed", 1),
+        ]);
+        assert_eq!(x.arg.as_deref(), Some("len"));
+        assert!(x.message.contains("len must be 1 ..= 6000000"), "{x}");
+        let x = e(&[
+            int("len", 5),
+            int("reads", 1),
+            int("read_len", 10),
+            int("seed", 1),
+        ]);
+        assert_eq!(x.arg.as_deref(), Some("read_len"));
+        assert!(x.message.contains("longer than the reference"), "{x}");
+        let x = e(&[
+            int("len", 50),
+            int("reads", 1),
+            int("read_len", 2000),
+            int("seed", 1),
+        ]);
+        assert!(x.message.contains("read_len must be 1 ..= 1024"), "{x}");
+        let x = e(&[
+            int("len", 50),
+            int("reads", 1),
+            int("read_len", 10),
+            int("mismatch", 1001),
+            int("seed", 1),
+        ]);
+        assert_eq!(x.arg.as_deref(), Some("mismatch"));
+        let x = e(&[int("len", 50), int("reads", 1), int("read_len", 10)]);
+        assert!(x.message.contains("needs the argument `seed`"), "{x}");
     }
     fn get<'a>(out: &'a [(String, Array)], name: &str) -> &'a Array {
         &out.iter()

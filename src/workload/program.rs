@@ -65,6 +65,13 @@ pub enum OpKind {
     /// pipe like an ALU op without a destination, as GPGPU-Sim 3.2.2 times `BRANCH_OP`, and
     /// updates the warp's SIMT stack when it issues.
     Branch,
+    /// A load through the texture cache (`ld.tex`): read-only data, as CUDA's `tex1Dfetch`.
+    LoadTex,
+    /// A load through the constant cache (`ld.const`): a `__constant__` array.
+    LoadConst,
+    /// A global atomic (`atom.global`, `red.global`): bypasses the L1D and is performed at
+    /// the L2; its destination (if any) is a scoreboard dependency without a value.
+    AtomGlobal,
 }
 
 impl OpKind {
@@ -72,14 +79,31 @@ impl OpKind {
         match self {
             OpKind::Alu(_) | OpKind::Barrier | OpKind::Branch => Pipe::Sp,
             OpKind::Sfu => Pipe::Sfu,
-            OpKind::LoadGlobal | OpKind::StoreGlobal | OpKind::LoadShared | OpKind::StoreShared => Pipe::Mem,
+            OpKind::LoadGlobal
+            | OpKind::StoreGlobal
+            | OpKind::LoadShared
+            | OpKind::StoreShared
+            | OpKind::LoadTex
+            | OpKind::LoadConst
+            | OpKind::AtomGlobal => Pipe::Mem,
         }
     }
     pub fn is_memory(self) -> bool {
         self.pipe() == Pipe::Mem
     }
     pub fn is_global(self) -> bool {
-        matches!(self, OpKind::LoadGlobal | OpKind::StoreGlobal)
+        matches!(
+            self,
+            OpKind::LoadGlobal | OpKind::StoreGlobal | OpKind::AtomGlobal
+        )
+    }
+    /// A load through a read-only cache (texture or constant), not the L1D.
+    pub fn is_read_only(self) -> bool {
+        matches!(self, OpKind::LoadTex | OpKind::LoadConst)
+    }
+    /// A load whose value comes from a buffer (global, texture or constant space).
+    pub fn loads_buffer(self) -> bool {
+        matches!(self, OpKind::LoadGlobal | OpKind::LoadTex | OpKind::LoadConst)
     }
 }
 
@@ -1193,9 +1217,7 @@ impl Program {
             let slot_ok = |s: u8| s < self.value_slots;
             let ok = slot_ok(v.slot)
                 && match v.kind {
-                    ValueKind::Load { width, .. } => {
-                        inst.op == OpKind::LoadGlobal && matches!(width, 1 | 2 | 4 | 8)
-                    }
+                    ValueKind::Load { width, .. } => inst.op.loads_buffer() && matches!(width, 1 | 2 | 4 | 8),
                     ValueKind::Int { a, b, .. } => [a, b].iter().all(|o| match *o {
                         Operand::Slot(s) => slot_ok(s),
                         Operand::Expr(e) => (e as usize) < self.exprs.len(),

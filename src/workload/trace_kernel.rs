@@ -3,9 +3,11 @@
 //! it runs a kernel-format program.
 //!
 //! [design] What maps onto the model and what does not:
-//! - Opcode classes → pipelines: global / local / generic loads and stores, atomics (as loads,
-//!   `RED` as a store, `ATOMS` as a shared load) go through L1; shared loads and stores to
-//!   the shared-memory pipeline; `MUFU`/`RRO` to the SFU; `BAR` is a CTA barrier; everything
+//! - Opcode classes → pipelines: global / local / generic loads and stores go through L1;
+//!   global atomics and reductions (`ATOM`, `ATOMG`, `RED`, `REDG`) are global atomics
+//!   (`OpKind::AtomGlobal`: they bypass L1 and are performed at the L2, as GPGPU-Sim 3.2.2
+//!   times them; `RED` like `ATOM`, 3.2.2 implementing no separate `red`); `ATOMS` is a shared
+//!   load, the later bulk / asynchronous reductions (`REDAS`, `UTMAREDG`, `UBLKRED`) loads; shared loads and stores to the shared-memory pipeline; `MUFU`/`RRO` to the SFU; `BAR` is a CTA barrier; everything
 //!   else (ALU, tensor, branches, `EXIT`, `MEMBAR`, constant loads, unknown opcodes) is an SP
 //!   instruction. Constant caches and predicates are not modelled.
 //! - Registers: the first destination and the first three sources (RZ = R255 ignored) feed
@@ -60,7 +62,8 @@ fn op_kind(class: OpClass, mnemonic: &str) -> OpKind {
         OpClass::StoreShared => OpKind::StoreShared,
         OpClass::Atomic => match mnemonic {
             "ATOMS" => OpKind::LoadShared,
-            "RED" | "REDG" => OpKind::StoreGlobal,
+            "ATOM" | "ATOMG" | "RED" | "REDG" => OpKind::AtomGlobal,
+            // Later architectures' bulk / asynchronous reductions: loads, as before.
             _ => OpKind::LoadGlobal,
         },
         OpClass::Barrier => OpKind::Barrier,
@@ -325,4 +328,20 @@ pub fn peer_statistics(dir: &Path) -> Vec<(String, String, String)> {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod atomic_tests {
+    use super::*;
+
+    /// Global atomics and reductions are global atomics (performed at the L2); shared atomics
+    /// stay shared loads.
+    #[test]
+    fn atomics_map_to_the_global_atomic_kind() {
+        for m in ["ATOM", "ATOMG", "RED", "REDG"] {
+            assert_eq!(op_kind(OpClass::Atomic, m), OpKind::AtomGlobal, "{m}");
+        }
+        assert_eq!(op_kind(OpClass::Atomic, "ATOMS"), OpKind::LoadShared);
+        assert!(OpKind::AtomGlobal.is_global() && OpKind::AtomGlobal.is_memory());
+    }
 }

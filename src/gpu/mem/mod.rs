@@ -18,8 +18,12 @@ pub struct MemRequest {
     /// Warp slot that issued it (a write's acknowledgement goes back to it).
     pub warp: u8,
     pub write: bool,
-    /// Data bytes a write carries.
+    /// Data bytes a write carries (an atomic: its access size, 32, 64 or 128).
     pub bytes: u16,
+    /// A global atomic: the SM's in-flight instruction slot its reply completes. The L2
+    /// performs it as a read that dirties the line (GPGPU-Sim 3.2.2 gpu-cache.cc,
+    /// `data_cache::rd_hit_base` and `baseline_cache::fill` with `m_has_atomic`).
+    pub atomic: Option<u16>,
 }
 
 /// A reply from an L2 partition to an SM: read data, or a write acknowledgement.
@@ -30,13 +34,16 @@ pub struct MemReply {
     pub sm: u16,
     pub warp: u8,
     pub write: bool,
+    /// An atomic's reply (its instruction slot) and the data bytes it carries back.
+    pub atomic: Option<u16>,
+    pub bytes: u16,
 }
 
 impl MemRequest {
-    /// Flits the request occupies on the network: a read is one header flit, a write carries
-    /// its data.
+    /// Flits the request occupies on the network: a read is one header flit, a write or an
+    /// atomic carries its data (GPGPU-Sim 3.2.2 mem_fetch.cc, `mem_fetch::get_num_flits`).
     pub fn flits(&self, flit_bytes: u32) -> u32 {
-        if self.write {
+        if self.write || self.atomic.is_some() {
             (self.bytes as u32).div_ceil(flit_bytes).max(1)
         } else {
             1
@@ -49,15 +56,20 @@ impl MemRequest {
             sm: self.sm,
             warp: self.warp,
             write: self.write,
+            atomic: self.atomic,
+            bytes: self.bytes,
         }
     }
 }
 
 impl MemReply {
-    /// A read reply carries a whole line; an acknowledgement is one flit.
+    /// A read reply carries a whole line, an atomic's its access's data (`get_num_flits`:
+    /// the L1D bypassed, the reply is the access size); an acknowledgement is one flit.
     pub fn flits(&self, flit_bytes: u32, line_bytes: u32) -> u32 {
         if self.write {
             1
+        } else if self.atomic.is_some() {
+            (self.bytes as u32).div_ceil(flit_bytes).max(1)
         } else {
             line_bytes.div_ceil(flit_bytes)
         }

@@ -15,6 +15,15 @@
 //! head (no MSHR, full miss queue, too many replies waiting) the request stays in the
 //! interconnect buffer, which pushes back on the SMs through the credit limit.
 //!
+//! A global atomic is performed here as GPGPU-Sim 3.2.2 does it: the request is a read
+//! (`atom` is a `LOAD_OP`, its access `GLOBAL_ACC_R`), timed as one (a hit answers after
+//! `l2_latency`, a miss opens or merges into an MSHR and waits for DRAM), and it leaves the
+//! line dirty: at once on a hit (gpu-cache.cc `data_cache::rd_hit_base`), at the fill
+//! when any request merged into the MSHR is atomic (`mshr_table::add` sets `m_has_atomic`,
+//! `baseline_cache::fill` marks the line `MODIFIED`). Its reply carries the access's data
+//! back to the SM (l2cache.cc `memory_sub_partition::pop` runs the operation as the reply
+//! leaves; no other cost).
+//!
 //! The DRAM runs on its own clock: with `gddr5`, each core cycle steps it
 //! `dram_clock_mhz / core_clock_mhz` command cycles on average, carried in an accumulator
 //! (GPGPU-Sim 3.2.2 `gpgpu_sim::next_clock_domain`); each command cycle does what
@@ -38,6 +47,9 @@ struct Waiter {
     warp: u8,
     /// False for the line read of a write miss: its fill answers nobody.
     reply: bool,
+    /// An atomic (its SM slot) and the bytes its reply carries.
+    atomic: Option<u16>,
+    bytes: u16,
 }
 
 #[derive(Clone, Debug)]
@@ -193,6 +205,8 @@ impl Partition {
         if let Some(&req) = input.peek(self.index, now) {
             if self.access(req, now) {
                 input.pop(self.index, now);
+                // Atomics performed (accepted; an atomic is also counted as the read it is).
+                self.stats.atomics += req.atomic.is_some() as u64;
             }
         }
     }
@@ -238,6 +252,8 @@ impl Partition {
                     sm: a.sm,
                     warp: a.warp,
                     write: true,
+                    atomic: None,
+                    bytes: 0,
                 });
             }
             return;
@@ -246,7 +262,9 @@ impl Partition {
         self.tags.fill(local, now);
         let replies = &mut self.replies;
         let line = done.line;
+        let mut has_atomic = false;
         self.mshrs.release(local, |w| {
+            has_atomic |= w.atomic.is_some();
             if w.reply {
                 replies.push_back(MemReply {
                     id: w.id,
@@ -254,9 +272,16 @@ impl Partition {
                     sm: w.sm,
                     warp: w.warp,
                     write: false,
+                    atomic: w.atomic,
+                    bytes: w.bytes,
                 })
             }
         });
+        // GPGPU-Sim 3.2.2 gpu-cache.cc, baseline_cache::fill: an MSHR holding an atomic
+        // leaves the filled line MODIFIED.
+        if has_atomic {
+            self.tags.mark_dirty(local);
+        }
         self.stats.fills += 1;
     }
 
@@ -274,10 +299,17 @@ impl Partition {
             sm: req.sm,
             warp: req.warp,
             reply: true,
+            atomic: req.atomic,
+            bytes: req.bytes,
         };
         match probe {
             Probe::Hit => {
                 self.tags.touch(local, now);
+                // GPGPU-Sim 3.2.2 gpu-cache.cc, data_cache::rd_hit_base: an atomic's read
+                // hit marks the line MODIFIED.
+                if req.atomic.is_some() {
+                    self.tags.mark_dirty(local);
+                }
                 self.stats.hits += 1;
                 self.pipe.push_back((now + self.latency, req.reply()));
                 true
@@ -404,5 +436,131 @@ impl Partition {
 
     pub fn mshrs_used(&self) -> usize {
         self.mshrs.used()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A request to partition 0 for `line`: a read, or an atomic of instruction slot 7.
+    fn request(id: u32, line: u64, atomic: bool) -> MemRequest {
+        MemRequest {
+            id,
+            line,
+            sm: 0,
+            warp: 3,
+            write: false,
+            bytes: if atomic { 32 } else { 0 },
+            atomic: atomic.then_some(7),
+        }
+    }
+
+    /// Sends `req` at `start` and runs the partition until it answers: (cycles, reply).
+    fn serve(
+        p: &mut Partition,
+        net: &mut Network<MemRequest>,
+        req: MemRequest,
+        start: u64,
+    ) -> (u64, MemReply) {
+        net.send(0, 0, req.flits(32), start, req);
+        for now in start..start + 100_000 {
+            p.cycle(now, net);
+            if let Some(r) = p.replies.pop_front() {
+                return (now - start, r);
+            }
+        }
+        panic!("no reply");
+    }
+
+    /// Lines of channel 0, the partition under test.
+    fn lines_of_channel_0(c: &Config) -> impl Iterator<Item = u64> {
+        let map = ChannelMap::new(c).unwrap();
+        (0u64..).filter(move |&l| map.channel(l) == 0)
+    }
+
+    #[test]
+    fn an_atomic_is_a_read_at_the_l2_a_miss_waits_for_dram_and_the_line_turns_dirty() {
+        let c = Config {
+            l2_ways: 1,
+            ..Config::default()
+        };
+        let mut p = Partition::new(0, &c);
+        let mut net = Network::new(1, c.l2_partitions as usize, 1, 2, 1, 8);
+        let mut lines = lines_of_channel_0(&c);
+        let (x, y) = (lines.next().unwrap(), lines.next().unwrap());
+        let (miss, r) = serve(&mut p, &mut net, request(1, x, true), 0);
+        assert_eq!((r.atomic, r.bytes, r.write, r.warp), (Some(7), 32, false, 3));
+        assert_eq!((p.stats.misses, p.stats.atomics, p.stats.fills), (1, 1, 1));
+        let (hit, _) = serve(&mut p, &mut net, request(2, x, true), 10_000);
+        assert_eq!((p.stats.hits, p.stats.atomics), (1, 2));
+        assert!(
+            hit < miss && miss > hit + 100,
+            "a hit answers after the L2 latency ({hit}), a miss after DRAM ({miss})"
+        );
+        // The atomic's fill left the line dirty (3.2.2 `m_has_atomic`), and so does a hit.
+        let lx = p.map.local_line(x);
+        assert!(p.tags.victim(lx).is_some_and(|v| v.dirty));
+        // A plain read of another line leaves it clean.
+        let (_, r) = serve(&mut p, &mut net, request(3, y, false), 20_000);
+        assert_eq!(r.atomic, None);
+        let ly = p.map.local_line(y);
+        assert!(p.tags.victim(ly).is_some_and(|v| !v.dirty));
+        assert_eq!(p.stats.atomics, 2);
+        assert_eq!(p.stats.accesses, p.stats.outcomes());
+    }
+
+    #[test]
+    fn an_atomic_hit_marks_a_clean_line_dirty_and_atomics_merging_into_a_fill_too() {
+        let c = Config {
+            l2_ways: 1,
+            ..Config::default()
+        };
+        let mut p = Partition::new(0, &c);
+        let mut net = Network::new(1, c.l2_partitions as usize, 1, 2, 1, 8);
+        let x = lines_of_channel_0(&c).next().unwrap();
+        let lx = p.map.local_line(x);
+        serve(&mut p, &mut net, request(1, x, false), 0);
+        assert!(
+            p.tags.victim(lx).is_some_and(|v| !v.dirty),
+            "a read fills it clean"
+        );
+        serve(&mut p, &mut net, request(2, x, true), 10_000);
+        assert!(
+            p.tags.victim(lx).is_some_and(|v| v.dirty),
+            "an atomic hit dirties it"
+        );
+        // A read miss with an atomic merged into its MSHR: the fill dirties the line.
+        let mut p = Partition::new(0, &c);
+        net.send(0, 0, 1, 0, request(3, x, false));
+        net.send(0, 0, 1, 0, request(4, x, true));
+        let mut replies = vec![];
+        for now in 0..100_000 {
+            p.cycle(now, &mut net);
+            replies.extend(p.replies.drain(..));
+            if replies.len() == 2 {
+                break;
+            }
+        }
+        assert_eq!(p.stats.hit_reserved, 1);
+        assert_eq!(
+            replies.iter().map(|r| r.atomic).collect::<Vec<_>>(),
+            [None, Some(7)]
+        );
+        assert!(p.tags.victim(lx).is_some_and(|v| v.dirty));
+    }
+
+    #[test]
+    fn an_atomic_carries_its_data_both_ways() {
+        let a = request(1, 0, true);
+        let r = MemRequest { bytes: 128, ..a };
+        assert_eq!((a.flits(32), r.flits(32)), (1, 4));
+        assert_eq!(request(1, 0, false).flits(32), 1);
+        assert_eq!((a.reply().flits(32, 128), r.reply().flits(32, 128)), (1, 4));
+        assert_eq!(
+            request(1, 0, false).reply().flits(32, 128),
+            4,
+            "a read's reply is a line"
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! The coalescer: turns a warp's per-lane addresses into line requests (128 B on Fermi for
 //! L1-cached global accesses), in order of first touch, with the bytes each line carries.
+//! Global atomics are coalesced by GPGPU-Sim 3.2.2's own rule ([`Coalesced::build_atomic`]).
 
 use crate::workload::program::{AddrExpr, LaneEnv, LaneStack, INACTIVE_LANE, MAX_EXPR_STACK, WARP_LANES};
 
@@ -105,6 +106,130 @@ impl Coalesced {
     }
 }
 
+/// One atomic transaction being built: its segment, creation order, bytes (offsets in the
+/// 128-byte chunk) and 32-byte chunks used.
+#[derive(Clone, Copy, Debug, Default)]
+struct AtomTxn {
+    segment: u64,
+    order: u8,
+    bytes: u128,
+    chunks: u8,
+}
+
+impl Coalesced {
+    /// The transactions of a global atomic, as GPGPU-Sim 3.2.2 builds them
+    /// (abstract_hardware_model.cc, `warp_inst_t::memory_coalescing_arch_13_atomic`): per
+    /// half-warp (`warp_parts = 2`), lanes are grouped by segment (32 B for 1-byte, 64 B for
+    /// 2-byte, 128 B for wider accesses), and a lane joins the first transaction of its
+    /// segment whose bytes it does not overlap, else opens a new one: lanes updating the same
+    /// word are serialised into separate transactions. Each transaction shrinks to the 32 or
+    /// 64 B it uses (`memory_coalescing_arch_13_reduce_and_send`); `bytes` is that size (the
+    /// data the request and its reply carry). A misaligned lane counts in the segment of its
+    /// first byte (3.2.2 asserts there is none).
+    #[allow(clippy::too_many_arguments)]
+    pub fn build_atomic(
+        &mut self,
+        expr: &AddrExpr,
+        env: LaneEnv,
+        values: &[[i64; WARP_LANES]],
+        lanes: u32,
+        mask: u32,
+        width: u32,
+        line_bytes: u32,
+    ) {
+        self.len = 0;
+        let shift = line_bytes.trailing_zeros();
+        let lanes = (lanes as usize).min(WARP_LANES);
+        expr.eval_lanes_in(&env, values, lanes, &mut self.stack, &mut self.addrs);
+        let segment: u64 = match width {
+            1 => 32,
+            2 => 64,
+            _ => 128,
+        };
+        const PART: usize = WARP_LANES / 2;
+        for part in 0..2 {
+            let mut txns = [AtomTxn::default(); PART];
+            let mut n = 0;
+            for lane in part * PART..((part + 1) * PART).min(lanes) {
+                let addr = self.addrs[lane];
+                if addr == INACTIVE_LANE || mask >> lane & 1 == 0 {
+                    continue;
+                }
+                let seg = addr & !(segment - 1);
+                let idx = (addr & 127) as u32;
+                let end = (idx + width.clamp(1, 16)).min(128);
+                let bytes = ((1u128 << (end - idx)) - 1) << idx;
+                let t = match txns[..n]
+                    .iter()
+                    .position(|t| t.segment == seg && t.bytes & bytes == 0)
+                {
+                    Some(t) => t,
+                    None => {
+                        txns[n] = AtomTxn {
+                            segment: seg,
+                            order: n as u8,
+                            ..AtomTxn::default()
+                        };
+                        n += 1;
+                        n - 1
+                    }
+                };
+                txns[t].bytes |= bytes;
+                txns[t].chunks |= 1 << (idx / 32);
+            }
+            // 3.2.2 walks a std::map by segment address, each segment's list in order.
+            txns[..n].sort_unstable_by_key(|t| (t.segment, t.order));
+            for t in &txns[..n] {
+                let (addr, size) = reduce_segment(t.segment, segment, t.chunks);
+                self.lines[self.len] = LineRequest {
+                    line: addr >> shift,
+                    bytes: size as u16,
+                };
+                self.len += 1;
+            }
+        }
+        // The LD/ST unit sends from the back of the access queue (shader.cc,
+        // ldst_unit::memory_cycle: `accessq_back`, `accessq_pop_back`).
+        self.lines[..self.len].reverse();
+    }
+}
+
+/// The address and size a transaction of `segment` bytes at `addr` shrinks to from the
+/// 32-byte chunks it uses (abstract_hardware_model.cc,
+/// `memory_coalescing_arch_13_reduce_and_send`).
+fn reduce_segment(mut addr: u64, segment: u64, chunks: u8) -> (u64, u64) {
+    let mut size = segment;
+    let mut halves = 0u8;
+    if segment == 128 {
+        let (lower, upper) = (chunks & 0b0011 != 0, chunks & 0b1100 != 0);
+        if lower && !upper {
+            size = 64;
+            halves = chunks & 0b11;
+        } else if !lower && upper {
+            addr += 64;
+            size = 64;
+            halves = chunks >> 2 & 0b11;
+        }
+    } else if segment == 64 {
+        halves = if addr.is_multiple_of(128) {
+            chunks & 0b11
+        } else {
+            chunks >> 2 & 0b11
+        };
+    }
+    if size == 64 {
+        match (halves & 1 != 0, halves & 2 != 0) {
+            (true, false) => size = 32,
+            (false, true) => {
+                addr += 32;
+                size = 32;
+            }
+            _ => {}
+        }
+    }
+    (addr, size)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,6 +324,56 @@ mod tests {
         );
         values[1] = [0; WARP_LANES];
         c.build_in(&e, env(), &values, 32, u32::MAX, 4, 128);
+        assert_eq!(c.len, 1);
+    }
+
+    fn atomic(c: &mut Coalesced, e: &AddrExpr, mask: u32, width: u32) -> Vec<(u64, u16)> {
+        c.build_atomic(e, env(), &[], 32, mask, width, 128);
+        c.as_slice().iter().map(|r| (r.line, r.bytes)).collect()
+    }
+
+    /// GPGPU-Sim 3.2.2's `memory_coalescing_arch_13_atomic`: half-warps, distinct words of
+    /// a line in one transaction, lanes on one word serialised, transactions shrunk to the
+    /// 32 / 64 B they use.
+    #[test]
+    fn atomics_coalesce_per_half_warp_and_serialise_lanes_on_one_word() {
+        let mut c = Coalesced::default();
+        let l = 0x1000_0000 / 128;
+        // Sixteen lanes on distinct words of one line: one request (64 B used).
+        assert_eq!(atomic(&mut c, &expr(4), 0xFFFF, 4), [(l, 64)]);
+        // The whole warp: one per half-warp (each a 64 B half of the line).
+        assert_eq!(atomic(&mut c, &expr(4), u32::MAX, 4), [(l, 64), (l, 64)]);
+        // Eight active lanes in the first 32 B: one 32 B request.
+        assert_eq!(atomic(&mut c, &expr(4), 0xFF, 4), [(l, 32)]);
+        // Every lane on one word: 16 transactions per half-warp.
+        let same = atomic(&mut c, &expr(0), u32::MAX, 4);
+        assert_eq!(same.len(), 32);
+        assert!(same.iter().all(|&r| r == (l, 32)));
+        // mrig-1's pattern, 8 lanes per bin, 4 bins in a line: 8 per half-warp.
+        let bins = AddrExpr {
+            base: 0x1000_0000,
+            nodes: vec![
+                ExprNode::Const(4),
+                ExprNode::Var(Var::Tid),
+                ExprNode::Const(8),
+                ExprNode::Div,
+                ExprNode::Mul,
+            ],
+            lanes: None,
+        };
+        assert_eq!(atomic(&mut c, &bins, u32::MAX, 4).len(), 16);
+        // A line per lane: one request per lane, as for loads.
+        assert_eq!(atomic(&mut c, &expr(128), u32::MAX, 4).len(), 32);
+        // 8-byte atomics on distinct words of a line: 16 lanes use all 128 B.
+        assert_eq!(atomic(&mut c, &expr(8), 0xFFFF, 8), [(l, 128)]);
+        // The upper 64 B only, then its upper 32 B only: the request moves with them.
+        let high = AddrExpr {
+            base: 0x1000_0000 + 96,
+            ..expr(0)
+        };
+        assert_eq!(atomic(&mut c, &high, 1, 4), [(l, 32)]);
+        // Loads of the same lanes are one line request: atomics differ.
+        c.build(&expr(0), env(), 32, 4, 128);
         assert_eq!(c.len, 1);
     }
 }

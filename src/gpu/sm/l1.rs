@@ -242,6 +242,7 @@ mod tests {
             warp: 0,
             write: false,
             bytes: 0,
+            atomic: None,
         }
     }
 

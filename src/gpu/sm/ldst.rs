@@ -2,9 +2,22 @@
 //! coalescer that turns it into line requests, the one L1 port those requests (and CAR's
 //! retries) take one per cycle, parking of refused requests in the re-execution queue, and
 //! the miss queue's exit into the interconnect.
+//!
+//! Global atomics (`OpKind::AtomGlobal`) bypass the L1D, as GPGPU-Sim 3.2.2 sends them
+//! (`atom` has `cache_op = CACHE_GLOBAL`, cuda-sim.cc; shader.cc `ldst_unit::memory_cycle`
+//! pushes a bypassing access straight into the interconnect): each transaction of
+//! [`Coalesced::build_atomic`] takes the LD/ST unit's cycle, no L1 lookup, MSHR or miss-queue
+//! slot, and waits in a one-request register for the SM's network port (refused while it is
+//! taken, as 3.2.2 stalls on `ICNT_RC_FAIL`). The replies complete the instruction without
+//! touching the L1 and release the warp, which issues nothing until then (`Sm::atomic_wait`).
+//! [design] Under Mascar an atomic is a global memory instruction (WST op type memory, the
+//! owner rule), but it never parks in the re-execution queue: it cannot hit in the L1, so
+//! hit-only re-execution has nothing to serve; a non-owner's atomic refused in MP waits at the
+//! LD/ST head, where it counts as a request waiting to leave, so the WRC's idle-path rule hands
+//! it ownership once the L1 is quiet.
 
 use super::coalescer::{Coalesced, LineRequest};
-use super::l1::Outcome;
+use super::l1::{FailCause, Outcome};
 use super::warp::IbufEntry;
 use super::{Event, InflightLoad, Sm};
 use crate::config::{CarEntry, CarRetry};
@@ -27,6 +40,10 @@ pub(super) struct LsuOp {
     pub(super) parked: bool,
     /// CAR: the head's last access was refused and it could not park; it waits at the head.
     pub(super) waiting: bool,
+    /// The instruction is a global atomic (its transactions bypass the L1D).
+    pub(super) atomic: bool,
+    /// An atomic transaction waiting for the SM's network port.
+    pub(super) bypass: Option<MemRequest>,
 }
 
 impl Sm {
@@ -53,7 +70,14 @@ impl Sm {
         };
         let lanes = warp.lanes;
         let expr = &warp.program.as_deref().unwrap_or(&k.program).exprs[inst.addr as usize];
-        self.lsu.lines.build_in(
+        let atomic = inst.op == OpKind::AtomGlobal;
+        let build = if atomic {
+            Coalesced::build_atomic
+        } else {
+            Coalesced::build_in
+        };
+        build(
+            &mut self.lsu.lines,
             expr,
             env,
             warp.values.file(),
@@ -62,6 +86,7 @@ impl Sm {
             inst.width as u32,
             self.cfg.line_bytes,
         );
+        self.lsu.atomic = atomic;
         self.stats.coalesced_requests += self.lsu.lines.len as u64;
         self.lsu.busy = true;
         self.lsu.warp = w as u8;
@@ -74,12 +99,21 @@ impl Sm {
         if self.lsu.store {
             self.stats.global_stores += 1;
         } else {
-            self.stats.global_loads += 1;
+            if atomic {
+                self.stats.global_atomics += 1;
+                // GPGPU-Sim 3.2.2 counts the lanes' atomics at issue (shader.cc,
+                // checkExecutionStatusAndUpdate: inc_n_atomic) and holds the warp until they
+                // are back.
+                self.atomic_wait |= 1u64 << w;
+            } else {
+                self.stats.global_loads += 1;
+            }
             let id = self.free_loads.pop().expect("unit_free checked");
             self.loads[id as usize] = InflightLoad {
                 warp: w as u8,
                 dst: inst.dst,
                 remaining: self.lsu.lines.len as u16,
+                atomic,
             };
             self.lsu.load = id;
             if inst.dst != NO_REG {
@@ -103,6 +137,8 @@ impl Sm {
     pub(super) fn ldst(&mut self, now: u64) {
         let (mp, owner) = self.blocks.registers();
         let (mshr_freed, miss_queue_freed) = self.l1.take_free_pulses();
+        // A texture or constant head uses its own cache's port (ro_ldst.rs), not the L1D's.
+        let ro_head = self.ro_ldst(now);
         if self.car.is_none() {
             self.ldst_head(now, false, None);
             return;
@@ -113,7 +149,7 @@ impl Sm {
             mshr_freed,
             miss_queue_freed,
             head_first: self.cfg.car_retry == CarRetry::HeadFirst,
-            head_ready: self.lsu.busy && !self.lsu.waiting,
+            head_ready: self.lsu.busy && !self.lsu.waiting && !ro_head,
             ..QueueIn::default()
         };
         let q = self.blocks.queue_eval(&qin);
@@ -158,7 +194,9 @@ impl Sm {
             // access entries, only entries of this same instruction).
             let w = warp as usize;
             let own_entries = self.cfg.car_entry == CarEntry::Access && self.lsu.parked;
-            if let Some(e) = q.alloc.filter(|_| q.warps >> warp & 1 == 0 || own_entries) {
+            // An atomic never parks (module doc): it waits at the head.
+            let parks = !self.lsu.atomic && (q.warps >> warp & 1 == 0 || own_entries);
+            if let Some(e) = q.alloc.filter(|_| parks) {
                 qin.push = Some(warp);
                 self.stats.car.enqueued += 1;
                 if let Some(ev) = &mut self.events {
@@ -202,13 +240,17 @@ impl Sm {
     /// when its access was refused and it may move into the queue (`car`); without CAR a
     /// refusal is counted as an LSU stall here.
     fn ldst_head(&mut self, now: u64, car: bool, restricted: Option<u8>) -> Option<u8> {
-        if !self.lsu.busy {
+        if !self.lsu.busy || self.ro_head.is_some() {
             return None;
         }
         let req = self.lsu.lines.lines[self.lsu.next];
         let (warp, store, load) = (self.lsu.warp, self.lsu.store, self.lsu.load);
         let hit_only = restricted.is_some_and(|o| o != warp);
-        let outcome = self.access_line(warp, store, load, req, now, false, hit_only);
+        let outcome = if self.lsu.atomic {
+            self.send_atomic(warp, load, req, now, hit_only)
+        } else {
+            self.access_line(warp, store, load, req, now, false, hit_only)
+        };
         if !outcome.is_some_and(Outcome::accepted) {
             if car {
                 self.stats.car.nacks += 1;
@@ -265,6 +307,7 @@ impl Sm {
                 warp,
                 write: true,
                 bytes: req.bytes,
+                atomic: None,
             })
         } else {
             self.l1.load(req.line, warp, load, now, || MemRequest {
@@ -274,6 +317,7 @@ impl Sm {
                 warp,
                 write: false,
                 bytes: 0,
+                atomic: None,
             })
         };
         if let Some(ev) = &mut self.events {
@@ -322,6 +366,41 @@ impl Sm {
         Some(outcome)
     }
 
+    /// One transaction of a global atomic leaves the LD/ST unit for the L2, bypassing the L1D
+    /// (module doc). Refused while the previous one still waits for the network port
+    /// (reported as a full miss queue: 3.2.2's `ICNT_RC_FAIL`), and under hit-only service
+    /// (`None`): an atomic never hits in the L1.
+    fn send_atomic(
+        &mut self,
+        warp: u8,
+        load: u16,
+        req: LineRequest,
+        now: u64,
+        hit_only: bool,
+    ) -> Option<Outcome> {
+        if hit_only {
+            return None;
+        }
+        if self.lsu.bypass.is_some() {
+            return Some(Outcome::Fail(FailCause::MissQueueFull));
+        }
+        self.lsu.bypass = Some(MemRequest {
+            id: self.next_request_id,
+            line: req.line,
+            sm: self.id as u16,
+            warp,
+            write: false,
+            bytes: req.bytes,
+            atomic: Some(load),
+        });
+        self.next_request_id = self.next_request_id.wrapping_add(1);
+        self.stats.requests_sent += 1;
+        if let Some(log) = &mut self.request_log {
+            log.push((now, warp, false));
+        }
+        Some(Outcome::Miss)
+    }
+
     /// Every line request of a memory instruction has been accepted by the L1.
     fn mem_instruction_sent(&mut self, warp: u8, store: bool) {
         if store {
@@ -339,12 +418,22 @@ impl Sm {
         partitions: &crate::gpu::mem::ChannelMap,
         flit_bytes: u32,
     ) {
-        let Some(req) = self.l1.miss_queue.front() else {
+        if self.ro_inject(now, requests, partitions, flit_bytes) {
+            return;
+        }
+        // The L1's misses first, then an atomic that bypassed it: one port, one request a
+        // cycle (while an atomic's transactions go out the LD/ST unit makes no L1 misses).
+        let from_l1 = !self.l1.miss_queue.is_empty();
+        let Some(&req) = self.l1.miss_queue.front().or(self.lsu.bypass.as_ref()) else {
             return;
         };
         let dst = crate::gpu::mem::partition_of(req.line, partitions);
         if requests.can_send(self.id, dst, now) {
-            let req = self.l1.pop_request().expect("front exists");
+            if from_l1 {
+                self.l1.pop_request().expect("front exists");
+            } else {
+                self.lsu.bypass = None;
+            }
             requests.send(self.id, dst, req.flits(flit_bytes), now, req);
         }
     }
@@ -365,5 +454,126 @@ pub struct Parked {
 impl Parked {
     pub fn next_line(&self) -> LineRequest {
         self.lines.lines[self.next]
+    }
+}
+
+#[cfg(test)]
+mod atomic_tests {
+    use crate::config::{Config, NonOwnerMem};
+    use crate::sched::SchedulerKind;
+    use crate::workload::kernel_format::parse_kernel;
+    use crate::workload::program::OpKind;
+
+    fn kernel(src: &str) -> crate::workload::Kernel {
+        parse_kernel(src, "<test>").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn one_sm() -> Config {
+        Config {
+            sms: 1,
+            ..Config::default()
+        }
+    }
+
+    #[test]
+    fn atomics_bypass_the_l1_and_are_performed_at_the_l2() {
+        // Two warps per CTA, histogram-like: 8 lanes per word (8 transactions per half-warp).
+        let k = kernel(
+            "kernel h\ngrid 4\nblock 64\nbuffer BINS 4K\nbuffer A 64K\n\
+             ld.global r1, A[4*gtid]\natom.global.add r2, BINS[4*(tid / 8)], r1\n\
+             red.global.add BINS[512 + 4*(tid / 8)], r1\n",
+        );
+        let s = crate::engine::simulate(&one_sm(), &k, None).unwrap();
+        assert_eq!(s.sm.global_atomics, 2 * 8, "two atomics per warp");
+        assert_eq!(s.sm.global_loads, 8);
+        // Only the loads looked up the L1 (one line per warp); no atomic allocated there.
+        assert_eq!(s.l1.accesses, 8);
+        assert_eq!(s.l1.misses, 8);
+        // 16 transactions per warp instruction, all performed at the L2.
+        assert_eq!(s.l2.atomics, 2 * 8 * 16);
+        assert_eq!(s.sm.coalesced_requests, 8 + s.l2.atomics);
+        assert_eq!(s.sm.requests_sent, 8 + s.l2.atomics);
+        assert_eq!(s.sm.requests_sent, s.sm.replies_received, "every atomic answered");
+        assert_eq!(s.l2.accesses, s.l2.outcomes());
+    }
+
+    /// GPGPU-Sim 3.2.2 holds a warp that issued an atomic until its replies are back (also a
+    /// `red`, which 3.2.2 runs as an `atom` whose result is dropped); after a store the warp
+    /// goes on at once.
+    #[test]
+    fn a_warp_waits_for_its_atomic_but_not_for_its_store() {
+        let gap = |mem: &str| {
+            let k = kernel(&format!(
+                "kernel w\ngrid 1\nblock 32\nbuffer A 4K\n{mem}\nalu r5\n"
+            ));
+            let mut gpu = crate::engine::gpu(&one_sm()).unwrap();
+            gpu.sms[0].issue_log = Some(vec![]);
+            let s = gpu.run(&k, None).unwrap();
+            assert_eq!(s.sm.requests_sent, s.sm.replies_received);
+            let log = gpu.sms[0].issue_log.take().unwrap();
+            assert_eq!(log.len(), 2);
+            log[1].cycle - log[0].cycle
+        };
+        let store = gap("st.global A[4*tid], r1");
+        let red = gap("red.global.add A[4*tid], r1");
+        let atom = gap("atom.global.add r2, A[4*tid], r1");
+        assert!(store < 10, "a store does not hold the warp ({store} cycles)");
+        // The L2's latency alone is 111 cycles, a DRAM miss several hundred.
+        assert!(red > 200 && atom > 200, "red {red}, atom {atom}");
+        assert!(red.abs_diff(atom) < 10, "red {red}, atom {atom}: timed alike");
+    }
+
+    #[test]
+    fn atomics_never_park_and_no_mp_setting_deadlocks_on_them() {
+        // Loads that saturate a small L1 and atomics between them, under every MAS / CAR
+        // scheduler with MP held, hit-only non-owners and a one-entry queue.
+        let k = kernel(
+            "kernel m\ngrid 8\nblock 256\nbuffer A 16M\nbuffer BINS 4K\nloop i 4 {\n\
+             ld.global r1, A[128*gtid + 4096*128*i]\natom.global.add r2, BINS[4*(gtid % 64)], r1\n\
+             add r3, r2, r1\nred.global.max BINS[2048 + 4*(tid / 32)], r3\n}\n",
+        );
+        let lrr = crate::engine::simulate(
+            &Config {
+                sms: 1,
+                ..Config::default()
+            },
+            &k,
+            None,
+        )
+        .unwrap();
+        for s in [SchedulerKind::Mas, SchedulerKind::Car, SchedulerKind::Mascar] {
+            for non_owner in [NonOwnerMem::Stall, NonOwnerMem::HitOnly] {
+                for (depth, hold) in [(1, 0), (1, 1_000_000), (8, 1_000_000)] {
+                    let cfg = Config {
+                        sms: 1,
+                        l1_mshrs: 8,
+                        scheduler: s,
+                        mascar_non_owner_mem: non_owner,
+                        car_queue_depth: depth,
+                        mas_mp_exit_hold: hold,
+                        ..Config::default()
+                    };
+                    let what = format!("{s} {non_owner:?} depth {depth} hold {hold}");
+                    let st =
+                        crate::engine::simulate(&cfg, &k, None).unwrap_or_else(|e| panic!("{what}: {e}"));
+                    assert_eq!(st.warp_instructions, k.total_warp_instructions(), "{what}");
+                    assert_eq!(st.sm.requests_sent, st.sm.replies_received, "{what}");
+                    assert_eq!(st.sm.global_atomics, 2 * 4 * 64, "{what}");
+                    if s.uses_mas() {
+                        assert!(st.mas.mp_cycles > 0, "{what}: MP was entered");
+                    }
+                    // Every atomic transaction reached the L2 as one: none was parked and
+                    // re-executed through the L1 as a load.
+                    assert_eq!(st.l2.atomics, lrr.l2.atomics, "{what}");
+                    assert_eq!(st.l1.accesses, st.l1.outcomes(), "{what}");
+                }
+            }
+        }
+        // The kind the parser gives them.
+        assert!(k
+            .program
+            .items
+            .iter()
+            .any(|i| matches!(i, crate::workload::program::Item::Inst(x) if x.op == OpKind::AtomGlobal)));
     }
 }

@@ -7,6 +7,8 @@
 pub mod coalescer;
 pub mod l1;
 mod ldst;
+pub mod ro_cache;
+mod ro_ldst;
 pub mod warp;
 
 use crate::config::Config;
@@ -67,6 +69,8 @@ struct InflightLoad {
     warp: u8,
     dst: Reg,
     remaining: u16,
+    /// A global atomic: its last reply also ends the warp's atomic wait.
+    atomic: bool,
 }
 
 /// Per-CTA bookkeeping on the SM.
@@ -153,7 +157,17 @@ pub struct Sm {
     loads: Vec<InflightLoad>,
     free_loads: Vec<u16>,
     lsu: LsuOp,
+    /// Bit w: warp w waits for its global atomic's replies and issues nothing until they are
+    /// all back (GPGPU-Sim 3.2.2 shader.cc, `shd_warp_t::waiting` while `m_n_atomic > 0`).
+    atomic_wait: u64,
     pub l1: L1,
+    /// The texture and constant caches (`ld.tex`, `ld.const`) and which of them the LD/ST
+    /// unit's head instruction reads through, if it is one of theirs.
+    pub tex: ro_cache::TexCache,
+    pub constant: ro_cache::ConstCache,
+    ro_head: Option<ro_cache::RoKind>,
+    /// Bit w: warp w's head instruction is a texture or constant load.
+    ro_mem_head: u64,
     next_request_id: u32,
     pub stats: SmStats,
     /// When set, every issue is appended here (tests and debugging; off in normal runs).
@@ -261,7 +275,12 @@ impl Sm {
             loads: vec![InflightLoad::default(); cfg.max_inflight_loads as usize],
             free_loads: (0..cfg.max_inflight_loads as u16).rev().collect(),
             lsu: LsuOp::default(),
+            atomic_wait: 0,
             l1: L1::new(cfg),
+            tex: ro_cache::TexCache::new(cfg),
+            constant: ro_cache::ConstCache::new(cfg),
+            ro_head: None,
+            ro_mem_head: 0,
             next_request_id: 0,
             stats: SmStats::default(),
             issue_log: None,
@@ -336,7 +355,9 @@ impl Sm {
     pub fn is_idle(&self) -> bool {
         self.active == 0
             && self.l1.is_quiet()
+            && self.ro_quiet()
             && !self.lsu.busy
+            && self.lsu.bypass.is_none()
             && self.wheel.pending == 0
             && self.blocks.queue_state().2 == 0
     }
@@ -383,6 +404,7 @@ impl Sm {
 
     pub fn cycle(&mut self, now: u64, k: &Kernel, replies: &mut Network<MemReply>) {
         self.receive(now, replies);
+        self.ro_cycle(now);
         self.writebacks(now);
         self.ldst(now);
         self.issue(now, k);
@@ -396,6 +418,15 @@ impl Sm {
             return;
         };
         self.stats.replies_received += 1;
+        // An atomic's reply bypasses the L1D (GPGPU-Sim 3.2.2 shader.cc ldst_unit::cycle,
+        // `m_next_global`) and completes its transaction.
+        if let Some(load) = r.atomic {
+            self.load_line_done(load);
+            return;
+        }
+        if !r.write && self.ro_fill(&r, now) {
+            return;
+        }
         if r.write {
             let w = r.warp as usize;
             self.warps[w].stores_in_flight -= 1;
@@ -449,6 +480,9 @@ impl Sm {
         l.remaining -= 1;
         if l.remaining == 0 {
             let (warp, dst) = (l.warp as usize, l.dst);
+            if l.atomic {
+                self.atomic_wait &= !(1u64 << warp);
+            }
             self.free_loads.push(load);
             let w = &mut self.warps[warp];
             w.in_pipeline -= 1;
@@ -476,7 +510,8 @@ impl Sm {
             warps: WarpSignals {
                 active: self.active,
                 has_inst: self.issuable,
-                is_mem: self.gmem_head,
+                // Texture and constant loads are memory instructions for MAS (ro_ldst.rs).
+                is_mem: self.gmem_head | self.ro_mem_head,
                 sb_ready: self.sb_ready,
                 dep_load: self.dep_load,
                 at_barrier: self.barrier,
@@ -488,8 +523,8 @@ impl Sm {
                 alu: self.alu_head,
                 sfu: self.sfu_head,
                 ldst: self.mem_head,
-                ldst_take: self.gmem_head,
-                gload: self.load_head,
+                ldst_take: self.gmem_head | self.ro_mem_head,
+                gload: self.load_head | self.ro_mem_head,
                 sp_free: self.cfg.sp_units.min(255) as u8,
                 sfu_free: self.sfu_free_at.iter().filter(|&&t| t <= now).count().min(255) as u8,
                 lsu_free: !self.lsu.busy,
@@ -671,6 +706,8 @@ impl Sm {
                 );
             }
             OpKind::LoadGlobal | OpKind::StoreGlobal => self.ldst_dispatch(w, &entry, k),
+            OpKind::LoadTex | OpKind::LoadConst => self.ro_dispatch(w, &entry, k, now),
+            OpKind::AtomGlobal => self.ldst_dispatch(w, &entry, k),
             OpKind::Branch => {
                 // An SP op without a destination (GPGPU-Sim 3.2.2 sends BRANCH_OP down the SP
                 // pipe); the SIMT stack is updated as it issues, so fetch can go on.
@@ -719,14 +756,19 @@ impl Sm {
             None
         };
         let at_barrier = warp.active && warp.at_barrier;
+        // [design] A warp waiting for its atomic's replies (`atomic_wait`) looks to the
+        // schedulers and MAS like one whose next instruction waits on its own global load:
+        // not ready, dependent (an owner hands the memory path over). An atomic needs an
+        // in-flight load slot as a load does (`load`).
+        let atomic_wait = self.atomic_wait & bit != 0;
         let (issuable, ready, mem, gmem, load, dep) = match head {
             Some(e) => (
                 true,
-                !warp.blocked_by_scoreboard(e),
+                !warp.blocked_by_scoreboard(e) && !atomic_wait,
                 e.inst.op.is_memory(),
                 e.inst.op.is_global(),
-                e.inst.op == OpKind::LoadGlobal,
-                warp.depends_on_pending_load(e),
+                matches!(e.inst.op, OpKind::LoadGlobal | OpKind::AtomGlobal),
+                warp.depends_on_pending_load(e) || atomic_wait,
             ),
             None => (false, false, false, false, false, false),
         };
@@ -739,6 +781,7 @@ impl Sm {
         set(&mut self.mem_head, mem);
         set(&mut self.gmem_head, gmem);
         set(&mut self.load_head, load);
+        set(&mut self.ro_mem_head, op.is_some_and(OpKind::is_read_only));
         set(&mut self.dep_load, dep);
         set(&mut self.barrier, at_barrier);
         set(&mut self.alu_head, alu);
@@ -828,6 +871,8 @@ impl Sm {
             }
             let why = if w.at_barrier {
                 "barrier".to_string()
+            } else if self.atomic_wait >> i & 1 == 1 {
+                "its global atomic's replies".to_string()
             } else if let Some(e) = w.head() {
                 if w.blocked_by_scoreboard(e) {
                     let regs: Vec<String> = w.pending.iter().map(|r| format!("r{r}")).collect();

@@ -108,7 +108,8 @@ impl Scope<'_> {
                     format!("variable `{name}` cannot be used here: {what} must be a constant")
                 } else {
                     format!(
-                        "unknown name `{}`: {what} must be a constant expression",
+                        "unknown name `{}`: {what} must be a constant expression (a named \
+                         constant is declared before its use with `size NAME = DEFAULT full FULL`)",
                         show(name)
                     )
                 };
@@ -151,9 +152,18 @@ pub(super) struct InputDecl {
     pub(super) arrays: Vec<(String, crate::workload::inputs::Array)>,
 }
 
+/// A `size NAME = DEFAULT full FULL` directive: the value at the parse's scale.
+pub(super) struct SizeDecl {
+    pub(super) name: String,
+    pub(super) line: usize,
+    pub(super) value: i64,
+}
+
 /// What the file has declared so far, with the line of each declaration for messages.
 #[derive(Default)]
 pub(super) struct Decls {
+    /// Declared sizes (`size NAME = DEFAULT full FULL`), in file order.
+    pub(super) sizes: Vec<SizeDecl>,
     /// Kernel name and the line of the `kernel` directive.
     pub(super) kernel: Option<(String, usize)>,
     pub(super) grid: Option<(u32, usize)>,
@@ -251,6 +261,49 @@ impl Decls {
                 line,
                 col,
                 format!("duplicate buffer `{name}` (first declared on line {first})"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A valid size name: upper case (so it cannot be a builtin, a register, a mnemonic or a
+    /// keyword), not a size, buffer or input declared before.
+    pub(super) fn new_size(&self, name: &str, line: usize, col: usize) -> PResult<()> {
+        let mut b = name.bytes();
+        let upper = matches!(b.next(), Some(c) if c.is_ascii_uppercase())
+            && b.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_');
+        if !upper {
+            return Err(Diag::new(
+                line,
+                col,
+                format!(
+                    "invalid size name `{}`: sizes are upper case (`[A-Z][A-Z0-9_]*`, e.g. `ROWS`)",
+                    show(name)
+                ),
+            ));
+        }
+        if let Some(first) = self.sizes.iter().find(|s| s.name == name) {
+            return Err(Diag::new(
+                line,
+                col,
+                format!("duplicate size `{name}` (first declared on line {})", first.line),
+            ));
+        }
+        if let Some((_, first)) = self.buffers.iter().find(|(b, _)| b.name == name) {
+            return Err(Diag::new(
+                line,
+                col,
+                format!("size `{name}` has the name of the buffer declared on line {first}"),
+            ));
+        }
+        if let Some(first) = self.inputs.iter().find(|i| i.name == name) {
+            return Err(Diag::new(
+                line,
+                col,
+                format!(
+                    "size `{name}` has the name of the input declared on line {}",
+                    first.line
+                ),
             ));
         }
         Ok(())

@@ -167,6 +167,11 @@ impl ExprParser<'_, '_, '_, '_> {
                 self.cur.bump();
                 self.push(ExprNode::Const(v), col)
             }
+            Tok::Size(_, v) => {
+                let v = *v;
+                self.cur.bump();
+                self.push(ExprNode::Const(v), col)
+            }
             Tok::Punct('(') => {
                 self.cur.bump();
                 self.open(col)?;

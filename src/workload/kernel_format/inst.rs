@@ -18,7 +18,9 @@ const SFU_OPS: [&str; 8] = ["sfu", "sin", "cos", "ex2", "lg2", "rcp", "rsqrt", "
 /// Every keyword, for the message on an unknown one.
 const KNOWN_LIST: &str = "directives: kernel grid block regs shared buffer loop if; \
 SP: alu add sub mul fma mad mov and or xor shl shr min max setp cvt imul idiv; \
-SFU: sfu sin cos ex2 lg2 rcp rsqrt sqrt; memory: ld.global st.global ld.shared st.shared; \
+SFU: sfu sin cos ex2 lg2 rcp rsqrt sqrt; memory: ld.global st.global ld.shared st.shared \
+ld.tex ld.const; \
+atomics: atom.global red.global; \
 barrier: bar";
 
 /// The integer operation a mnemonic computes on values (`setp` needs a comparison suffix).
@@ -56,6 +58,9 @@ const VALUE_OPS: [&str; 13] = [
 enum MemSpace {
     Global,
     Shared,
+    /// Read-only spaces: a buffer read through the texture or the constant cache.
+    Tex,
+    Const,
 }
 
 impl Parser {
@@ -105,12 +110,26 @@ impl Parser {
                 let space = match suffixes.first() {
                     Some(&"global") => MemSpace::Global,
                     Some(&"shared") => MemSpace::Shared,
+                    Some(&"tex") if base == "ld" => MemSpace::Tex,
+                    Some(&"const") if base == "ld" => MemSpace::Const,
+                    Some(&s @ ("tex" | "const")) => {
+                        return Err(Diag::new(
+                            line,
+                            col,
+                            format!("`st.{s}`: {s} memory is read-only (use `st.global`)"),
+                        ))
+                    }
                     _ => {
                         return Err(Diag::new(
                             line,
                             col,
                             format!(
-                                "expected `{base}.global` or `{base}.shared`, found `{}`",
+                                "expected `{base}.global` or `{base}.shared`{}, found `{}`",
+                                if base == "ld" {
+                                    " (or `ld.tex`, `ld.const`)"
+                                } else {
+                                    ""
+                                },
                                 show(word)
                             ),
                         ))
@@ -146,6 +165,7 @@ impl Parser {
                 };
                 self.memory(base == "ld", space, width, cur)
             }
+            "atom" | "red" => self.atomic(base, word, &suffixes, cur, col),
             _ => Err(Diag::new(
                 line,
                 col,
@@ -249,6 +269,8 @@ impl Parser {
             (false, MemSpace::Global) => OpKind::StoreGlobal,
             (true, MemSpace::Shared) => OpKind::LoadShared,
             (false, MemSpace::Shared) => OpKind::StoreShared,
+            (_, MemSpace::Tex) => OpKind::LoadTex,
+            (_, MemSpace::Const) => OpKind::LoadConst,
         };
         let line = cur.line;
         let mnemonic_col = cur.toks.first().map_or(1, |t| t.col);
@@ -274,6 +296,10 @@ impl Parser {
                 (MemSpace::Global, 4) => "ld.global".to_string(),
                 (MemSpace::Global, w) => format!("ld.global.{w}"),
                 (MemSpace::Shared, _) => "ld.shared".to_string(),
+                (MemSpace::Tex, 4) => "ld.tex".to_string(),
+                (MemSpace::Tex, w) => format!("ld.tex.{w}"),
+                (MemSpace::Const, 4) => "ld.const".to_string(),
+                (MemSpace::Const, w) => format!("ld.const.{w}"),
             };
             let kind = match buffer {
                 Some(i) => {
@@ -301,7 +327,7 @@ impl Parser {
         reads: &mut Vec<RegRead>,
     ) -> PResult<(AddrExpr, Option<usize>)> {
         let (base, buffer) = match space {
-            MemSpace::Global => {
+            MemSpace::Global | MemSpace::Tex | MemSpace::Const => {
                 let (name, ncol) = cur.expect_ident("a buffer name like `A[…]`")?;
                 let (i, base) = self.decls.buffer_index(name, cur.line, ncol)?;
                 (base, Some(i))
@@ -327,6 +353,101 @@ impl Parser {
             },
             buffer,
         ))
+    }
+}
+
+/// Operation suffixes of `atom` / `red`: all timed alike (GPGPU-Sim 3.2.2 performs every
+/// atomic as one read-modify-write at the L2), so they only document the kernel.
+const ATOMIC_OPS: [&str; 11] = [
+    "add", "sub", "inc", "dec", "min", "max", "and", "or", "xor", "exch", "cas",
+];
+
+impl Parser {
+    /// `atom.global[.OP][.W] rD, BUF[ADDR][, rS[, rS]]` or `red.global[.OP][.W] BUF[ADDR][,
+    /// rS[, rS]]`: a global atomic (`OpKind::AtomGlobal`), 4 or 8 bytes per lane. `atom`'s
+    /// destination receives the old value in the real kernel; here it is a scoreboard
+    /// dependency only (it carries no value). `red` returns nothing.
+    fn atomic(
+        &mut self,
+        base: &str,
+        word: &str,
+        suffixes: &[&str],
+        cur: &mut Cursor<'_>,
+        col: usize,
+    ) -> PResult<()> {
+        let line = cur.line;
+        let err = |msg: String| Err(Diag::new(line, col, msg));
+        match suffixes.first() {
+            Some(&"global") => {}
+            Some(&"shared") => {
+                return err(format!(
+                    "`{}`: shared-memory atomics are modelled as `ld.shared` + `st.shared` \
+                     (only global atomics are timed at the L2)",
+                    show(word)
+                ))
+            }
+            _ => return err(format!("expected `{base}.global`, found `{}`", show(word))),
+        }
+        let mut rest = &suffixes[1..];
+        if let Some(op) = rest.first().filter(|s| s.parse::<u8>().is_err()) {
+            if !ATOMIC_OPS.contains(op) {
+                return err(format!(
+                    "unknown atomic operation `.{}`; known: {}",
+                    show(op),
+                    ATOMIC_OPS.join(" ")
+                ));
+            }
+            rest = &rest[1..];
+        }
+        let width = match rest {
+            [] => 4,
+            ["4"] => 4,
+            ["8"] => 8,
+            [w] => {
+                return err(format!(
+                    "an atomic is 4 or 8 bytes per lane: expected `.4` or `.8`, found `.{}`",
+                    show(w)
+                ))
+            }
+            _ => return err(format!("malformed atomic mnemonic `{}`", show(word))),
+        };
+        let mut inst = Inst::new(OpKind::AtomGlobal);
+        inst.width = width;
+        if base == "atom" {
+            inst.dst = cur.expect_reg()?;
+            cur.expect_punct(',')?;
+        } else if cur.at_lone_register() {
+            return Err(cur.err(format!(
+                "`{}` returns nothing, so it takes no destination: `red.global BUF[ADDR], rS` \
+                 (`atom.global rD, BUF[ADDR], rS` returns the old value)",
+                show(word)
+            )));
+        }
+        let mut reads = Vec::new();
+        let (expr, _) = self.address(&MemSpace::Global, cur, &mut reads)?;
+        let mut direct = Vec::new();
+        while cur.eat_punct(',') {
+            if direct.len() == 2 {
+                return Err(cur.err(format!(
+                    "too many source operands for `{base}`: at most 2 registers after the address"
+                )));
+            }
+            direct.push(cur.expect_reg()?);
+        }
+        cur.expect_end()?;
+        inst.src = sources(&direct, &reads, line)?;
+        self.low.push_memory(inst, expr, line, cur.col())?;
+        self.low.reads(line, &reads, true);
+        if base == "atom" {
+            self.low.def(
+                inst.dst,
+                line,
+                col,
+                word,
+                DefKind::Opaque("an atomic's old value is not modelled".to_string()),
+            );
+        }
+        Ok(())
     }
 }
 
@@ -389,6 +510,22 @@ mod tests {
             "expected `ld.global` or `ld.shared`",
         );
         check_err(&body("ld.global.3 r1, A[0]\n"), 5, 1, "width suffix");
+        check_err(&body("ld.local r1, A[0]\n"), 5, 1, "(or `ld.tex`, `ld.const`)");
+        check_err(
+            &body("st.tex A[0], r1\n"),
+            5,
+            1,
+            "`st.tex`: tex memory is read-only",
+        );
+        check_err(
+            &body("st.const.8 A[0], r1\n"),
+            5,
+            1,
+            "`st.const`: const memory is read-only",
+        );
+        check_err(&body("ld.tex.3 r1, A[0]\n"), 5, 1, "width suffix");
+        check_err(&body("ld.const r1, [0]\n"), 5, 14, "expected a buffer name");
+        check_err(&body("ld.tex r1, C[tid]\n"), 5, 12, "unknown buffer `C`");
         check_err(&body("ld.global r1 A[0]\n"), 5, 14, "expected `,`");
         check_err(
             &body("ld.global r1, C[0]\n"),
@@ -426,6 +563,100 @@ mod tests {
             5,
             15,
             "no buffers are declared",
+        );
+    }
+}
+
+#[cfg(test)]
+mod atomic_tests {
+    use super::super::test_util::*;
+    use crate::workload::program::{Item, OpKind, NO_REG};
+
+    #[test]
+    fn atomics_parse_to_the_global_atomic_kind() {
+        let k = parse(&body(
+            "atom.global r1, A[4*tid]\natom.global.add.8 r2, A[8*tid], r1\n\
+             red.global.max A[0], r3\nred.global A[tid]\n",
+        ))
+        .unwrap();
+        let insts: Vec<_> = k
+            .program
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Inst(x) => Some(*x),
+                _ => None,
+            })
+            .collect();
+        assert!(insts.iter().all(|i| i.op == OpKind::AtomGlobal));
+        assert_eq!((insts[0].dst, insts[0].width), (1, 4));
+        assert_eq!((insts[1].dst, insts[1].width, insts[1].src[0]), (2, 8, 1));
+        assert_eq!((insts[2].dst, insts[2].src[0]), (NO_REG, 3));
+        assert_eq!((insts[3].dst, insts[3].src), (NO_REG, [NO_REG; 3]));
+    }
+
+    #[test]
+    fn atomic_errors_point_at_line_and_column() {
+        check_err(&body("atom r1, A[0]\n"), 5, 1, "expected `atom.global`");
+        check_err(&body("red.local A[0]\n"), 5, 1, "expected `red.global`");
+        check_err(
+            &body("atom.shared r1, [0]\n"),
+            5,
+            1,
+            "shared-memory atomics are modelled as `ld.shared` + `st.shared`",
+        );
+        check_err(
+            &body("atom.global.foo r1, A[0]\n"),
+            5,
+            1,
+            "unknown atomic operation `.foo`; known: add sub inc dec",
+        );
+        check_err(
+            &body("atom.global.2 r1, A[0]\n"),
+            5,
+            1,
+            "an atomic is 4 or 8 bytes per lane",
+        );
+        check_err(
+            &body("atom.global.add.4.4 r1, A[0]\n"),
+            5,
+            1,
+            "malformed atomic mnemonic",
+        );
+        check_err(
+            &body("atom.global A[0]\n"),
+            5,
+            13,
+            "expected a register like `r3`, found `A`",
+        );
+        check_err(&body("atom.global r1 A[0]\n"), 5, 16, "expected `,`");
+        check_err(&body("atom.global r1, [0]\n"), 5, 17, "expected a buffer name");
+        check_err(&body("atom.global r1, C[0]\n"), 5, 17, "unknown buffer `C`");
+        check_err(
+            &body("red.global r1, A[0]\n"),
+            5,
+            12,
+            "returns nothing, so it takes no destination",
+        );
+        check_err(
+            &body("red.global A[0], r1, r2, r3\n"),
+            5,
+            26,
+            "too many source operands for `red`",
+        );
+        check_err(&body("red.global A[0], 5\n"), 5, 18, "expected a register");
+        check_err(
+            &body("red.global A[0] r1\n"),
+            5,
+            17,
+            "expected end of line, found `r1`",
+        );
+        // The old value is a scoreboard dependency, not a value an address may use.
+        check_err(
+            &body("atom.global r1, A[0]\nld.global r2, A[4*r1]\n"),
+            6,
+            19,
+            "`atom.global` at line 5:1 writes it without a value (an atomic's old value is not modelled)",
         );
     }
 }

@@ -16,6 +16,10 @@ pub(super) enum Tok {
     Punct(char),
     /// `"…"`: a double-quoted string (an input's file path), without the quotes. No escapes.
     Str(String),
+    /// A name declared by `size NAME = DEFAULT full FULL`, with its value at the parse's
+    /// scale: the parser turns identifiers into this after lexing (see
+    /// [`Parser::line`](super::parser::Parser::line)), so a size stands wherever a number does.
+    Size(String, i64),
 }
 
 #[derive(Clone, Debug)]
@@ -31,6 +35,7 @@ pub(super) fn describe(tok: &Tok) -> String {
         Tok::Ident(s) | Tok::Num(s) => format!("`{}`", show(s)),
         Tok::Punct(c) => format!("`{c}`"),
         Tok::Str(s) => format!("`\"{}\"`", show(s)),
+        Tok::Size(s, _) => format!("the size `{}`", show(s)),
     }
 }
 
@@ -226,9 +231,16 @@ impl<'t> Cursor<'t> {
             _ => Err(self.expected(what)),
         }
     }
-    /// An integer literal token.
+    /// An integer literal token, or a declared size.
     pub(super) fn expect_number(&mut self, what: &str) -> PResult<(i64, usize)> {
         match self.peek() {
+            Some(Token {
+                tok: Tok::Size(_, v),
+                col,
+            }) => {
+                self.pos += 1;
+                Ok((*v, *col))
+            }
             Some(Token {
                 tok: Tok::Num(s),
                 col,

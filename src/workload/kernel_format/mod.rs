@@ -23,6 +23,11 @@
 //! inside, nesting bounded by the SIMT stack), and lowered in `lower` to branch instructions
 //! whose reconvergence point is the item after the block.
 //!
+//! Sizes: `size NAME = DEFAULT full FULL` declares a named constant whose value is chosen by
+//! the [`Scale`] the kernel is parsed at (the `kernel_scale` setting); after its line, the
+//! parser turns the name's tokens into `Tok::Size` with that value, so a size stands wherever
+//! a number does (grid, block, buffer sizes, loop counts, generator arguments, expressions).
+//!
 //! Values: `input NAME = GEN(…)` runs a generator of [`crate::workload::inputs`] in `parser`,
 //! and `buffer B from NAME.ARRAY` gives a buffer its contents. Registers in expressions are
 //! resolved by `check::Scope` to `Var::Reg` and become scoreboard sources of their
@@ -72,15 +77,28 @@ pub const MAX_BUFFER_BYTES: u64 = 1 << 40;
 /// `GLOBAL_HEAP_START`); see [`crate::workload::placement`] for the layouts.
 pub const BUFFER_BASE: u64 = HEAP_START;
 
-/// Parses one kernel source. `file` is only used in error messages. Inputs read from files
-/// (`file(path=…)`) are refused: use [`parse_kernel_file`] for a kernel read from disk.
+pub use crate::config::Scale;
+
+/// Parses one kernel source at the default scale. `file` is only used in error messages.
+/// Inputs read from files (`file(path=…)`) are refused: use [`parse_kernel_file`] for a
+/// kernel read from disk.
 pub fn parse_kernel(src: &str, file: &str) -> Result<Kernel, ParseError> {
-    parse_kernel_in(src, file, None)
+    parse_kernel_in(src, file, None, Scale::Default)
+}
+
+/// [`parse_kernel`] at `scale`.
+pub fn parse_kernel_at(src: &str, file: &str, scale: Scale) -> Result<Kernel, ParseError> {
+    parse_kernel_in(src, file, None, scale)
 }
 
 /// Parses the kernel file at `path` whose text is `src`: `file(path=…)` inputs are relative
 /// to its directory.
 pub fn parse_kernel_file(src: &str, path: &std::path::Path) -> Result<Kernel, ParseError> {
+    parse_kernel_file_at(src, path, Scale::Default)
+}
+
+/// [`parse_kernel_file`] at `scale`.
+pub fn parse_kernel_file_at(src: &str, path: &std::path::Path, scale: Scale) -> Result<Kernel, ParseError> {
     let dir = path.parent().map(|d| {
         if d.as_os_str().is_empty() {
             std::path::Path::new(".")
@@ -88,13 +106,19 @@ pub fn parse_kernel_file(src: &str, path: &std::path::Path) -> Result<Kernel, Pa
             d
         }
     });
-    parse_kernel_in(src, &path.display().to_string(), dir)
+    parse_kernel_in(src, &path.display().to_string(), dir, scale)
 }
 
-fn parse_kernel_in(src: &str, file: &str, dir: Option<&std::path::Path>) -> Result<Kernel, ParseError> {
+fn parse_kernel_in(
+    src: &str,
+    file: &str,
+    dir: Option<&std::path::Path>,
+    scale: Scale,
+) -> Result<Kernel, ParseError> {
     let src = src.strip_prefix('\u{feff}').unwrap_or(src);
     let mut p = parser::Parser {
         dir: dir.map(std::path::Path::to_path_buf),
+        scale,
         ..Default::default()
     };
     let mut eof = (1usize, 1usize);

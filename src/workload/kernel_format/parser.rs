@@ -2,11 +2,11 @@
 //! instruction lines are in `inst`. Each rule of `check` is applied where its token is read,
 //! and [`Lowering`] is fed as the lines are accepted.
 
-use super::check::{self, BlockKind, Decls, InputDecl, OpenBlock, OpenLoop, Scope};
+use super::check::{self, BlockKind, Decls, InputDecl, OpenBlock, OpenLoop, Scope, SizeDecl};
 use super::expr::{parse_condition, parse_const, parse_expr};
 use super::lexer::{describe, lex_line, Cursor, Tok, Token};
 use super::lower::Lowering;
-use super::{show, Diag, PResult};
+use super::{show, Diag, PResult, Scale};
 use crate::workload::inputs::{self, Arg, ArgValue};
 use crate::workload::program::{BranchKind, Buffer, Kernel};
 
@@ -17,6 +17,8 @@ pub(super) struct Parser {
     /// The kernel file's directory (`file(path=…)` inputs are relative to it); `None` for
     /// built-in kernels.
     pub(super) dir: Option<std::path::PathBuf>,
+    /// Which value each `size` takes.
+    pub(super) scale: Scale,
 }
 
 impl Parser {
@@ -33,7 +35,17 @@ impl Parser {
             let rest_col = lead_chars + 1 + word_end; // "kernel" is ASCII
             return self.kernel_directive(rest, line, lead_chars + 1, rest_col);
         }
-        let (toks, eol_col) = lex_line(text, line)?;
+        let (mut toks, eol_col) = lex_line(text, line)?;
+        // A declared size stands for its value wherever a number may stand.
+        if !self.decls.sizes.is_empty() {
+            for t in &mut toks {
+                if let Tok::Ident(name) = &t.tok {
+                    if let Some(sz) = self.decls.sizes.iter().find(|sz| sz.name == *name) {
+                        t.tok = Tok::Size(sz.name.clone(), sz.value);
+                    }
+                }
+            }
+        }
         let mut cur = Cursor {
             toks: &toks,
             pos: 0,
@@ -48,7 +60,7 @@ impl Parser {
         match &first.tok {
             Tok::Punct('}') => self.close_block(&mut cur, col),
             Tok::Ident(word) => match word.as_str() {
-                "grid" | "block" | "regs" | "shared" | "buffer" | "input" => {
+                "size" | "grid" | "block" | "regs" | "shared" | "buffer" | "input" => {
                     self.decls.header_directive(word, line, col)?;
                     self.header(word, &mut cur)
                 }
@@ -157,8 +169,48 @@ impl Parser {
                 self.decls.shared = Some((check::shared_bytes(n, line, ncol)?, line));
             }
             "input" => self.input(cur)?,
+            "size" => self.size(cur)?,
             _ => self.buffer(cur)?,
         }
+        Ok(())
+    }
+
+    /// `size NAME = DEFAULT full FULL`: a named constant whose value depends on the scale
+    /// (the `kernel_scale` setting); both values are constant expressions.
+    fn size(&mut self, cur: &mut Cursor<'_>) -> PResult<()> {
+        let line = cur.line;
+        let (name, ncol) = match cur.peek() {
+            // Already declared: lexed as a size.
+            Some(Token {
+                tok: Tok::Size(n, _) | Tok::Ident(n),
+                col,
+            }) => (n.as_str(), *col),
+            _ => return Err(cur.expected("a size name (upper case, e.g. `ROWS`)")),
+        };
+        cur.bump();
+        self.decls.new_size(name, line, ncol)?;
+        cur.expect_punct('=')?;
+        let (default, _) = parse_const(cur, &format!("the default value of size `{name}`"))?;
+        if cur.peek_tok() != Some(&Tok::Ident("full".to_string())) {
+            return Err(cur.expected(&format!(
+                "`full` and the full-scale value (`size {name} = {default} full VALUE`)"
+            )));
+        }
+        cur.bump();
+        if cur.peek().is_none() {
+            return Err(cur.expected("the full-scale value after `full`"));
+        }
+        let (full, _) = parse_const(cur, &format!("the full value of size `{name}`"))?;
+        cur.expect_end()?;
+        let value = match self.scale {
+            Scale::Default => default,
+            Scale::Full => full,
+        };
+        self.decls.sizes.push(SizeDecl {
+            name: name.to_string(),
+            line,
+            value,
+        });
         Ok(())
     }
 
@@ -192,7 +244,7 @@ impl Parser {
                     ArgValue::Str(s.clone())
                 }
                 // A bare word stands alone; a name inside an expression is refused by
-                // `parse_const` (there are no named constants).
+                // `parse_const` (sizes are lexed as `Tok::Size`, not words).
                 Some(Token {
                     tok: Tok::Ident(w), ..
                 }) if matches!(
@@ -879,6 +931,127 @@ mod tests {
         let e = err(&body("input F = file(path=\"a#b.npy\")  # comment\n"));
         assert_eq!((e.line, e.col), (5, 16), "{e}");
         assert!(e.message.contains("built-in kernels cannot read files"), "{e}");
+    }
+
+    /// A size takes its default or full value everywhere a constant stands: grid, block,
+    /// buffer sizes, loop counts, generator arguments, addresses and conditions.
+    #[test]
+    fn sizes_at_both_scales() {
+        use super::super::{parse_kernel_at, Scale};
+        let src = "kernel k\nsize ROWS = 4 full 16\nsize COLS = 2*ROWS full 3*ROWS\n\
+                   size WARPS = 1 full 2\nsize REGS = 3 full 4\nsize SHARED = 4*ROWS full 4*ROWS\n\
+                   grid ROWS COLS\nblock 32 WARPS\nregs REGS\n\
+                   shared SHARED\nbuffer A 4 * ROWS * COLS\n\
+                   input S = seq(n=ROWS, start=COLS, step=1)\nbuffer B from S.values\n\
+                   loop i ROWS - 1 {\n  ld.global r1, A[4*(cta % ROWS) + 4*ROWS*i]\n}\n\
+                   if cta < ROWS {\n  ld.global r2, B[4*(ROWS - 1)]\n}\n";
+        let d = parse_kernel_at(src, "t.kern", Scale::Default).unwrap();
+        let f = parse_kernel_at(src, "t.kern", Scale::Full).unwrap();
+        assert_eq!((d.grid, d.block, d.regs, d.shared_bytes), (4 * 8, 32, 3, 16));
+        assert_eq!((f.grid, f.block, f.regs, f.shared_bytes), (16 * 48, 64, 4, 64));
+        assert_eq!((d.buffers[0].bytes, f.buffers[0].bytes), (4 * 4 * 8, 4 * 16 * 48));
+        assert_eq!((d.buffers[1].bytes, f.buffers[1].bytes), (4 * 4, 4 * 16));
+        assert_eq!(&d.buffers[1].data.as_deref().unwrap()[..4], &[8, 0, 0, 0]);
+        assert_eq!(&f.buffers[1].data.as_deref().unwrap()[..4], &[48, 0, 0, 0]);
+        // Per warp: 3 (default) or 15 (full) loop iterations and the `if` branch; the
+        // load inside it in the first ROWS CTAs only.
+        assert_eq!(d.total_warp_instructions(), 32 * (3 + 1) + 4);
+        assert_eq!(f.total_warp_instructions(), 16 * 48 * 2 * (15 + 1) + 16 * 2);
+        // parse_kernel is the default scale.
+        assert_eq!(
+            parse(src).unwrap().total_warp_instructions(),
+            d.total_warp_instructions()
+        );
+        // The full value may be the smaller one (an offset that the default needs).
+        let k = "kernel k\nsize Z0 = 67 full 0\ngrid 1\nblock 32\nbuffer A 4 * (Z0 + 1)\nbar\n";
+        assert_eq!(parse_kernel_at(k, "t", Scale::Full).unwrap().buffers[0].bytes, 4);
+    }
+
+    #[test]
+    fn size_errors() {
+        use super::super::{parse_kernel_at, Scale};
+        let hdr = "kernel k\ngrid 1\nblock 32\nbuffer A 1K\n";
+        let e = |b: &str| format!("{hdr}{b}");
+        check_err(&e("size rows = 1 full 2\n"), 5, 6, "sizes are upper case");
+        check_err(&e("size R0ws = 1 full 2\n"), 5, 6, "sizes are upper case");
+        check_err(&e("size 9 = 1 full 2\n"), 5, 6, "expected a size name");
+        check_err(&e("size\n"), 5, 5, "expected a size name");
+        check_err(
+            &e("size N = 1 full 2\nsize N = 3 full 4\n"),
+            6,
+            6,
+            "duplicate size `N` (first declared on line 5)",
+        );
+        check_err(
+            &e("size A = 1 full 2\n"),
+            5,
+            6,
+            "the name of the buffer declared on line 4",
+        );
+        check_err(
+            &e("input S = seq(n=2)\nsize S = 1 full 2\n"),
+            6,
+            6,
+            "the name of the input declared on line 5",
+        );
+        check_err(&e("size N 1 full 2\n"), 5, 8, "expected `=`");
+        check_err(
+            &e("size N = 1\n"),
+            5,
+            11,
+            "expected `full` and the full-scale value (`size N = 1 full VALUE`), found end of line",
+        );
+        check_err(&e("size N = 1 2\n"), 5, 12, "expected `full`");
+        check_err(
+            &e("size N = 1 full\n"),
+            5,
+            16,
+            "expected the full-scale value after `full`",
+        );
+        check_err(&e("size N = 1 full 2 3\n"), 5, 19, "expected end of line");
+        check_err(
+            &e("size N = tid full 2\n"),
+            5,
+            10,
+            "the default value of size `N` must be a constant",
+        );
+        check_err(&e("size N = 1 full M\n"), 5, 17, "unknown name `M`: the full value of size `N` must be a constant expression (a named constant is declared before its use with `size");
+        check_err(&e("size N = 1 / 0 full 2\n"), 5, 12, "division by zero");
+        // Sizes are header directives, and a later line cannot reuse the name.
+        check_err(
+            &e("bar\nsize N = 1 full 2\n"),
+            6,
+            1,
+            "`size` is a header directive",
+        );
+        check_err(
+            &e("size N = 1 full 2\nbuffer N 4\n"),
+            6,
+            8,
+            "expected a buffer name, found the size `N`",
+        );
+        check_err(
+            &e("size N = 1 full 2\nloop N 2 {\n"),
+            6,
+            6,
+            "expected a loop variable name, found the size `N`",
+        );
+        check_err(
+            &e("size N = 1 full 2\nN\n"),
+            6,
+            1,
+            "expected a directive or an instruction, found the size `N`",
+        );
+        // Values are checked where they are used, at the scale parsed.
+        let src = "kernel k\nsize B = 32 full 2048\ngrid 1\nblock B\nbar\n";
+        assert!(parse(src).is_ok());
+        let err = parse_kernel_at(src, "t.kern", Scale::Full).unwrap_err();
+        assert_eq!((err.line, err.col), (4, 7), "{err}");
+        assert!(err.message.contains("at most 1024 threads"), "{err}");
+        let src = "kernel k\nsize N = 2 full -1\ngrid 1\nblock 32\nloop i N {\nbar\n}\n";
+        let err = parse_kernel_at(src, "t.kern", Scale::Full).unwrap_err();
+        assert_eq!((err.line, err.col, err.file.as_str()), (5, 8, "t.kern"), "{err}");
+        assert!(err.message.contains("loop count must be in 0"), "{err}");
     }
 
     /// `parse_kernel_file` reads `file(path=…)` inputs relative to the kernel's directory.
