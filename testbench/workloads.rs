@@ -73,6 +73,7 @@ fn characterise_divides_warp_instructions_by_l1_misses_and_merges_as_run_counts_
             "warp insts",
             "L1 data misses",
             "insts/L1 miss",
+            "incl. tex+const",
             "paper",
             "class",
             "paper class",
@@ -118,6 +119,11 @@ fn characterise_divides_warp_instructions_by_l1_misses_and_merges_as_run_counts_
         merges += u(&total["l1"]["hit_reserved"]);
         let measure = insts as f64 / misses as f64;
         assert_eq!(u(&row["warp_instructions"]), insts, "{name}");
+        // Neither kernel reads through the texture or constant cache: the second ratio adds
+        // their misses, so here it equals the first.
+        let ro = ["tex", "constant"].map(|c| u(&total["sm"][c]["misses"]) + u(&total["sm"][c]["merged"]));
+        assert_eq!(u(&row["ro_misses"]), ro[0] + ro[1], "{name}");
+        assert_eq!(row["insts_per_any_l1_miss"], row["insts_per_l1_miss"], "{name}");
         assert_eq!(u(&row["l1_data_misses"]), misses, "{name}");
         assert_eq!(row["insts_per_l1_miss"].as_f64(), Some(measure), "{name}");
         assert_eq!(row["paper"].as_f64(), Some(paper), "{name}");
@@ -155,13 +161,14 @@ fn characterise_divides_warp_instructions_by_l1_misses_and_merges_as_run_counts_
             (shown - measure).abs() <= 0.01 * measure,
             "{name}: {shown} vs {measure}"
         );
-        assert_eq!(cells[6], class, "{name}");
-        assert_eq!(cells[7], paper_class, "{name}");
+        assert_eq!(cells[5], "—", "{name}: no texture or constant miss");
+        assert_eq!(cells[7], class, "{name}");
+        assert_eq!(cells[8], paper_class, "{name}");
         if paper_class == "memory" {
-            let shown: f64 = cells[9].parse().unwrap();
+            let shown: f64 = cells[10].parse().unwrap();
             assert!((shown - measure / paper).abs() <= 0.006, "{name}: {shown}");
         } else {
-            assert_eq!(cells[9], "—", "{name}");
+            assert_eq!(cells[10], "—", "{name}");
         }
     }
     assert!(
@@ -251,4 +258,52 @@ fn compare_takes_a_trace_and_classes_it_by_its_lrr_instructions_per_l1_miss() {
         let gto = rows.iter().find(|(s, _)| s == "gto").unwrap().1;
         assert_eq!(class_row[2], format!("{gto:.3}"), "{md}");
     }
+}
+
+/// `kernel_scale` takes effect in a run (a kernel file's `size` lines take their full
+/// values) and is recorded in the run's configuration like every other key.
+#[test]
+fn kernel_scale_full_runs_the_full_size_and_is_recorded() {
+    let kern = scratch("scaled.kern");
+    std::fs::write(
+        &kern,
+        "kernel scaled\nsize CTAS = 2 full 6\nsize N = 64 full 192\ngrid CTAS\nblock 32\n\
+         buffer A 4 * 32 * N\nloop i N / 32 {\n  ld.global r1, A[4*gtid + 4*32*CTAS*i]\n}\n",
+    )
+    .unwrap();
+    let mut runs = vec![];
+    for scale in [None, Some("default"), Some("full")] {
+        let out = scratch(&format!("scaled-{scale:?}.json"));
+        let set = scale.map(|s| format!("kernel_scale=\"{s}\""));
+        let mut args = vec![
+            "run",
+            "-k",
+            kern.to_str().unwrap(),
+            "-s",
+            "lrr",
+            "--sms",
+            "2",
+            "-q",
+        ];
+        if let Some(s) = &set {
+            args.extend(["--set", s.as_str()]);
+        }
+        args.extend(["--json", out.to_str().unwrap()]);
+        mascar(&args);
+        let doc = json(&out);
+        let run = &doc["runs"][0];
+        runs.push((
+            run["config"]["kernel_scale"].as_str().unwrap().to_string(),
+            u(&run["total"]["warp_instructions"]),
+        ));
+    }
+    // Default: 2 CTAs × 2 iterations; full: 6 CTAs × 6 iterations.
+    assert_eq!(
+        runs,
+        vec![
+            ("default".to_string(), 4),
+            ("default".to_string(), 4),
+            ("full".to_string(), 36)
+        ]
+    );
 }
