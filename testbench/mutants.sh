@@ -7,6 +7,8 @@
 #   testbench/mutants.sh [OUT.md]          # ~5 minutes per mutant on 2 cores
 #   MUTANTS_PLANT_ONLY=1 testbench/mutants.sh   # only check that every mutant still applies
 #   MUTANTS_ONLY="name ..." testbench/mutants.sh   # only these mutants
+#   MUTANTS_ALL_TESTS=1 testbench/mutants.sh    # list every failing test, not just the first
+#                                               # failing test binary's (much slower)
 #
 # Needs git, perl and the test tools (.ci/run installs them). The worktree and its target
 # directory live under $MUTANTS_DIR (default: a fresh temporary directory).
@@ -38,7 +40,7 @@ mutant() {
       plant src/gpu/mod.rs 'fresh\.l1\.next_kernel\(cfg\.flush_l1_between_kernels\)' 'fresh.l1.next_kernel(true)' ;;
     queue-two-entries-per-warp)
       plant src/gpu/sm/mod.rs 'held \|= warps & self\.gmem_head;' 'let _ = warps;'
-      plant src/gpu/sm/ldst.rs 'q\.alloc\.filter\(\|_\| q\.warps >> warp & 1 == 0 \|\| own_entries\)' 'q.alloc' ;;
+      plant src/gpu/sm/ldst.rs 'let parks = !self\.lsu\.atomic && \(q\.warps >> warp & 1 == 0 \|\| own_entries\);' 'let parks = !self.lsu.atomic && (q.warps >> warp & 1 < 2 || own_entries);' ;;
     lrr-pointer-moves-without-issue)
       plant src/mascar/scheduler.rs 'None => \{\n(?=\s+if self\.greedy\[s\])' \
         $'None => {\n                    self.last[s] = (self.last[s] + 1) % 64;\n' ;;
@@ -123,7 +125,9 @@ for m in "${mutants[@]}"; do
     (cd "$tree" && cargo run --release --quiet -- rtl emit) > "$base/$m.emit.log" 2>&1 || true
   fi
   log="$base/$m.log"
-  if (cd "$tree" && cargo test --release --no-fail-fast) > "$log" 2>&1; then
+  # By default cargo stops at the first failing test binary: a mutant is caught as soon as
+  # one test fails, and the whole suite runs only for a survivor.
+  if (cd "$tree" && cargo test --release ${MUTANTS_ALL_TESTS:+--no-fail-fast}) > "$log" 2>&1; then
     caught="**no**"
     failed="(suite passed)"
   else
