@@ -325,9 +325,10 @@ mod tests {
     #[test]
     fn full_scale_gives_the_headers_real_size() {
         // (kernel, CTAs at full scale, from the header).
-        const FULL_GRID: [(&str, u32); 5] = [
+        const FULL_GRID: [(&str, u32); 6] = [
             ("bp-2", 131_072),  // grid (1, in/16), in = 2 097 152
             ("kmeans-1", 1936), // ceil(494020/256) = 1930 -> 44²
+            ("leuko-1", 596),   // grad_n - 2*MaxR = 640 - 44 columns
             ("lbm", 18_000),    // 120 × 150
             ("srad-1", 16_384), // (2048/16)²
             ("srad-2", 16_384),
@@ -360,6 +361,15 @@ mod tests {
         let k = find("bp-2").unwrap();
         let (d, f) = (k.kernel_at(Scale::Default), k.kernel_at(Scale::Full));
         assert!(f.total_warp_instructions() > 30 * d.total_warp_instructions());
+        // leuko-1's full size also has all 7 circles where the default has one: (596/80)·7
+        // times the work, less the per-warp prologue and store that do not repeat per circle.
+        let k = find("leuko-1").unwrap();
+        let (d, f) = (k.kernel_at(Scale::Default), k.kernel_at(Scale::Full));
+        let ratio = f.total_warp_instructions() as f64 / d.total_warp_instructions() as f64;
+        assert!(
+            (ratio / (596.0 / 80.0 * 7.0) - 1.0).abs() < 0.01,
+            "leuko-1 ratio {ratio}"
+        );
     }
 
     /// What each memory-intensive kernel's source says its instructions are (issue 16 "Done
