@@ -197,6 +197,16 @@ impl LoadedWorkload {
                             t.trace_instructions
                         );
                     }
+                    // Each instruction runs with the active mask the trace recorded.
+                    if stats.sm.thread_instructions != t.thread_instructions {
+                        bail!(
+                            "{}: simulated {} thread instructions, the trace has {} (an active \
+                             mask with lanes beyond its warp's CTA?)",
+                            t.path.display(),
+                            stats.sm.thread_instructions,
+                            t.thread_instructions
+                        );
+                    }
                     out.push((stats, start.elapsed()));
                 }
             }

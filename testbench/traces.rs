@@ -38,7 +38,7 @@ fn kernels(dir: &Path) -> Vec<TraceKernel> {
 
 /// Real instruction streams (divergence, data-dependent addresses) under every scheduler
 /// (issue 16 §4): each finishes (a stuck run is stopped by the watchdog with an error, which
-/// fails here) and simulates the same warp instructions, the trace's.
+/// fails here) and simulates the same warp and thread instructions, the trace's.
 #[test]
 fn every_shared_trace_runs_to_completion_under_every_scheduler_with_the_traces_instruction_count() {
     assert_eq!(SchedulerKind::ALL.len(), 7);
@@ -60,6 +60,14 @@ fn every_shared_trace_runs_to_completion_under_every_scheduler_with_the_traces_i
                     r.warp_instructions,
                     t.trace_instructions,
                     "{} under {s}",
+                    dir.display()
+                );
+                // Each instruction runs with its recorded active mask: the thread
+                // instructions (and so SIMD efficiency) are the trace's too.
+                assert_eq!(
+                    r.sm.thread_instructions,
+                    t.thread_instructions,
+                    "{} under {s}: thread instructions",
                     dir.display()
                 );
                 assert_eq!(r.sm.requests_sent, r.sm.replies_received);

@@ -1027,6 +1027,10 @@ pub struct Program {
     /// Traced programs: the recorded PC of each item (event logs print it); empty otherwise.
     #[serde(skip)]
     pub pcs: Vec<u64>,
+    /// Traced programs: the recorded active mask of each item, which the warp's issue takes
+    /// as the instruction's mask (thread instructions, SIMD efficiency); empty otherwise.
+    #[serde(skip)]
+    pub lane_masks: Vec<u32>,
     /// The values instructions write, sorted by `pc` (at most one per instruction); empty
     /// for programs whose expressions read no register.
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -7,9 +7,13 @@
 //!   global atomics and reductions (`ATOM`, `ATOMG`, `RED`, `REDG`) are global atomics
 //!   (`OpKind::AtomGlobal`: they bypass L1 and are performed at the L2, as GPGPU-Sim 3.2.2
 //!   times them; `RED` like `ATOM`, 3.2.2 implementing no separate `red`); `ATOMS` is a shared
-//!   load, the later bulk / asynchronous reductions (`REDAS`, `UTMAREDG`, `UBLKRED`) loads; shared loads and stores to the shared-memory pipeline; `MUFU`/`RRO` to the SFU; `BAR` is a CTA barrier; everything
-//!   else (ALU, tensor, branches, `EXIT`, `MEMBAR`, constant loads, unknown opcodes) is an SP
-//!   instruction. Constant caches and predicates are not modelled.
+//!   load, the later bulk / asynchronous reductions (`REDAS`, `UTMAREDG`, `UBLKRED`) loads;
+//!   shared loads and stores to the shared-memory pipeline; `MUFU`/`RRO` to the SFU; `BAR` is
+//!   a CTA barrier; everything else (ALU, tensor, branches, `EXIT`, `MEMBAR`, unknown opcodes,
+//!   and constant loads, whose addresses the trace does not record, so they do not reach the
+//!   constant cache) is an SP instruction.
+//! - Every instruction runs with the active mask the trace recorded (predicated-off and
+//!   diverged lanes excluded), so thread instructions and SIMD efficiency are the trace's.
 //! - Registers: the first destination and the first three sources (RZ = R255 ignored) feed
 //!   the scoreboard; further operands are dropped.
 //! - A memory instruction with no active lane (or no address) runs as an SP instruction.
@@ -83,6 +87,8 @@ fn warp_program(
 ) -> Result<Program, String> {
     let mut p = Program::default();
     p.items.reserve(insts.len());
+    p.pcs.reserve(insts.len());
+    p.lane_masks.reserve(insts.len());
     for t in insts {
         let mnemonic = base_mnemonic(opcodes.name(t.opcode).unwrap_or(""));
         let mut op = op_kind(t.class, mnemonic);
@@ -128,6 +134,7 @@ fn warp_program(
         }
         p.items.push(Item::Inst(inst));
         p.pcs.push(t.pc);
+        p.lane_masks.push(t.mask);
     }
     Ok(p)
 }

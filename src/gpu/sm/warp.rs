@@ -209,7 +209,12 @@ impl Warp {
                 inst,
                 pc: f.pc,
                 loops: f.loops,
-                mask: f.mask,
+                // A traced instruction runs with the mask the trace recorded (its predicate
+                // and the real SIMT stack's path), within the warp's lanes.
+                mask: program
+                    .lane_masks
+                    .get(f.pc as usize)
+                    .map_or(f.mask, |&m| m & f.mask),
                 regs,
             });
             self.ib_len += 1;

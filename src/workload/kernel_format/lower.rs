@@ -406,6 +406,7 @@ impl Lowering {
                 exprs: self.exprs,
                 branches: self.branches,
                 pcs: Vec::new(),
+                lane_masks: Vec::new(),
                 values,
                 value_slots,
             },
