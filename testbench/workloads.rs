@@ -58,7 +58,7 @@ fn characterise_divides_warp_instructions_by_l1_misses_and_merges_as_run_counts_
         "-k",
         "srad-1",
         "--kernel",
-        "leuko-2",
+        "histo-2",
         "--sms",
         "2",
         "--json",
@@ -95,8 +95,8 @@ fn characterise_divides_warp_instructions_by_l1_misses_and_merges_as_run_counts_
     assert_eq!(rows.len(), 2);
     // MSHR merges, which a count of allocations alone would miss.
     let mut merges = 0;
-    // The paper's values (spec §7): srad-1 memory intensive, leuko-2 compute intensive.
-    for (row, (name, paper)) in rows.iter().zip([("srad-1", 25.0), ("leuko-2", 173.0)]) {
+    // The paper's values (spec §7): srad-1 memory intensive, histo-2 compute intensive.
+    for (row, (name, paper)) in rows.iter().zip([("srad-1", 25.0), ("histo-2", 35.9)]) {
         assert_eq!(row["kernel"], name);
         // The same kernel on the same machine under LRR, counted by `run`.
         let run_path = scratch(&format!("{name}.json"));
@@ -175,6 +175,67 @@ fn characterise_divides_warp_instructions_by_l1_misses_and_merges_as_run_counts_
         merges > 0,
         "neither kernel merged a miss: the test would not see them counted"
     );
+}
+
+/// leuko-2 reads only through the texture and constant caches (Rodinia's dilate_kernel), so
+/// it has no L1 data miss: its L1-data ratio is infinite and the second ratio counts the
+/// texture and constant misses and merges that `run` reports.
+#[test]
+fn characterise_counts_texture_and_constant_misses_in_the_second_ratio() {
+    let doc_path = scratch("characterise-ro.json");
+    let table = mascar(&[
+        "kernels",
+        "--characterise",
+        "-k",
+        "leuko-2",
+        "--sms",
+        "2",
+        "--json",
+        doc_path.to_str().unwrap(),
+    ]);
+    let row = &json(&doc_path)["kernels"][0];
+    let run_path = scratch("leuko-2-ro.json");
+    mascar(&[
+        "run",
+        "-k",
+        "leuko-2",
+        "-s",
+        "lrr",
+        "--sms",
+        "2",
+        "-q",
+        "--json",
+        run_path.to_str().unwrap(),
+    ]);
+    let total = &json(&run_path)["runs"][0]["total"];
+    let insts = u(&total["warp_instructions"]);
+    assert_eq!(
+        u(&total["l1"]["misses"]) + u(&total["l1"]["hit_reserved"]),
+        0,
+        "{total}"
+    );
+    let ro: u64 = ["tex", "constant"]
+        .iter()
+        .map(|c| u(&total["sm"][c]["misses"]) + u(&total["sm"][c]["merged"]))
+        .sum();
+    assert!(u(&total["sm"]["tex"]["misses"]) > 0 && u(&total["sm"]["constant"]["misses"]) > 0);
+    assert_eq!(u(&row["warp_instructions"]), insts);
+    assert_eq!(u(&row["l1_data_misses"]), 0);
+    assert!(row["insts_per_l1_miss"].is_null(), "{row}");
+    assert_eq!(u(&row["ro_misses"]), ro);
+    assert_eq!(
+        row["insts_per_any_l1_miss"].as_f64(),
+        Some(insts as f64 / ro as f64)
+    );
+    // No L1 data miss classes it compute intensive, as the paper does (173).
+    assert_eq!(row["class"], "compute");
+    assert_eq!(row["classes_agree"].as_bool(), Some(true));
+    let cells = md_row(&table, "leuko-2");
+    assert_eq!(cells[3], "0");
+    assert_eq!(cells[4], "∞");
+    let shown: f64 = cells[5].parse().unwrap();
+    let measure = insts as f64 / ro as f64;
+    assert!((shown - measure).abs() <= 0.01 * measure, "{shown} vs {measure}");
 }
 
 #[test]
