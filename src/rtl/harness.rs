@@ -1,6 +1,7 @@
 //! The single-threaded harness that runs the RTL twins inside the SM: per cycle it sets a
 //! block's inputs from the contract structs, settles the circuit, reads the outputs back
-//! into contract structs, and clocks it (rising edge, settle, falling edge, settle). No
+//! into contract structs, and clocks it (rising edge, settle; the falling edge settles with
+//! the next inputs). No
 //! `Simulation` threads.
 
 use super::record::PortRecorder;
@@ -49,6 +50,9 @@ pub struct RtlBlocks {
     record_left: u64,
     /// The first write error while recording (reported when the recording finishes).
     record_error: Option<std::io::Error>,
+    /// The inputs the queue was last settled on, if no clock edge came since: the LD/ST
+    /// unit clocks the queue on the inputs it evaluated it on, which needs no new settle.
+    queue_settled_on: Option<QueueIn>,
 }
 
 /// The blocks whose ports `--record` writes.
@@ -91,6 +95,7 @@ impl RtlBlocks {
             recorders: Vec::new(),
             record_left: 0,
             record_error: None,
+            queue_settled_on: None,
         }
     }
 
@@ -169,11 +174,18 @@ impl RtlBlocks {
         result
     }
 
-    fn clock<B: Block>(uut: &mut B, clock: impl Fn(&mut B, bool)) {
+    /// One clock edge. The falling edge is left to the next settle, which applies it with
+    /// the next inputs: no register or output reacts to it, so settling it alone would only
+    /// evaluate every block twice more. If no settle came since the last edge, it is
+    /// applied here first, so the rising edge is always seen.
+    fn clock<B: Block>(uut: &mut B, high: impl Fn(&B) -> bool, clock: impl Fn(&mut B, bool)) {
+        if high(uut) {
+            clock(uut, false);
+            settle(uut);
+        }
         clock(uut, true);
         settle(uut);
         clock(uut, false);
-        settle(uut);
     }
 }
 
@@ -189,6 +201,7 @@ impl MascarBlocks for RtlBlocks {
         };
         Self::set_queue_inputs(q, i);
         settle(q.as_mut());
+        self.queue_settled_on = Some(*i);
         QueueOut {
             select: opt(q.select_valid.val(), q.select.val()),
             alloc: opt(q.alloc_valid.val(), q.alloc.val()),
@@ -205,8 +218,10 @@ impl MascarBlocks for RtlBlocks {
         let Some(q) = &mut self.queue else {
             return;
         };
-        Self::set_queue_inputs(q, i);
-        settle(q.as_mut());
+        if self.queue_settled_on != Some(*i) {
+            Self::set_queue_inputs(q, i);
+            settle(q.as_mut());
+        }
         if self.capture {
             self.queue_values.clear();
             let values = &mut self.queue_values;
@@ -216,8 +231,9 @@ impl MascarBlocks for RtlBlocks {
             self.record_error.get_or_insert(e);
         }
         if let Some(q) = &mut self.queue {
-            Self::clock(q.as_mut(), |q, v| q.clock.next = v.into());
+            Self::clock(q.as_mut(), |q| q.clock.val().clk, |q, v| q.clock.next = v.into());
         }
+        self.queue_settled_on = None;
     }
 
     fn queue_state(&self) -> (u64, bool, usize) {
@@ -313,6 +329,10 @@ impl MascarBlocks for RtlBlocks {
         if let Err(e) = self.record(false) {
             self.record_error.get_or_insert(e);
         }
-        Self::clock(self.issue.as_mut(), |t, v| t.clock.next = v.into());
+        Self::clock(
+            self.issue.as_mut(),
+            |t| t.clock.val().clk,
+            |t, v| t.clock.next = v.into(),
+        );
     }
 }
