@@ -216,7 +216,7 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "sad-1",
         Compute,
-        "Parboil sad mb_sad_calc: abs-diff sums over shared tiles"
+        "Parboil sad mb_sad_calc: 4x4 SADs over a 33x33 window by texture"
     ),
     builtin!(
         "sgemm",
@@ -330,13 +330,14 @@ mod tests {
     #[test]
     fn full_scale_gives_the_headers_real_size() {
         // (kernel, CTAs at full scale, from the header).
-        const FULL_GRID: [(&str, u32); 8] = [
+        const FULL_GRID: [(&str, u32); 9] = [
             ("bp-2", 131_072),  // grid (1, in/16), in = 2 097 152
             ("kmeans-1", 1936), // ceil(494020/256) = 1930 -> 44²
             ("kmeans-2", 1936), // the same grid as kmeans-1
             ("leuko-1", 596),   // grad_n - 2*MaxR = 640 - 44 columns
             ("leuko-2", 796),   // (int)(219*640/176 + 0.5)
             ("lbm", 18_000),    // 120 × 150
+            ("sad-1", 1584),    // (176/4) × (144/4)
             ("srad-1", 16_384), // (2048/16)²
             ("srad-2", 16_384),
         ];
@@ -553,6 +554,17 @@ mod tests {
             .filter(|(a, b)| a * a + b * b <= 144)
             .count() as u32;
         assert_eq!(first_warp_memory_mix("leuko-2"), (inside, 625, 0, 1));
+    }
+
+    /// sad-1 is Parboil's mb_sad_calc: warp 0 of CTA 0 runs 6 search iterations of 4 rows ×
+    /// 6 texture fetches, copies one pixel in from global memory and writes its block's
+    /// 1096 SADs out in 9 rounds of 8-byte stores (274 words over 32 lanes).
+    #[test]
+    fn sad_1_fetches_the_search_window_by_texture() {
+        assert_eq!(
+            first_warp_memory_mix("sad-1"),
+            (6 * 4 * 6, 0, 1, 274_u32.div_ceil(32))
+        );
     }
 
     #[test]
