@@ -37,6 +37,34 @@ fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
 
+/// The whole-GPU statistics of `name` run under LRR on 2 SMs, as `run --json` writes them:
+/// the counts `kernels --characterise --sms 2` must agree with.
+fn lrr_total_on_two_sms(name: &str, file: &str) -> Value {
+    let path = scratch(file);
+    mascar(&[
+        "run",
+        "-k",
+        name,
+        "-s",
+        "lrr",
+        "--sms",
+        "2",
+        "-q",
+        "--json",
+        path.to_str().unwrap(),
+    ]);
+    json(&path)["runs"][0]["total"].clone()
+}
+
+/// Texture and constant cache misses and merges: what the second ratio adds to L1 data
+/// misses.
+fn ro_misses(total: &Value) -> u64 {
+    ["tex", "constant"]
+        .iter()
+        .map(|c| u(&total["sm"][c]["misses"]) + u(&total["sm"][c]["merged"]))
+        .sum()
+}
+
 /// The cells of the markdown row whose first cell is `first`.
 fn md_row(table: &str, first: &str) -> Vec<String> {
     let line = table
@@ -99,20 +127,7 @@ fn characterise_divides_warp_instructions_by_l1_misses_and_merges_as_run_counts_
     for (row, (name, paper)) in rows.iter().zip([("srad-1", 25.0), ("histo-2", 35.9)]) {
         assert_eq!(row["kernel"], name);
         // The same kernel on the same machine under LRR, counted by `run`.
-        let run_path = scratch(&format!("{name}.json"));
-        mascar(&[
-            "run",
-            "-k",
-            name,
-            "-s",
-            "lrr",
-            "--sms",
-            "2",
-            "-q",
-            "--json",
-            run_path.to_str().unwrap(),
-        ]);
-        let total = &json(&run_path)["runs"][0]["total"];
+        let total = &lrr_total_on_two_sms(name, &format!("{name}.json"));
         let insts = u(&total["warp_instructions"]);
         let misses = u(&total["l1"]["misses"]) + u(&total["l1"]["hit_reserved"]);
         assert!(misses > 0, "{name}: {total}");
@@ -121,8 +136,7 @@ fn characterise_divides_warp_instructions_by_l1_misses_and_merges_as_run_counts_
         assert_eq!(u(&row["warp_instructions"]), insts, "{name}");
         // Neither kernel reads through the texture or constant cache: the second ratio adds
         // their misses, so here it equals the first.
-        let ro = ["tex", "constant"].map(|c| u(&total["sm"][c]["misses"]) + u(&total["sm"][c]["merged"]));
-        assert_eq!(u(&row["ro_misses"]), ro[0] + ro[1], "{name}");
+        assert_eq!(u(&row["ro_misses"]), ro_misses(total), "{name}");
         assert_eq!(row["insts_per_any_l1_miss"], row["insts_per_l1_miss"], "{name}");
         assert_eq!(u(&row["l1_data_misses"]), misses, "{name}");
         assert_eq!(row["insts_per_l1_miss"].as_f64(), Some(measure), "{name}");
@@ -194,30 +208,14 @@ fn characterise_counts_texture_and_constant_misses_in_the_second_ratio() {
         doc_path.to_str().unwrap(),
     ]);
     let row = &json(&doc_path)["kernels"][0];
-    let run_path = scratch("leuko-2-ro.json");
-    mascar(&[
-        "run",
-        "-k",
-        "leuko-2",
-        "-s",
-        "lrr",
-        "--sms",
-        "2",
-        "-q",
-        "--json",
-        run_path.to_str().unwrap(),
-    ]);
-    let total = &json(&run_path)["runs"][0]["total"];
+    let total = &lrr_total_on_two_sms("leuko-2", "leuko-2-ro.json");
     let insts = u(&total["warp_instructions"]);
     assert_eq!(
         u(&total["l1"]["misses"]) + u(&total["l1"]["hit_reserved"]),
         0,
         "{total}"
     );
-    let ro: u64 = ["tex", "constant"]
-        .iter()
-        .map(|c| u(&total["sm"][c]["misses"]) + u(&total["sm"][c]["merged"]))
-        .sum();
+    let ro = ro_misses(total);
     assert!(u(&total["sm"]["tex"]["misses"]) > 0 && u(&total["sm"]["constant"]["misses"]) > 0);
     assert_eq!(u(&row["warp_instructions"]), insts);
     assert_eq!(u(&row["l1_data_misses"]), 0);

@@ -1,8 +1,7 @@
 //! The single-threaded harness that runs the RTL twins inside the SM: per cycle it sets a
 //! block's inputs from the contract structs, settles the circuit, reads the outputs back
 //! into contract structs, and clocks it (rising edge, settle; the falling edge settles with
-//! the next inputs). No
-//! `Simulation` threads.
+//! the next inputs). No `Simulation` threads.
 
 use super::record::PortRecorder;
 use super::reexec_queue::ReexecQueueRtl;
