@@ -201,6 +201,47 @@ fn ctas_beyond_the_first_wave_launch_as_others_finish() {
     assert_eq!(s.warp_instructions, k.total_warp_instructions());
 }
 
+/// (first cycle seen, SM) of each CTA of a run on the default machine, and the GPU after it.
+fn cta_placement(gpu: &mut mascar::gpu::Gpu, k: &Kernel) -> Vec<(u64, usize)> {
+    let mut seen: Vec<Option<(u64, usize)>> = vec![None; k.grid as usize];
+    let mut watch = |cycle: u64, sms: &[mascar::gpu::sm::Sm]| {
+        for (s, sm) in sms.iter().enumerate() {
+            for w in sm.warps.iter().filter(|w| w.active) {
+                seen[w.cta as usize].get_or_insert((cycle, s));
+            }
+        }
+    };
+    gpu.run_observed(k, None, Some(&mut watch)).unwrap();
+    seen.into_iter().map(|c| c.expect("every CTA ran")).collect()
+}
+
+#[test]
+fn a_small_grid_gets_one_cta_per_sm_per_cycle_and_the_pointer_carries_over() {
+    // GPGPU-Sim gpgpu_sim::issue_block2core: each SM takes at most one CTA per cycle, round
+    // robin from one past the last SM that took one, and the pointer outlives the kernel.
+    let cfg = Config::default();
+    assert_eq!(cfg.sms, 15);
+    let k = kernel("kernel eight\ngrid 8\nblock 64\nloop i 20 {\n alu r1, r1\n}\n");
+    let mut gpu = mascar::engine::gpu(&cfg).unwrap();
+    let first = cta_placement(&mut gpu, &k);
+    let sms: Vec<usize> = first.iter().map(|&(_, s)| s).collect();
+    assert_eq!(sms, (0..8).collect::<Vec<_>>(), "{first:?}");
+    assert!(
+        first.iter().all(|&(c, _)| c == first[0].0),
+        "all in one cycle: {first:?}"
+    );
+    // The next kernel starts at SM 8 and wraps round: 8..15, then 0.
+    let second = cta_placement(&mut gpu, &k);
+    let sms: Vec<usize> = second.iter().map(|&(_, s)| s).collect();
+    assert_eq!(sms, vec![8, 9, 10, 11, 12, 13, 14, 0], "{second:?}");
+    // A grid larger than the machine: the 16th CTA waits a cycle for SM 0's second turn.
+    let k16 = kernel("kernel sixteen\ngrid 16\nblock 64\nloop i 20 {\n alu r1, r1\n}\n");
+    let mut gpu = mascar::engine::gpu(&cfg).unwrap();
+    let p = cta_placement(&mut gpu, &k16);
+    assert_eq!(p[15].1, 0, "{p:?}");
+    assert_eq!(p[15].0, p[0].0 + 1, "{p:?}");
+}
+
 #[test]
 fn a_cta_larger_than_an_sm_is_refused() {
     let k = kernel("kernel big\ngrid 1\nblock 1024\nregs 64\nalu r1, r1\n");

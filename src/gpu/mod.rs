@@ -73,6 +73,9 @@ pub struct Gpu {
     recording: Option<(usize, std::path::PathBuf)>,
     /// Kernels run so far: the next one runs back to back after them (see [`Gpu::run`]).
     kernels_run: u32,
+    /// The SM the CTA dispatcher tries first next cycle: one past the last SM that took a
+    /// CTA. It carries over from one kernel to the next (GPGPU-Sim `m_last_cluster_issue`).
+    dispatch_ptr: usize,
     /// Step SMs that have no work left (tests set it to check that skipping them changes
     /// nothing; see [`Gpu::run`]).
     pub step_idle_sms: bool,
@@ -111,6 +114,7 @@ impl Gpu {
             events: None,
             recording: None,
             kernels_run: 0,
+            dispatch_ptr: 0,
             step_idle_sms: false,
         })
     }
@@ -268,9 +272,7 @@ impl Gpu {
         let mut progress = progress;
         let grid = k.grid as u64;
         let mut next_cta = 0u32;
-        let mut dispatch_ptr = 0usize;
         let n = self.sms.len();
-        let partitions = &self.channels;
         let flit = self.cfg.flit_bytes;
         let line = self.cfg.line_bytes;
         let mut last_progress = (0u64, 0u64);
@@ -292,7 +294,7 @@ impl Gpu {
             // Rotate who injects first so no SM is favoured under contention.
             for i in 0..n {
                 let s = (i + now as usize) % n;
-                self.sms[s].inject(now, &mut self.requests, partitions, flit);
+                self.sms[s].inject(now, &mut self.requests, &self.channels, flit);
             }
             // Once every CTA is handed out, an SM at rest (no warp, nothing in flight, nothing
             // parked, blocks in EP with no owner) stays so to the end of the kernel: its
@@ -333,16 +335,8 @@ impl Gpu {
                     error,
                 })?;
             }
-            // CTA dispatch: at most one CTA per SM per cycle.
             if next_cta < k.grid {
-                for i in 0..n {
-                    let s = (dispatch_ptr + i) % n;
-                    if next_cta < k.grid && self.sms[s].can_accept(k) {
-                        self.sms[s].launch_cta(k, next_cta);
-                        next_cta += 1;
-                        dispatch_ptr = (s + 1) % n;
-                    }
-                }
+                next_cta = self.dispatch_ctas(k, next_cta);
             }
             self.cycle += 1;
 
@@ -382,6 +376,27 @@ impl Gpu {
             }
         }
         Ok(self.summary(k, self.cycle - start))
+    }
+
+    /// One cycle of CTA dispatch, from CTA `next_cta` on; returns the next CTA to hand out.
+    ///
+    /// GPGPU-Sim 3.2.2 `gpgpu_sim::issue_block2core` (and Accel-Sim's 4.x, the same loop):
+    /// every SM is offered at most one CTA per cycle, round robin from the SM after the last
+    /// one that took a CTA; the scan's start is fixed for the cycle, so a grid smaller than
+    /// the machine spreads one CTA per SM. 3.2.2 starts the pointer at SM 0 and so gives the
+    /// first CTA to SM 1; 4.x (`m_last_cluster_issue = n - 1`) gives it to SM 0, as here.
+    fn dispatch_ctas(&mut self, k: &Kernel, mut next_cta: u32) -> u32 {
+        let n = self.sms.len();
+        let start = self.dispatch_ptr;
+        for i in 0..n {
+            let s = (start + i) % n;
+            if next_cta < k.grid && self.sms[s].can_accept(k) {
+                self.sms[s].launch_cta(k, next_cta);
+                next_cta += 1;
+                self.dispatch_ptr = (s + 1) % n;
+            }
+        }
+        next_cta
     }
 
     /// Between two kernels (the GPU is idle): fresh SMs around the old L1 contents and the
