@@ -231,7 +231,8 @@ pub struct Config {
     pub sfu_units: u32,
     /// Cycles an SFU pipeline is busy per warp instruction (Fermi: 4 SFUs serve 32 lanes).
     pub sfu_initiation: u32,
-    /// Simple ALU op latency (cycles to dependent issue).
+    /// Simple ALU op latency: the SP pipeline's stages. A dependent issues 6 cycles later
+    /// still (operand collector, writeback: `gpu/sm/pipeline.rs`).
     pub alu_latency: u32,
     /// Integer multiply latency.
     pub imul_latency: u32,
@@ -239,9 +240,13 @@ pub struct Config {
     pub idiv_latency: u32,
     /// SFU op latency.
     pub sfu_latency: u32,
-    /// Shared-memory access latency [design: no bank conflicts modelled].
+    /// Shared-memory load latency from the LD/ST unit's first cycle to the register
+    /// release: 4.x's `smem_latency` pipeline (3, as port322 sets it) and the LD/ST
+    /// writeback register `m_next_wb` (1). [design: no bank conflicts modelled]
     pub shared_latency: u32,
-    /// L1 hit latency, access to register writeback [design].
+    /// L1 hit latency from the access to the register release: Accel-Sim's 4.x
+    /// `l1_latency` queue (1 in the reference's port322; `ldst_unit::L1_latency_queue_cycle`
+    /// releases the register when the access hits).
     pub l1_hit_latency: u32,
     /// In-flight load instructions an SM tracks; a full table stalls the LSU [design].
     pub max_inflight_loads: u32,
@@ -285,7 +290,10 @@ pub struct Config {
     /// Flits per cycle an L2 partition port injects or ejects [design: 2, so DRAM, not the
     /// crossbar, bounds bandwidth].
     pub partition_port_flits: u32,
-    /// Cycles a packet spends in the network after serialisation [design].
+    /// Cycles a packet spends in the network after serialisation: the reference's crossbar
+    /// (intersim2 `fly`, k = 27, n = 1: channel, VC and switch allocation, channel) and the
+    /// boundary queues at both ends (`icnt_push`/`icnt_pop`, ICNT_to_L2, L2_to_ICNT),
+    /// measured on the L2-hit and DRAM chain micro-benchmarks (docs/correlation.md).
     pub icnt_latency: u32,
     /// Packets a destination can buffer, counting those still crossing the network (credit
     /// limit), in both directions [design]. The SM's own response FIFO is not this buffer:
@@ -296,7 +304,8 @@ pub struct Config {
     pub l2_partitions: u32,
     pub l2_sets: u32,
     pub l2_ways: u32,
-    /// L2 tag + data access latency [design; sets the 200-cycle round trip].
+    /// Cycles from a request's arrival at its partition to the L2 access: GPGPU-Sim 3.2.2's
+    /// ROP queue (`-rop_latency`, 120 in the GTX480 file; l2cache.cc `m_rop`).
     pub l2_latency: u32,
     pub l2_mshrs: u32,
     pub l2_mshr_merge: u32,
@@ -316,8 +325,8 @@ pub struct Config {
     /// Requests queued per partition (the FR-FCFS queue).
     pub dram_queue: u32,
     /// Fixed latency (core cycles) from the L2's miss queue to the DRAM queue (GPGPU-Sim's
-    /// `-dram_latency` queue); with `fixed`, the pipe's access latency [design; sets the
-    /// 440-cycle round trip].
+    /// `-dram_latency` queue, 100 in the GTX480 file); with `fixed`, the pipe's access
+    /// latency.
     pub dram_latency: u32,
     /// Core cycles per 128 B line a partition's DRAM transfers (bandwidth), `fixed` only [design].
     pub dram_cycles_per_line: f64,
@@ -443,8 +452,8 @@ impl Default for Config {
             imul_latency: 8,
             idiv_latency: 40,
             sfu_latency: 20,
-            shared_latency: 24,
-            l1_hit_latency: 20,
+            shared_latency: 4,
+            l1_hit_latency: 1,
             max_inflight_loads: 256,
             l1_sets: 64,
             l1_ways: 4,
@@ -468,12 +477,12 @@ impl Default for Config {
             flit_bytes: 32,
             sm_port_flits: 1,
             partition_port_flits: 2,
-            icnt_latency: 40,
+            icnt_latency: 8,
             icnt_buffer: 64,
             l2_partitions: 6,
             l2_sets: 128,
             l2_ways: 8,
-            l2_latency: 111,
+            l2_latency: 120,
             l2_mshrs: 128,
             l2_mshr_merge: 8,
             l2_miss_queue: 8,
@@ -481,7 +490,7 @@ impl Default for Config {
             l2_sub_partitions: 2,
             dram_model: DramModel::Gddr5,
             dram_queue: 32,
-            dram_latency: 217,
+            dram_latency: 100,
             dram_cycles_per_line: 3.0,
             dram_banks: 16,
             dram_bank_groups: 4,
@@ -660,12 +669,12 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
             int("sp_units", "pipelines", 1, 64, 2, "SP pipelines: SP warp instructions accepted per cycle."),
             int("sfu_units", "pipelines", 1, 64, 1, "SFU pipelines."),
             int("sfu_initiation", "cycles", 1, LAT, 4, "Cycles an SFU pipeline is busy per warp instruction (Fermi: 4 SFUs serve 32 lanes)."),
-            int("alu_latency", "cycles", 1, LAT, 4, "Simple ALU op latency (cycles to dependent issue)."),
+            int("alu_latency", "cycles", 1, LAT, 4, "Simple ALU op latency: SP pipeline stages (a dependent issues 6 cycles later still: operand collector and writeback)."),
             int("imul_latency", "cycles", 1, LAT, 8, "Integer multiply latency."),
             int("idiv_latency", "cycles", 1, LAT, 40, "Integer divide latency."),
             int("sfu_latency", "cycles", 1, LAT, 20, "SFU op latency."),
-            int("shared_latency", "cycles", 1, LAT, 24, "Shared-memory access latency (no bank conflicts modelled)."),
-            int("l1_hit_latency", "cycles", 1, LAT, 20, "L1 hit latency, access to register writeback."),
+            int("shared_latency", "cycles", 1, LAT, 4, "Shared-memory load latency from the LD/ST unit to the register release (no bank conflicts modelled)."),
+            int("l1_hit_latency", "cycles", 1, LAT, 1, "L1 hit latency from the access to the register release (Accel-Sim's l1_latency queue)."),
             int("max_inflight_loads", "loads", 1, 65535, 256, "In-flight load instructions an SM tracks; a full table stalls the LSU."),
         ],
     ),
@@ -705,7 +714,7 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
             int("flit_bytes", "bytes", 1, 4096, 32, "Flit size."),
             int("sm_port_flits", "flits/cycle", 1, 64, 1, "Flits per cycle an SM port injects or ejects."),
             int("partition_port_flits", "flits/cycle", 1, 64, 2, "Flits per cycle an L2 partition port injects or ejects."),
-            int("icnt_latency", "cycles", 1, MAX_MEM_LATENCY, 40, "Cycles a packet spends in the network after serialisation."),
+            int("icnt_latency", "cycles", 1, MAX_MEM_LATENCY, 8, "Cycles a packet spends in the network after serialisation (the reference's crossbar and boundary queues)."),
             int("icnt_buffer", "packets", 1, 4096, 64, "Packets a destination can buffer, counting those still crossing (credit limit)."),
         ],
     ),
@@ -715,7 +724,7 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
             int("l2_partitions", "partitions", 1, 128, 6, "L2 partitions (memory channels), each with its own DRAM."),
             int("l2_sets", "sets", 1, MAX_L2_LINES, 128, "L2 sets per partition.").rule("a power of two"),
             int("l2_ways", "ways", 1, 64, 8, "L2 associativity.").rule("l2_sets × l2_ways ≤ 65536 lines"),
-            int("l2_latency", "cycles", 1, MAX_MEM_LATENCY, 111, "L2 tag + data access latency (sets the 200-cycle round trip)."),
+            int("l2_latency", "cycles", 1, MAX_MEM_LATENCY, 120, "Cycles from a request's arrival at its partition to the L2 access (GPGPU-Sim 3.2.2 -rop_latency)."),
             int("l2_mshrs", "entries", 1, 4096, 128, "L2 MSHR entries per partition."),
             int("l2_mshr_merge", "requests", 1, 64, 8, "Requests merged into one L2 MSHR entry."),
             int("l2_miss_queue", "entries", 1, 1024, 8, "L2 → DRAM queue entries."),
@@ -728,7 +737,7 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
         &[
             choice("dram_model", &["gddr5", "fixed"], "gddr5", "gddr5: banks, open rows, FR-FCFS and GDDR5 timing (GPGPU-Sim 3.2.2 dram.cc); fixed: a FIFO moving one line per dram_cycles_per_line."),
             int("dram_queue", "entries", 1, 1024, 32, "Requests queued per partition (the FR-FCFS queue; GPGPU-Sim -gpgpu_frfcfs_dram_sched_queue_size)."),
-            int("dram_latency", "cycles", 1, MAX_MEM_LATENCY, 217, "Fixed latency from the L2 miss queue to the DRAM queue (gddr5; GPGPU-Sim -dram_latency) or of the pipe (fixed); sets the 440-cycle round trip."),
+            int("dram_latency", "cycles", 1, MAX_MEM_LATENCY, 100, "Fixed latency from the L2 miss queue to the DRAM queue (gddr5; GPGPU-Sim -dram_latency) or of the pipe (fixed)."),
             Setting {
                 key: "dram_cycles_per_line",
                 unit: "cycles",

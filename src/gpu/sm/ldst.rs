@@ -42,8 +42,9 @@ pub(super) struct LsuOp {
     pub(super) waiting: bool,
     /// The instruction is a global atomic (its transactions bypass the L1D).
     pub(super) atomic: bool,
-    /// An atomic transaction waiting for the SM's network port.
-    pub(super) bypass: Option<MemRequest>,
+    /// A texture or constant instruction: the read-only cache it reads through (its
+    /// accesses take that cache's port, not the L1D's).
+    pub(super) ro: Option<super::ro_cache::RoKind>,
 }
 
 impl Sm {
@@ -87,6 +88,7 @@ impl Sm {
             self.cfg.line_bytes,
         );
         self.lsu.atomic = atomic;
+        self.lsu.ro = None;
         self.stats.coalesced_requests += self.lsu.lines.len as u64;
         self.lsu.busy = true;
         self.lsu.warp = w as u8;
@@ -137,6 +139,14 @@ impl Sm {
     pub(super) fn ldst(&mut self, now: u64) {
         let (mp, owner) = self.blocks.registers();
         let (mshr_freed, miss_queue_freed) = self.l1.take_free_pulses();
+        // The oldest instruction out of the operand collector enters a free unit and makes
+        // its first access this cycle (pipeline.rs).
+        if !self.lsu.busy {
+            if let Some(s) = self.mem_oc.ready(now) {
+                std::mem::swap(&mut self.lsu, &mut self.mem_oc.slots[s]);
+                self.mem_oc.pop();
+            }
+        }
         // A texture or constant head uses its own cache's port (ro_ldst.rs), not the L1D's.
         let ro_head = self.ro_ldst(now);
         if self.car.is_none() {
@@ -240,7 +250,7 @@ impl Sm {
     /// when its access was refused and it may move into the queue (`car`); without CAR a
     /// refusal is counted as an LSU stall here.
     fn ldst_head(&mut self, now: u64, car: bool, restricted: Option<u8>) -> Option<u8> {
-        if !self.lsu.busy || self.ro_head.is_some() {
+        if !self.lsu.busy || self.lsu.ro.is_some() {
             return None;
         }
         let req = self.lsu.lines.lines[self.lsu.next];
@@ -381,10 +391,10 @@ impl Sm {
         if hit_only {
             return None;
         }
-        if self.lsu.bypass.is_some() {
+        if self.atomic_port.is_some() {
             return Some(Outcome::Fail(FailCause::MissQueueFull));
         }
-        self.lsu.bypass = Some(MemRequest {
+        self.atomic_port = Some(MemRequest {
             id: self.next_request_id,
             line: req.line,
             sm: self.id as u16,
@@ -424,7 +434,7 @@ impl Sm {
         // The L1's misses first, then an atomic that bypassed it: one port, one request a
         // cycle (while an atomic's transactions go out the LD/ST unit makes no L1 misses).
         let from_l1 = !self.l1.miss_queue.is_empty();
-        let Some(&req) = self.l1.miss_queue.front().or(self.lsu.bypass.as_ref()) else {
+        let Some(&req) = self.l1.miss_queue.front().or(self.atomic_port.as_ref()) else {
             return;
         };
         let dst = crate::gpu::mem::partition_of(req.line, partitions);
@@ -432,7 +442,7 @@ impl Sm {
             if from_l1 {
                 self.l1.pop_request().expect("front exists");
             } else {
-                self.lsu.bypass = None;
+                self.atomic_port = None;
             }
             requests.send(self.id, dst, req.flits(flit_bytes), now, req);
         }

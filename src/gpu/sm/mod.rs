@@ -7,6 +7,7 @@
 pub mod coalescer;
 pub mod l1;
 mod ldst;
+pub mod pipeline;
 pub mod ro_cache;
 mod ro_ldst;
 pub mod warp;
@@ -157,6 +158,12 @@ pub struct Sm {
     loads: Vec<InflightLoad>,
     free_loads: Vec<u16>,
     lsu: LsuOp,
+    /// Memory instructions issued and coalesced, in the operand collector on their way to
+    /// the LD/ST unit (`pipeline.rs`).
+    mem_oc: pipeline::MemCollector<LsuOp>,
+    /// A global atomic's transaction that left the LD/ST unit, waiting for the SM's network
+    /// port (a register of the unit, not of the instruction: it outlives the instruction).
+    atomic_port: Option<crate::gpu::mem::MemRequest>,
     /// Bit w: warp w waits for its global atomic's replies and issues nothing until they are
     /// all back (GPGPU-Sim 3.2.2 shader.cc, `shd_warp_t::waiting` while `m_n_atomic > 0`).
     atomic_wait: u64,
@@ -165,7 +172,6 @@ pub struct Sm {
     /// unit's head instruction reads through, if it is one of theirs.
     pub tex: ro_cache::TexCache,
     pub constant: ro_cache::ConstCache,
-    ro_head: Option<ro_cache::RoKind>,
     /// Bit w: warp w's head instruction is a texture or constant load.
     ro_mem_head: u64,
     next_request_id: u32,
@@ -275,11 +281,12 @@ impl Sm {
             loads: vec![InflightLoad::default(); cfg.max_inflight_loads as usize],
             free_loads: (0..cfg.max_inflight_loads as u16).rev().collect(),
             lsu: LsuOp::default(),
+            mem_oc: pipeline::MemCollector::new(),
+            atomic_port: None,
             atomic_wait: 0,
             l1: L1::new(cfg),
             tex: ro_cache::TexCache::new(cfg),
             constant: ro_cache::ConstCache::new(cfg),
-            ro_head: None,
             ro_mem_head: 0,
             next_request_id: 0,
             stats: SmStats::default(),
@@ -357,7 +364,8 @@ impl Sm {
             && self.l1.is_quiet()
             && self.ro_quiet()
             && !self.lsu.busy
-            && self.lsu.bypass.is_none()
+            && self.mem_oc.is_empty()
+            && self.atomic_port.is_none()
             && self.wheel.pending == 0
             && self.blocks.queue_state().2 == 0
     }
@@ -500,6 +508,10 @@ impl Sm {
     fn issue(&mut self, now: u64, k: &Kernel) {
         let held = self.held_back();
         let (queue_warps, _, _) = self.blocks.queue_state();
+        // [design] The warp whose requests wait at the LD/ST head. Instructions still in the
+        // operand collector (pipeline.rs) are not counted: they wait behind the head in
+        // order, so an owner whose instruction waits there behind a refused non-owner must
+        // be able to hand over (the WRC's idle-path rule), or MP would deadlock.
         let lsu_warp = if self.lsu.busy { 1u64 << self.lsu.warp } else { 0 };
         let sat_in = SaturationIn {
             mshrs_used: self.l1.mshrs_used() as u32,
@@ -527,7 +539,7 @@ impl Sm {
                 gload: self.load_head | self.ro_mem_head,
                 sp_free: self.cfg.sp_units.min(255) as u8,
                 sfu_free: self.sfu_free_at.iter().filter(|&&t| t <= now).count().min(255) as u8,
-                lsu_free: !self.lsu.busy,
+                lsu_free: !self.mem_oc.is_full(),
                 load_slot_free: !self.free_loads.is_empty(),
                 saturated,
                 launched: self.launched,
@@ -661,13 +673,16 @@ impl Sm {
         if let (Some(c), false) = (&mut self.ccws, inst.op == OpKind::Barrier) {
             c.issued(w as u8);
         }
+        // Cycles from issue to the writeback that frees the destination (pipeline.rs): the
+        // operand collector, the unit's latency, the writeback stage. A shared load goes
+        // through the LD/ST unit's pipeline instead (`shared_latency` from its first cycle).
         let latency = |c: &Config| match inst.op {
-            OpKind::Alu(AluKind::Simple) => c.alu_latency,
-            OpKind::Alu(AluKind::IMul) => c.imul_latency,
-            OpKind::Alu(AluKind::IDiv) => c.idiv_latency,
-            OpKind::Sfu => c.sfu_latency,
-            _ => c.shared_latency,
-        } as u64;
+            OpKind::Alu(AluKind::Simple) => pipeline::alu_dependent_distance(c.alu_latency as u64),
+            OpKind::Alu(AluKind::IMul) => pipeline::alu_dependent_distance(c.imul_latency as u64),
+            OpKind::Alu(AluKind::IDiv) => pipeline::alu_dependent_distance(c.idiv_latency as u64),
+            OpKind::Sfu => pipeline::alu_dependent_distance(c.sfu_latency as u64),
+            _ => pipeline::ISSUE_TO_UNIT + c.shared_latency as u64,
+        };
         match inst.op {
             OpKind::Alu(_) | OpKind::Sfu | OpKind::LoadShared => {
                 if inst.op == OpKind::Sfu {
@@ -698,16 +713,34 @@ impl Sm {
                 self.stats.shared_accesses += 1;
                 self.warps[w].in_pipeline += 1;
                 self.wheel.schedule(
-                    now + 1,
+                    now + pipeline::ISSUE_TO_UNIT,
                     Event::Writeback {
                         warp: w as u8,
                         reg: NO_REG,
                     },
                 );
             }
-            OpKind::LoadGlobal | OpKind::StoreGlobal => self.ldst_dispatch(w, &entry, k),
-            OpKind::LoadTex | OpKind::LoadConst => self.ro_dispatch(w, &entry, k, now),
-            OpKind::AtomGlobal => self.ldst_dispatch(w, &entry, k),
+            OpKind::LoadGlobal
+            | OpKind::StoreGlobal
+            | OpKind::AtomGlobal
+            | OpKind::LoadTex
+            | OpKind::LoadConst => {
+                // Coalesced now (the collector reads the address registers two cycles after
+                // issue, before any later instruction of the warp can write them back), into
+                // the collector's tail slot; the LD/ST unit takes it ISSUE_TO_UNIT cycles on.
+                let t = self.mem_oc.tail();
+                std::mem::swap(&mut self.lsu, &mut self.mem_oc.slots[t]);
+                self.lsu.busy = false;
+                if matches!(inst.op, OpKind::LoadTex | OpKind::LoadConst) {
+                    self.ro_dispatch(w, &entry, k, now);
+                } else {
+                    self.ldst_dispatch(w, &entry, k);
+                }
+                std::mem::swap(&mut self.lsu, &mut self.mem_oc.slots[t]);
+                if self.mem_oc.slots[t].busy {
+                    self.mem_oc.push(now + pipeline::ISSUE_TO_UNIT);
+                }
+            }
             OpKind::Branch => {
                 // An SP op without a destination (GPGPU-Sim 3.2.2 sends BRANCH_OP down the SP
                 // pipe); the SIMT stack is updated as it issues, so fetch can go on.

@@ -92,13 +92,14 @@ impl Sm {
         self.lsu.next = 0;
         self.lsu.parked = false;
         self.lsu.waiting = false;
-        self.ro_head = Some(kind);
+        self.lsu.ro = Some(kind);
+        self.lsu.atomic = false;
     }
 
     /// The LD/ST head's access to its read-only cache this cycle, if the head is a texture or
     /// constant instruction. Returns whether it was (then the L1D port is not the head's).
     pub(super) fn ro_ldst(&mut self, now: u64) -> bool {
-        let Some(kind) = self.ro_head.filter(|_| self.lsu.busy) else {
+        let Some(kind) = self.lsu.ro.filter(|_| self.lsu.busy) else {
             return false;
         };
         let LineRequest { line, .. } = self.lsu.lines.lines[self.lsu.next];
@@ -139,7 +140,7 @@ impl Sm {
         self.lsu.next += 1;
         if self.lsu.next == self.lsu.lines.len {
             self.lsu.busy = false;
-            self.ro_head = None;
+            self.lsu.ro = None;
         }
         true
     }
@@ -207,7 +208,7 @@ impl Sm {
 
     /// Nothing in the read-only caches is outstanding.
     pub(super) fn ro_quiet(&self) -> bool {
-        self.ro_head.is_none() && self.tex.is_quiet() && self.constant.is_quiet()
+        self.lsu.ro.is_none() && self.tex.is_quiet() && self.constant.is_quiet()
     }
 }
 
@@ -249,28 +250,29 @@ mod tests {
 
     #[test]
     fn constant_reads_with_k_distinct_lines_hold_the_ld_st_unit_k_cycles() {
-        // One warp; the second pass hits every constant line, and the global load behind the
-        // constant read issues once the LD/ST unit has served its k lines, one per cycle
-        // (GPGPU-Sim 3.2.2 ldst_unit::constant_cycle).
+        // One warp; the second constant read hits its k lines, and the global load behind
+        // it reaches the L1 (and sends its miss) once the LD/ST unit has served those k
+        // lines, one per cycle (GPGPU-Sim 3.2.2 ldst_unit::constant_cycle).
         let gap = |k: u32| {
             let src = format!(
-                "kernel c\ngrid 1\nblock 32\nbuffer C 4K\nbuffer A 4K\nloop i 2 {{\n\
-                 ld.const r1, C[64 * (lane % {k})]\nld.global r2, A[4 * lane]\nadd r3, r1, r2\n}}\n"
+                "kernel c\ngrid 1\nblock 32\nbuffer C 4K\nbuffer A 4K\n\
+                 ld.const r1, C[64 * (lane % {k})]\nadd r2, r1\n\
+                 ld.const r3, C[64 * (lane % {k})]\nld.global r4, A[4 * lane]\nadd r5, r3, r4\n"
             );
-            let (stats, issues, _) = run(&one_sm(SchedulerKind::Lrr), &kernel(&src));
-            assert_eq!(stats.sm.constant.hits, k as u64, "second pass hits");
+            let mut gpu = crate::engine::gpu(&one_sm(SchedulerKind::Lrr)).unwrap();
+            gpu.sms[0].issue_log = Some(vec![]);
+            gpu.sms[0].request_log = Some(vec![]);
+            let stats = gpu.run(&kernel(&src), None).unwrap();
+            assert_eq!(stats.sm.constant.hits, k as u64, "the second read hits");
+            let issues = gpu.sms[0].issue_log.take().unwrap();
             let c = issues
                 .iter()
                 .rev()
                 .find(|r| r.op == OpKind::LoadConst)
                 .unwrap()
                 .cycle;
-            let g = issues
-                .iter()
-                .rev()
-                .find(|r| r.op == OpKind::LoadGlobal)
-                .unwrap()
-                .cycle;
+            // The last request sent below L1 is the global load's miss.
+            let (g, _, _) = *gpu.sms[0].request_log.take().unwrap().last().unwrap();
             g - c
         };
         let base = gap(1);
