@@ -31,7 +31,8 @@ REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 DEFAULT_PEER = os.environ.get("ACCELSIM_PEER", "/work/peer")
 DEFAULT_CFG = os.environ.get("ACCELSIM_CFG", "/work/shared/accelsim/port322")
 DEFAULT_MODEL_CFG = os.environ.get(
-    "MASCAR_GPGPUSIM_CONFIG", "/work/shared/dram-reference/gtx480-3.2.2.gpgpusim.config")
+    "MASCAR_GPGPUSIM_CONFIG",
+    os.path.join(REPO, "testbench", "data", "dram-reference", "gtx480-3.2.2.gpgpusim.config"))
 DEFAULT_CACHE = os.environ.get(
     "CORRELATE_CACHE", os.path.join(os.environ.get("TMPDIR", "/tmp"), "mascar-correlate-cache"))
 # Options given to Accel-Sim on every run, after the two config files (RECIPE.md §4-5).
