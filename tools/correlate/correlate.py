@@ -264,8 +264,11 @@ def report(traces, scheds, accel, model, args):
     L = []
     mcommit = next((m["commit"] for m in model.values() if m), None)
     acc_any = next(iter(accel.values()))
-    L.append("Model: mascar commit `%s` (`%s`), config `%s`." %
-             ((mcommit or "?")[:10], args.mascar, args.model_config))
+    L.append("Model: %s (`%s`), config `%s`." %
+             (args.model_label or "mascar commit `%s`" % (mcommit or "?"),
+              os.path.relpath(args.mascar, REPO) if args.mascar.startswith(REPO) else args.mascar,
+              os.path.relpath(args.model_config, REPO) if args.model_config.startswith(REPO)
+              else args.model_config))
     L.append("Reference: Accel-Sim accel-sim-framework/gpgpu-sim_distribution `%s`, config `%s` "
              "(port322), options `%s`." % (acc_any["commits"], args.cfg,
                                            " ".join(ACCEL_OPTS + ["-gpgpu_scheduler", "<sched>"]
@@ -362,6 +365,8 @@ def main(argv=None):
     ap.add_argument("--mascar", default=os.path.join(REPO, ".bin", "mascar"),
                     help="the model binary (default .bin/mascar, a copy of target/release/mascar)")
     ap.add_argument("--model-config", default=DEFAULT_MODEL_CFG)
+    ap.add_argument("--model-label", default=None,
+                    help="how the report names the model build (default: the commit it reports)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="passed to mascar run --set (repeatable)")
     ap.add_argument("--peer", default=DEFAULT_PEER, help="Accel-Sim build folder (build_accelsim.sh)")
