@@ -1,0 +1,218 @@
+//! Correlation with the reference simulator (docs/correlation.md): each micro-benchmark of
+//! `testbench/data/micro/` runs on the model with GPGPU-Sim 3.2.2's GTX480 file and must land
+//! within 5% of the cycles Accel-Sim gave for the same trace.
+//!
+//! Every reference figure below is `gpu_sim_cycle` from our own Accel-Sim run:
+//! accel-sim-framework 73f9fac + gpgpu-sim_distribution 667834cf (built by
+//! tools/correlate/build_accelsim.sh), configuration /work/shared/accelsim/port322 (the 3.2.2
+//! GTX480 file in 4.x syntax), run as
+//! `accel-sim.out -trace DIR/kernelslist.g -config ./gpgpusim.config -config ./trace.config
+//!  -gpgpu_perfect_inst_const_cache 1 -gpgpu_scheduler lrr|gto`
+//! (`tools/correlate/correlate.py --traces micro` repeats it). Never edit a figure by hand:
+//! re-run the command. The warp-instruction counts are Accel-Sim's `gpgpu_n_tot_w_icount`.
+//!
+//! Tests the model does not meet yet are `#[ignore]`d with the measured figure (model at main
+//! d31afeb); whoever lands the mechanism un-ignores them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const REPO: &str = env!("CARGO_MANIFEST_DIR");
+const CONFIG: &str = "testbench/data/dram-reference/gtx480-3.2.2.gpgpusim.config";
+const TOLERANCE: f64 = 0.05;
+
+/// Accel-Sim reference: (trace, scheduler, gpu_sim_cycle, warp instructions).
+mod reference {
+    pub const ALU_CHAIN: (&str, &str, u64, u64) = ("alu-chain", "lrr", 2574, 258);
+    pub const FFMA_CHAIN: (&str, &str, u64, u64) = ("ffma-chain", "lrr", 2574, 258);
+    pub const SFU_CHAIN: (&str, &str, u64, u64) = ("sfu-chain", "lrr", 1678, 66);
+    pub const SMEM_CHAIN: (&str, &str, u64, u64) = ("smem-chain", "lrr", 599, 67);
+    pub const L1_HIT_CHAIN: (&str, &str, u64, u64) = ("l1-hit-chain", "lrr", 1068, 132);
+    pub const L2_HIT_CHAIN: (&str, &str, u64, u64) = ("l2-hit-chain", "lrr", 16163, 105);
+    pub const DRAM_CHAIN: (&str, &str, u64, u64) = ("dram-chain", "lrr", 9193, 36);
+    pub const GATHER: (&str, &str, u64, u64) = ("gather", "lrr", 2554, 69);
+    pub const INDEPENDENT_ISSUE_LRR: (&str, &str, u64, u64) = ("independent-issue", "lrr", 2090, 4128);
+    pub const INDEPENDENT_ISSUE_GTO: (&str, &str, u64, u64) = ("independent-issue", "gto", 2156, 4128);
+    pub const STORE_STREAM: (&str, &str, u64, u64) = ("store-stream", "lrr", 653, 66);
+    pub const CTA_DISPATCH_LRR: (&str, &str, u64, u64) = ("cta-dispatch", "lrr", 523, 1216);
+    pub const CTA_DISPATCH_GTO: (&str, &str, u64, u64) = ("cta-dispatch", "gto", 516, 1216);
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mascar-correlation-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// Runs the model on one micro trace; returns (cycles, warp instructions) of its one kernel.
+fn model(trace: &str, sched: &str) -> (u64, u64) {
+    let json = scratch(&format!("{trace}-{sched}.json"));
+    let out = Command::new(env!("CARGO_BIN_EXE_mascar"))
+        .current_dir(REPO)
+        .args([
+            "run",
+            "--trace",
+            &format!("testbench/data/micro/{trace}"),
+            "--config",
+            CONFIG,
+        ])
+        .args(["-s", sched, "-q", "--json", json.to_str().unwrap()])
+        .output()
+        .expect("mascar runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let k = &doc["runs"][0]["kernels"][0];
+    (
+        k["cycles"].as_u64().unwrap(),
+        k["warp_instructions"].as_u64().unwrap(),
+    )
+}
+
+fn check((trace, sched, ref_cycles, ref_insts): (&str, &str, u64, u64)) {
+    let (cycles, insts) = model(trace, sched);
+    assert_eq!(insts, ref_insts, "{trace} {sched}: warp instructions");
+    let err = (cycles as f64 - ref_cycles as f64) / ref_cycles as f64;
+    assert!(
+        err.abs() <= TOLERANCE,
+        "{trace} {sched}: model {cycles} cycles vs Accel-Sim {ref_cycles} ({:+.1}%, tolerance 5%)",
+        100.0 * err
+    );
+}
+
+#[test]
+#[ignore = "model off: 1032 vs 2574 (ALU dependent latency 4 vs 10 cycles/op); see docs/correlation.md"]
+fn alu_chain() {
+    check(reference::ALU_CHAIN);
+}
+
+#[test]
+#[ignore = "model off: 1032 vs 2574 (FFMA dependent latency 4 vs 10 cycles/op); see docs/correlation.md"]
+fn ffma_chain() {
+    check(reference::FFMA_CHAIN);
+}
+
+#[test]
+#[ignore = "model off: 1287 vs 1678 (MUFU dependent latency 20 vs 26 cycles/op); see docs/correlation.md"]
+fn sfu_chain() {
+    check(reference::SFU_CHAIN);
+}
+
+#[test]
+#[ignore = "model off: 1548 vs 599 (LDS dependent latency 24 vs 9 cycles/op); see docs/correlation.md"]
+fn smem_chain() {
+    check(reference::SMEM_CHAIN);
+}
+
+#[test]
+#[ignore = "model off: 3033 vs 1068 (L1 hit dependent latency 21 vs 6 cycles/op); see docs/correlation.md"]
+fn l1_hit_chain() {
+    check(reference::L1_HIT_CHAIN);
+}
+
+#[test]
+#[ignore = "model off: 22161 vs 16163 (L2 hit round trip 210 vs 151 cycles); see docs/correlation.md"]
+fn l2_hit_chain() {
+    check(reference::L2_HIT_CHAIN);
+}
+
+#[test]
+#[ignore = "model off: 11081 vs 9193 (DRAM round trip 336 vs 278 cycles); see docs/correlation.md"]
+fn dram_chain() {
+    check(reference::DRAM_CHAIN);
+}
+
+#[test]
+fn gather() {
+    check(reference::GATHER);
+}
+
+#[test]
+fn independent_issue_lrr() {
+    check(reference::INDEPENDENT_ISSUE_LRR);
+}
+
+#[test]
+fn independent_issue_gto() {
+    check(reference::INDEPENDENT_ISSUE_GTO);
+}
+
+#[test]
+#[ignore = "model off: 595 vs 653 (-8.9%); see docs/correlation.md"]
+fn store_stream() {
+    check(reference::STORE_STREAM);
+}
+
+#[test]
+#[ignore = "model off: 567 vs 523 (+8.4%); see docs/correlation.md"]
+fn cta_dispatch_lrr() {
+    check(reference::CTA_DISPATCH_LRR);
+}
+
+#[test]
+#[ignore = "model off: 584 vs 516 (+13.2%); see docs/correlation.md"]
+fn cta_dispatch_gto() {
+    check(reference::CTA_DISPATCH_GTO);
+}
+
+fn python3() -> Option<&'static str> {
+    Command::new("python3")
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|_| "python3")
+}
+
+/// The documented correlation command exists and answers --help (stdlib-only Python 3).
+#[test]
+fn correlate_script_exists_and_help_runs() {
+    let script = Path::new(REPO).join("tools/correlate/correlate.py");
+    assert!(script.is_file(), "{} missing", script.display());
+    assert!(Path::new(REPO)
+        .join("tools/correlate/build_accelsim.sh")
+        .is_file());
+    let Some(py) = python3() else {
+        eprintln!("python3 not installed: --help not checked");
+        return;
+    };
+    let out = Command::new(py).arg(&script).arg("--help").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for opt in ["--traces", "--schedulers", "--mascar", "--out", "--jobs"] {
+        assert!(text.contains(opt), "{opt} not in --help:\n{text}");
+    }
+}
+
+/// The committed micro traces are exactly what tools/correlate/make_micro.py writes.
+#[test]
+fn micro_traces_are_what_make_micro_writes() {
+    let Some(py) = python3() else {
+        eprintln!("python3 not installed: not checked");
+        return;
+    };
+    let out_dir = scratch("micro");
+    let _ = std::fs::remove_dir_all(&out_dir);
+    let out = Command::new(py)
+        .arg(Path::new(REPO).join("tools/correlate/make_micro.py"))
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let committed = Path::new(REPO).join("testbench/data/micro");
+    let mut n = 0;
+    for e in std::fs::read_dir(&out_dir).unwrap() {
+        let dir = e.unwrap().path();
+        let name = dir.file_name().unwrap();
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let f = f.unwrap().path();
+            let theirs = committed.join(name).join(f.file_name().unwrap());
+            assert!(
+                std::fs::read(&f).unwrap() == std::fs::read(&theirs).unwrap_or_default(),
+                "{} differs from make_micro.py's output",
+                theirs.display()
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 38, "only {n} files written");
+}
