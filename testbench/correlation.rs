@@ -11,8 +11,8 @@
 //! (`tools/correlate/correlate.py --traces micro` repeats it). Never edit a figure by hand:
 //! re-run the command. The warp-instruction counts are Accel-Sim's `gpgpu_n_tot_w_icount`.
 //!
-//! Tests the model does not meet yet are `#[ignore]`d with the measured figure (model at main
-//! d31afeb); whoever lands the mechanism un-ignores them.
+//! Tests the model does not meet yet are `#[ignore]`d with the measured figure; whoever
+//! lands the mechanism un-ignores them.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -80,43 +80,36 @@ fn check((trace, sched, ref_cycles, ref_insts): (&str, &str, u64, u64)) {
 }
 
 #[test]
-#[ignore = "model off: 1032 vs 2574 (ALU dependent latency 4 vs 10 cycles/op); see docs/correlation.md"]
 fn alu_chain() {
     check(reference::ALU_CHAIN);
 }
 
 #[test]
-#[ignore = "model off: 1032 vs 2574 (FFMA dependent latency 4 vs 10 cycles/op); see docs/correlation.md"]
 fn ffma_chain() {
     check(reference::FFMA_CHAIN);
 }
 
 #[test]
-#[ignore = "model off: 1287 vs 1678 (MUFU dependent latency 20 vs 26 cycles/op); see docs/correlation.md"]
 fn sfu_chain() {
     check(reference::SFU_CHAIN);
 }
 
 #[test]
-#[ignore = "model off: 1548 vs 599 (LDS dependent latency 24 vs 9 cycles/op); see docs/correlation.md"]
 fn smem_chain() {
     check(reference::SMEM_CHAIN);
 }
 
 #[test]
-#[ignore = "model off: 3033 vs 1068 (L1 hit dependent latency 21 vs 6 cycles/op); see docs/correlation.md"]
 fn l1_hit_chain() {
     check(reference::L1_HIT_CHAIN);
 }
 
 #[test]
-#[ignore = "model off: 22161 vs 16163 (L2 hit round trip 210 vs 151 cycles); see docs/correlation.md"]
 fn l2_hit_chain() {
     check(reference::L2_HIT_CHAIN);
 }
 
 #[test]
-#[ignore = "model off: 11081 vs 9193 (DRAM round trip 336 vs 278 cycles); see docs/correlation.md"]
 fn dram_chain() {
     check(reference::DRAM_CHAIN);
 }
@@ -137,19 +130,17 @@ fn independent_issue_gto() {
 }
 
 #[test]
-#[ignore = "model off: 595 vs 653 (-8.9%); see docs/correlation.md"]
+#[ignore = "model off: 541 vs 653 (-17%, 8.2 vs 10 cycles per store); see docs/correlation.md"]
 fn store_stream() {
     check(reference::STORE_STREAM);
 }
 
 #[test]
-#[ignore = "model off: 567 vs 523 (+8.4%); see docs/correlation.md"]
 fn cta_dispatch_lrr() {
     check(reference::CTA_DISPATCH_LRR);
 }
 
 #[test]
-#[ignore = "model off: 584 vs 516 (+13.2%); see docs/correlation.md"]
 fn cta_dispatch_gto() {
     check(reference::CTA_DISPATCH_GTO);
 }
