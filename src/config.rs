@@ -289,8 +289,8 @@ pub struct Config {
     pub flit_bytes: u32,
     /// Flits per cycle an SM port injects or ejects.
     pub sm_port_flits: u32,
-    /// Flits per cycle an L2 partition port injects or ejects [design: 2, so DRAM, not the
-    /// crossbar, bounds bandwidth].
+    /// Flits per cycle an L2 sub-partition's port injects or ejects: 1, as every node of
+    /// GPGPU-Sim's intersim2 network (each of the 12 sub-partitions is a node).
     pub partition_port_flits: u32,
     /// Cycles a packet spends in the network after serialisation: the reference's crossbar
     /// (intersim2 `fly`, k = 27, n = 1: channel, VC and switch allocation, channel) and the
@@ -309,16 +309,24 @@ pub struct Config {
     /// Cycles from a request's arrival at its partition to the L2 access: GPGPU-Sim 3.2.2's
     /// ROP queue (`-rop_latency`, 120 in the GTX480 file; l2cache.cc `m_rop`).
     pub l2_latency: u32,
+    /// Per sub-partition (the `dl2` cache string's sets, MSHRs, merge limit, miss queue).
     pub l2_mshrs: u32,
     pub l2_mshr_merge: u32,
-    /// L2 → DRAM queue entries.
+    /// The L2 cache's miss queue (`dl2` `mq`), per sub-partition.
     pub l2_miss_queue: u32,
-    /// Replies an L2 partition may hold before it stops taking requests.
+    /// L2 → interconnect queue entries per sub-partition (3.2.2 `-gpgpu_dram_partition_queues`
+    /// `$2i`).
     pub l2_response_queue: u32,
+    /// Interconnect → L2 queue entries per sub-partition (`i2$`).
+    pub l2_icnt_queue: u32,
+    /// L2 → DRAM queue entries per sub-partition (`$2d`).
+    pub l2_dram_queue: u32,
+    /// DRAM → L2 queue entries per sub-partition (`d2$`).
+    pub l2_fill_queue: u32,
 
-    /// L2 sub-partitions per memory channel (`-gpgpu_n_sub_partition_per_mchannel`): the
-    /// model folds them into one L2 slice per channel (`l2_sets` counts both), but the
-    /// address map needs their number, and the DRAM's banks must divide among them.
+    /// L2 sub-partitions per memory channel (`-gpgpu_n_sub_partition_per_mchannel`): each
+    /// has its own L2 slice and queues and is a destination of the interconnect; the
+    /// channel's DRAM serves them all (GPGPU-Sim 3.2.2 l2cache.cc).
     pub l2_sub_partitions: u32,
 
     // ---- DRAM ----
@@ -326,6 +334,8 @@ pub struct Config {
     pub dram_model: DramModel,
     /// Requests queued per partition (the FR-FCFS queue).
     pub dram_queue: u32,
+    /// DRAM return queue entries per channel (`-gpgpu_dram_return_queue_size`; 0: 1024).
+    pub dram_return_queue: u32,
     /// Fixed latency (core cycles) from the L2's miss queue to the DRAM queue (GPGPU-Sim's
     /// `-dram_latency` queue, 100 in the GTX480 file); with `fixed`, the pipe's access
     /// latency.
@@ -478,20 +488,24 @@ impl Default for Config {
             const_miss_queue: 4,
             flit_bytes: 32,
             sm_port_flits: 1,
-            partition_port_flits: 2,
+            partition_port_flits: 1,
             icnt_latency: 8,
             icnt_buffer: 64,
             l2_partitions: 6,
-            l2_sets: 128,
+            l2_sets: 64,
             l2_ways: 8,
             l2_latency: 120,
-            l2_mshrs: 128,
-            l2_mshr_merge: 8,
-            l2_miss_queue: 8,
-            l2_response_queue: 16,
+            l2_mshrs: 32,
+            l2_mshr_merge: 4,
+            l2_miss_queue: 4,
+            l2_response_queue: 8,
+            l2_icnt_queue: 8,
+            l2_dram_queue: 8,
+            l2_fill_queue: 8,
             l2_sub_partitions: 2,
             dram_model: DramModel::Gddr5,
             dram_queue: 32,
+            dram_return_queue: 116,
             dram_latency: 100,
             dram_cycles_per_line: 3.0,
             dram_banks: 16,
@@ -715,7 +729,7 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
         &[
             int("flit_bytes", "bytes", 1, 4096, 32, "Flit size."),
             int("sm_port_flits", "flits/cycle", 1, 64, 1, "Flits per cycle an SM port injects or ejects."),
-            int("partition_port_flits", "flits/cycle", 1, 64, 2, "Flits per cycle an L2 partition port injects or ejects."),
+            int("partition_port_flits", "flits/cycle", 1, 64, 1, "Flits per cycle an L2 sub-partition port injects or ejects (one flit per network node per cycle, as intersim2)."),
             int("icnt_latency", "cycles", 1, MAX_MEM_LATENCY, 8, "Cycles a packet spends in the network after serialisation (the reference's crossbar and boundary queues)."),
             int("icnt_buffer", "packets", 1, 4096, 64, "Packets a destination can buffer, counting those still crossing (credit limit)."),
         ],
@@ -724,14 +738,17 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
         "L2",
         &[
             int("l2_partitions", "partitions", 1, 128, 6, "L2 partitions (memory channels), each with its own DRAM."),
-            int("l2_sets", "sets", 1, MAX_L2_LINES, 128, "L2 sets per partition.").rule("a power of two"),
+            int("l2_sets", "sets", 1, MAX_L2_LINES, 64, "L2 sets per sub-partition.").rule("a power of two"),
             int("l2_ways", "ways", 1, 64, 8, "L2 associativity.").rule("l2_sets × l2_ways ≤ 65536 lines"),
-            int("l2_latency", "cycles", 1, MAX_MEM_LATENCY, 120, "Cycles from a request's arrival at its partition to the L2 access (GPGPU-Sim 3.2.2 -rop_latency)."),
-            int("l2_mshrs", "entries", 1, 4096, 128, "L2 MSHR entries per partition."),
-            int("l2_mshr_merge", "requests", 1, 64, 8, "Requests merged into one L2 MSHR entry."),
-            int("l2_miss_queue", "entries", 1, 1024, 8, "L2 → DRAM queue entries."),
-            int("l2_response_queue", "entries", 1, 1024, 16, "Replies an L2 partition may hold before it stops taking requests."),
-            int("l2_sub_partitions", "per channel", 1, 16, 2, "L2 sub-partitions per channel (GPGPU-Sim -gpgpu_n_sub_partition_per_mchannel): folded into one slice per channel; used by the address map.").rule("a power of two dividing dram_banks"),
+            int("l2_latency", "cycles", 1, MAX_MEM_LATENCY, 120, "Cycles from a request's arrival at its sub-partition to the L2 access (GPGPU-Sim 3.2.2 -rop_latency)."),
+            int("l2_mshrs", "entries", 1, 4096, 32, "L2 MSHR entries per sub-partition."),
+            int("l2_mshr_merge", "requests", 1, 64, 4, "Requests merged into one L2 MSHR entry."),
+            int("l2_miss_queue", "entries", 3, 1024, 4, "L2 cache miss queue entries per sub-partition (a write miss needs room for 3)."),
+            int("l2_response_queue", "entries", 1, 1024, 8, "L2 → interconnect queue entries per sub-partition (-gpgpu_dram_partition_queues $2i)."),
+            int("l2_icnt_queue", "entries", 1, 1024, 8, "Interconnect → L2 queue entries per sub-partition (-gpgpu_dram_partition_queues i2$)."),
+            int("l2_dram_queue", "entries", 1, 1024, 8, "L2 → DRAM queue entries per sub-partition (-gpgpu_dram_partition_queues $2d)."),
+            int("l2_fill_queue", "entries", 1, 1024, 8, "DRAM → L2 queue entries per sub-partition (-gpgpu_dram_partition_queues d2$)."),
+            int("l2_sub_partitions", "per channel", 1, 16, 2, "L2 sub-partitions per channel (GPGPU-Sim -gpgpu_n_sub_partition_per_mchannel), each with its own L2 slice and queues, sharing the channel's DRAM.").rule("a power of two dividing dram_banks"),
         ],
     ),
     (
@@ -739,6 +756,7 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
         &[
             choice("dram_model", &["gddr5", "fixed"], "gddr5", "gddr5: banks, open rows, FR-FCFS and GDDR5 timing (GPGPU-Sim 3.2.2 dram.cc); fixed: a FIFO moving one line per dram_cycles_per_line."),
             int("dram_queue", "entries", 1, 1024, 32, "Requests queued per partition (the FR-FCFS queue; GPGPU-Sim -gpgpu_frfcfs_dram_sched_queue_size)."),
+            int("dram_return_queue", "entries", 0, 4096, 116, "DRAM return queue entries per channel (GPGPU-Sim -gpgpu_dram_return_queue_size; 0: 1024)."),
             int("dram_latency", "cycles", 1, MAX_MEM_LATENCY, 100, "Fixed latency from the L2 miss queue to the DRAM queue (gddr5; GPGPU-Sim -dram_latency) or of the pipe (fixed)."),
             Setting {
                 key: "dram_cycles_per_line",
@@ -1413,7 +1431,7 @@ mod tests {
             assert!(md.contains(&format!("| `{}` |", s.key)), "{}", s.key);
         }
         assert!(
-            md.contains("| `dram_latency` | cycles | 1..=10000 | `217` |"),
+            md.contains("| `dram_latency` | cycles | 1..=10000 | `216` |"),
             "{md}"
         );
     }

@@ -3,9 +3,13 @@
 //!
 //! [design] Mapping notes:
 //! - SMs = `-gpgpu_n_clusters` × `-gpgpu_n_cores_per_cluster`.
-//! - The model's L2 partitions are GPGPU-Sim's memory channels (`-gpgpu_n_mem`); each holds
-//!   the sets of its `-gpgpu_n_sub_partition_per_mchannel` sub-partitions, so
-//!   `l2_sets = dl2 sets × sub-partitions`.
+//! - The model's L2 partitions are GPGPU-Sim's memory channels (`-gpgpu_n_mem`), each with
+//!   `-gpgpu_n_sub_partition_per_mchannel` sub-partitions; the `dl2` string describes one
+//!   sub-partition's slice (sets, MSHRs, merge limit, miss queue), as in 3.2.2 (l2cache.cc
+//!   builds one `l2_cache` per `memory_sub_partition`).
+//! - `-gpgpu_dram_partition_queues i2$:$2d:d2$:$2i` (3.2.2 default 8:8:8:8) sets
+//!   `l2_icnt_queue`, `l2_dram_queue`, `l2_fill_queue` and `l2_response_queue`;
+//!   `-gpgpu_dram_return_queue_size` sets `dram_return_queue`.
 //! - Cache strings `[N|S:]sets:line:assoc,rep:wr:alloc:wr_alloc[:index],mshr:entries:merge,mq`
 //!   give sets, ways, line size, MSHRs, merge limit and miss queue; the policy letters are
 //!   reported but not modelled (the model's L1 is LRU, write-through with linear set index).
@@ -13,7 +17,8 @@
 //!   `-gpgpu_dram_buswidth`, `-gpgpu_n_mem_per_ctrlr`, `-dram_data_command_freq_ratio`,
 //!   `-gpgpu_clock_domains` (core and DRAM fields) and `-gpgpu_n_sub_partition_per_mchannel`
 //!   set the GDDR5 model's keys (docs/dram.md).
-//! - `-rop_latency` and `-dram_latency` map onto `l2_latency` and `dram_latency` as they are;
+//! - `-rop_latency` (the ROP delay before the L2) and `-dram_latency` map onto `l2_latency`
+//!   and `dram_latency` as they are;
 //!   the model's defaults are calibrated to 200 / 440-cycle unloaded round trips instead.
 //! - `-gpgpu_flush_l1_cache` / `-gpgpu_flush_l2_cache` (GPGPU-Sim 3.2.2 `gpu-sim.cc`, both
 //!   default 0) map onto `flush_l1_between_kernels` / `flush_l2_between_kernels`.
@@ -147,6 +152,21 @@ const GROUPS: &[(&str, &[&str], &[&str])] = &[
         "L2 sub-partitions",
         &["gpgpu_n_sub_partition_per_mchannel"],
         &["l2_sub_partitions"],
+    ),
+    (
+        "partition queues",
+        &["gpgpu_dram_partition_queues"],
+        &[
+            "l2_icnt_queue",
+            "l2_dram_queue",
+            "l2_fill_queue",
+            "l2_response_queue",
+        ],
+    ),
+    (
+        "DRAM return queue",
+        &["gpgpu_dram_return_queue_size"],
+        &["dram_return_queue"],
     ),
     (
         "DRAM timing",
@@ -327,16 +347,6 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
     let mut c = base.clone();
     let mut used = vec![];
     let mut ignored = vec![];
-    let value_of = |name: &str| {
-        opts.iter()
-            .rev()
-            .find(|(_, n, _)| n == name)
-            .map(|(_, _, v)| v.clone())
-    };
-    let sub_partitions: u32 = value_of("gpgpu_n_sub_partition_per_mchannel")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1)
-        .max(1);
     // (value, line) of each half of the SM count.
     let mut clusters: Option<(u32, usize)> = None;
     let mut cores_per_cluster: Option<(u32, usize)> = None;
@@ -477,21 +487,14 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
             }
             "gpgpu_cache:dl2" => {
                 let g = parse_cache(value).map_err(err)?;
-                let per_channel = |n: u32, what: &str| {
-                    n.checked_mul(sub_partitions).ok_or_else(|| {
-                        err(format!(
-                            "{what} {n} × {sub_partitions} sub-partitions overflows 32 bits"
-                        ))
-                    })
-                };
-                c.l2_sets = per_channel(g.sets, "sets")?;
+                c.l2_sets = g.sets;
                 c.l2_ways = g.ways;
-                c.l2_mshrs = per_channel(g.mshrs, "MSHRs")?;
+                c.l2_mshrs = g.mshrs;
                 c.l2_mshr_merge = g.merge;
                 c.l2_miss_queue = g.miss_queue;
                 Ok(format!(
-                    "l2_sets = {} ({} sets × {sub_partitions} sub-partitions), l2_ways = {}, l2_mshrs = {}, l2_mshr_merge = {}, l2_miss_queue = {}",
-                    c.l2_sets, g.sets, g.ways, c.l2_mshrs, g.merge, g.miss_queue
+                    "l2_sets = {}, l2_ways = {}, l2_mshrs = {}, l2_mshr_merge = {}, l2_miss_queue = {} (per sub-partition; policies {})",
+                    g.sets, g.ways, g.mshrs, g.merge, g.miss_queue, g.policies
                 ))
             }
             "gpgpu_n_mem" => {
@@ -503,10 +506,7 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
                     return Err(err("must be at least 1".into()));
                 }
                 c.l2_sub_partitions = num(value)?;
-                Ok(format!(
-                    "l2_sub_partitions = {} (folded into l2_sets and l2_mshrs)",
-                    c.l2_sub_partitions
-                ))
+                Ok(format!("l2_sub_partitions = {}", c.l2_sub_partitions))
             }
             "gpgpu_dram_timing_opt" => {
                 let base = crate::gpu::mem::dram::DramTiming::from_config(&c);
@@ -554,10 +554,24 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
                 "1" => Ok("FR-FCFS (dram_model = gddr5)".into()),
                 other => Err(format!("scheduler {other}: only FR-FCFS (1) is modelled")),
             },
-            "gpgpu_dram_return_queue_size" => Err(
-                "the DRAM return queue never blocks in the model (the partition drains it every DRAM cycle)"
-                    .into(),
-            ),
+            "gpgpu_dram_return_queue_size" => {
+                c.dram_return_queue = num(value)?;
+                Ok(format!("dram_return_queue = {}", c.dram_return_queue))
+            }
+            "gpgpu_dram_partition_queues" => {
+                let q: Vec<&str> = value.trim().split(':').collect();
+                if q.len() != 4 {
+                    return Err(err("expected i2$:$2d:d2$:$2i (four sizes)".into()));
+                }
+                c.l2_icnt_queue = num(q[0])?;
+                c.l2_dram_queue = num(q[1])?;
+                c.l2_fill_queue = num(q[2])?;
+                c.l2_response_queue = num(q[3])?;
+                Ok(format!(
+                    "l2_icnt_queue = {}, l2_dram_queue = {}, l2_fill_queue = {}, l2_response_queue = {}",
+                    c.l2_icnt_queue, c.l2_dram_queue, c.l2_fill_queue, c.l2_response_queue
+                ))
+            }
             "gpgpu_mem_address_mask" => Err(
                 "the address map comes from -gpgpu_mem_addr_mapping (or dram_address_map's default)".into(),
             ),

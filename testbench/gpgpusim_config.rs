@@ -40,7 +40,19 @@ fn the_stock_gtx480_config_reads_and_differs_from_our_defaults_only_where_expect
             c.l2_sets,
             c.l2_ways
         ),
-        (8, 8, 6, 128, 8)
+        (8, 8, 6, 64, 8)
+    );
+    // The dl2 string is one sub-partition's slice (3.2.2 builds one l2_cache per
+    // memory_sub_partition): our defaults are the same.
+    assert_eq!(
+        (
+            c.l2_sub_partitions,
+            c.l2_mshrs,
+            c.l2_mshr_merge,
+            c.l2_miss_queue,
+            c.dram_return_queue
+        ),
+        (2, 32, 4, 4, 116)
     );
     let diff = differences(&Config::default(), c);
     for (k, ours, theirs) in &diff {
@@ -50,8 +62,7 @@ fn the_stock_gtx480_config_reads_and_differs_from_our_defaults_only_where_expect
     // Where they differ, and why: the file's L1 is the 16 KB configuration with 32 MSHRs (our
     // default is the paper's 32 KB, 64 MSHRs); its scheduler line is GTO (ours LRR, the
     // paper's baseline); its raw ROP/DRAM latencies and instruction latencies replace the
-    // calibrated ones; its L2 has 32 MSHRs and a 4-entry miss queue per sub-partition, and a
-    // 16-entry DRAM scheduler queue.
+    // calibrated ones; it has a 16-entry DRAM scheduler queue.
     assert_eq!(
         keys,
         [
@@ -63,9 +74,6 @@ fn the_stock_gtx480_config_reads_and_differs_from_our_defaults_only_where_expect
             "l1_mshrs",
             "l1_sets",
             "l2_latency",
-            "l2_miss_queue",
-            "l2_mshr_merge",
-            "l2_mshrs",
             "scheduler",
         ]
         .iter()
@@ -133,11 +141,12 @@ fn the_sm_count_and_l2_geometry_use_checked_arithmetic() {
         "{e}"
     );
     assert!(e.reason.contains("overflows"), "{e}");
-    // (2^31 + 64) sets × 2 sub-partitions wraps to 128: once silently a default-sized L2.
+    // The dl2 sets are per sub-partition, taken as they are (no product to wrap): 2^31 + 64
+    // sets is refused by l2_sets' range, naming the option.
     let text = "-gpgpu_n_sub_partition_per_mchannel 2\n-gpgpu_cache:dl2 N:2147483712:128:8,L:B:m:W:L,A:32:4,4:0,32\n";
     let e = import(text, "wrap.config", &Config::default()).unwrap_err();
     assert_eq!((e.line, e.option.as_str()), (2, "gpgpu_cache:dl2"), "{e}");
-    assert!(e.reason.contains("overflows"), "{e}");
+    assert!(e.to_string().contains("l2_sets"), "{e}");
     let e = import(
         "-gpgpu_n_sub_partition_per_mchannel 0\n",
         "z.config",
@@ -215,4 +224,34 @@ fn the_cache_flush_options_map_onto_the_between_kernel_flushes() {
     assert!(!imported.config.flush_l2_between_kernels);
     assert!(imported.used.iter().any(|u| u.option == "gpgpu_flush_l1_cache"));
     assert!(imported.used.iter().any(|u| u.option == "gpgpu_flush_l2_cache"));
+}
+
+/// 3.2.2 gpu-sim.cc `-gpgpu_dram_partition_queues` (`i2$:$2d:d2$:$2i`, default 8:8:8:8) and
+/// `-gpgpu_dram_return_queue_size` set the sub-partition queues and the DRAM return queue;
+/// `-gpgpu_n_sub_partition_per_mchannel` no longer multiplies the dl2 geometry.
+#[test]
+fn partition_queues_and_the_return_queue_are_read() {
+    let text = "-gpgpu_n_sub_partition_per_mchannel 2\n-gpgpu_cache:dl2 N:64:128:8,L:B:m:W:L,A:32:4,4:0,32\n-gpgpu_dram_partition_queues 4:6:10:12\n-gpgpu_dram_return_queue_size 50\n";
+    let c = import(text, "q.config", &Config::default()).unwrap().config;
+    assert_eq!(
+        (c.l2_sets, c.l2_mshrs, c.l2_mshr_merge, c.l2_miss_queue),
+        (64, 32, 4, 4)
+    );
+    assert_eq!(
+        (
+            c.l2_icnt_queue,
+            c.l2_dram_queue,
+            c.l2_fill_queue,
+            c.l2_response_queue
+        ),
+        (4, 6, 10, 12)
+    );
+    assert_eq!(c.dram_return_queue, 50);
+    let e = import(
+        "-gpgpu_dram_partition_queues 8:8:8\n",
+        "q.config",
+        &Config::default(),
+    )
+    .unwrap_err();
+    assert_eq!(e.option, "gpgpu_dram_partition_queues");
 }

@@ -88,6 +88,9 @@ impl Gpu {
         cfg.validate()?;
         let n = cfg.sms as usize;
         let p = cfg.l2_partitions as usize;
+        // The network's memory ports are the L2 sub-partitions (GPGPU-Sim 3.2.2
+        // `icnt_create(n_simt_clusters, m_n_mem_sub_partition)`).
+        let ports = p * cfg.l2_sub_partitions as usize;
         Ok(Gpu {
             cfg: cfg.clone(),
             sms: (0..n).map(|i| Sm::new(i, cfg, engine.blocks(i))).collect(),
@@ -95,14 +98,14 @@ impl Gpu {
             channels: mem::ChannelMap::new(cfg).map_err(|e| ConfigError::new("dram_address_map", e))?,
             requests: Network::new(
                 n,
-                p,
+                ports,
                 cfg.sm_port_flits,
                 cfg.partition_port_flits,
                 cfg.icnt_latency,
                 cfg.icnt_buffer,
             ),
             replies: Network::new(
-                p,
+                ports,
                 n,
                 cfg.partition_port_flits,
                 cfg.sm_port_flits,
@@ -282,12 +285,12 @@ impl Gpu {
             for p in &mut self.partitions {
                 p.cycle(now, &mut self.requests);
             }
-            for (pi, p) in self.partitions.iter_mut().enumerate() {
-                if let Some(r) = p.replies.front() {
+            for sp in self.partitions.iter_mut().flat_map(|p| p.subs.iter_mut()) {
+                if let Some(r) = sp.replies.front() {
                     let dst = r.sm as usize;
-                    if self.replies.can_send(pi, dst, now) {
-                        let r = p.replies.pop_front().expect("front exists");
-                        self.replies.send(pi, dst, r.flits(flit, line), now, r);
+                    if self.replies.can_send(sp.id, dst, now) {
+                        let r = sp.replies.pop_front().expect("front exists");
+                        self.replies.send(sp.id, dst, r.flits(flit, line), now, r);
                     }
                 }
             }
@@ -438,7 +441,7 @@ impl Gpu {
         }
         let mut l2 = CacheStats::default();
         for p in &self.partitions {
-            l2.add(&p.stats);
+            l2.add(&p.stats());
         }
         let channels: Vec<_> = self.partitions.iter().map(|p| p.dram.stats().clone()).collect();
         let dram = DramStats::from_channels(&channels);

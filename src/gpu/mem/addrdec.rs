@@ -260,6 +260,46 @@ impl AddrDec {
         }
     }
 
+    /// The sub-partition bits: the lowest log2(sub-partitions) bank bits (GPGPU-Sim 3.2.2
+    /// addrdec.cc `linear_to_raw_address_translation::init`, `sub_partition_id_mask`).
+    fn sub_mask(&self) -> u64 {
+        let mut m = self.bank_mask;
+        let mut out = 0;
+        for _ in 0..self.sub_partitions.trailing_zeros() {
+            let low = m & m.wrapping_neg();
+            out |= low;
+            m &= !low;
+        }
+        out
+    }
+
+    /// The sub-partition of `addr` inside its channel (`addrdec_tlx`'s `bk & (n - 1)`).
+    pub fn sub_in_channel(&self, addr: u64) -> u32 {
+        self.tlx(addr).sub_partition % self.sub_partitions
+    }
+
+    /// GPGPU-Sim 3.2.2 `partition_address`: `addr` without its channel and sub-partition
+    /// bits (the L2 indexes its sets by it, "to reduce set camping": gpu-cache.cc
+    /// `l2_cache_config::set_index`).
+    pub fn partition_address(&self, addr: u64) -> u64 {
+        if self.gap {
+            pext(self.local(addr), !self.sub_mask())
+        } else {
+            pext(addr, !(self.chip_mask | self.sub_mask()))
+        }
+    }
+
+    /// Inverse of [`partition_address`](Self::partition_address) for channel `chip`'s
+    /// sub-partition `sub` (its index inside the channel).
+    pub fn from_partition_address(&self, pa: u64, chip: u32, sub: u32) -> u64 {
+        let sm = self.sub_mask();
+        if self.gap {
+            self.global(pdep(pa, !sm) | pdep(sub as u64, sm), chip)
+        } else {
+            pdep(pa, !(self.chip_mask | sm)) | pdep(chip as u64, self.chip_mask) | pdep(sub as u64, sm)
+        }
+    }
+
     /// Inverse of [`local`](Self::local): the address of channel `chip`'s local address `local`.
     pub fn global(&self, local: u64, chip: u32) -> u64 {
         if self.gap {
@@ -354,5 +394,27 @@ mod tests {
         assert!(e.contains("dramid@"), "{e}");
         assert!(AddrDec::parse(GTX480_MAPPING, 6, 3).is_err());
         assert!(AddrDec::parse("dramid@x;0", 6, 2).is_err());
+    }
+
+    /// 3.2.2 `sub_partition_id_mask` is the lowest bank bit for two sub-partitions (bit 8 on
+    /// GTX480); `partition_address` drops it and the channel, and is inverted exactly.
+    #[test]
+    fn partition_address_drops_channel_and_sub_partition_bits() {
+        let d = gtx480();
+        assert_eq!(d.sub_mask(), 0x100);
+        for addr in (0..1u64 << 22).step_by(128 * 7 + 128) {
+            let t = d.tlx(addr);
+            let sub = d.sub_in_channel(addr);
+            assert_eq!(t.sub_partition, t.chip * 2 + sub);
+            let pa = d.partition_address(addr);
+            assert_eq!(d.from_partition_address(pa, t.chip, sub), addr);
+        }
+        // Power-of-two channels with D bits.
+        let m = "00000000.00000000.00000000.00000000.0000RRRR.RRRRRRRR.BBBBCCCC.DDCCSSSS";
+        let d = AddrDec::parse(m, 4, 2).unwrap();
+        for addr in (0..1u64 << 20).step_by(48) {
+            let (c, sub) = (d.chip(addr), d.sub_in_channel(addr));
+            assert_eq!(d.from_partition_address(d.partition_address(addr), c, sub), addr);
+        }
     }
 }

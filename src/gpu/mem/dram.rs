@@ -8,7 +8,16 @@
 //! stays as `dram_model = fixed`, stepped once per core cycle.
 //!
 //! Interface the partition uses: [`Dram::has_room`], [`Dram::push`], [`Dram::cycle`],
-//! [`Dram::pop_done`], [`Dram::is_idle`], and the counters in [`Dram::stats`].
+//! [`Dram::pop_writeback`], [`Dram::return_top`] / [`Dram::return_pop`], [`Dram::is_idle`],
+//! and the counters in [`Dram::stats`].
+//!
+//! The return queue is bounded (GPGPU-Sim 3.2.2 dram.cc: `returnq` holds
+//! `-gpgpu_dram_return_queue_size` entries, 1024 when 0): while it is full the column
+//! pipeline does not drain (`dram_t::cycle` pops `rwq` only `if (!returnq->full())`), and
+//! the partition takes its head only when the sub-partition's DRAM→L2 queue has room
+//! (l2cache.cc `memory_partition_unit::dram_cycle`), so a slow L2 pushes back on the DRAM.
+//! Write-backs (requests without an acknowledgement: 3.2.2's `L2_WRBK_ACC`) never enter it:
+//! `dram_t::cycle` hands them to `memory_partition_unit::set_done` at once.
 //! Nothing allocates after construction.
 
 use std::collections::VecDeque;
@@ -225,6 +234,9 @@ pub struct Gddr5Params {
     pub data_command_ratio: u32,
     /// FR-FCFS queue entries (`-gpgpu_frfcfs_dram_sched_queue_size`).
     pub queue: u32,
+    /// Return queue entries (`-gpgpu_dram_return_queue_size`; 0: 1024 as 3.2.2's
+    /// `dram_t::dram_t` makes it).
+    pub return_queue: u32,
     pub line_bytes: u32,
     pub map: AddrDec,
 }
@@ -263,6 +275,7 @@ impl Gddr5Params {
             chips: c.dram_chips,
             data_command_ratio: c.dram_data_command_ratio,
             queue: c.dram_queue,
+            return_queue: c.dram_return_queue,
             line_bytes: c.line_bytes,
             map: AddrDec::parse(&c.dram_address_map, c.l2_partitions, c.l2_sub_partitions)?,
         })
@@ -394,6 +407,9 @@ pub struct Gddr5 {
     groups: Vec<BankGroup>,
     rwq: DelayPipe,
     returnq: VecDeque<DramRequest>,
+    return_cap: usize,
+    /// Finished write-backs, for the partition's credit accounting (3.2.2 `set_done`).
+    writebacks_done: VecDeque<DramRequest>,
     writing: bool,
     prio: usize,
     /// Command cycles so far (the timing constraints' clock).
@@ -440,7 +456,9 @@ impl Gddr5 {
             banks: vec![Bank::default(); nbk],
             groups: vec![BankGroup::default(); t.nbkgrp as usize],
             rwq: DelayPipe::new(t.cl as usize, t.cl as usize + 1),
-            returnq: VecDeque::with_capacity(slots),
+            returnq: VecDeque::with_capacity(Self::return_cap_of(&p)),
+            return_cap: Self::return_cap_of(&p),
+            writebacks_done: VecDeque::with_capacity(slots),
             writing: false,
             prio: 0,
             now: 0,
@@ -450,6 +468,16 @@ impl Gddr5 {
             wtr: 0,
             stats: DramChannelStats::default(),
             p,
+        }
+    }
+
+    /// 3.2.2 dram.cc `dram_t::dram_t`: `returnq` of `gpgpu_dram_return_queue_size`
+    /// entries, 1024 when it is 0.
+    fn return_cap_of(p: &Gddr5Params) -> usize {
+        if p.return_queue == 0 {
+            1024
+        } else {
+            p.return_queue as usize
         }
     }
 
@@ -491,9 +519,27 @@ impl Gddr5 {
         }
     }
 
-    /// A completed request (reads and writes alike), oldest first.
+    /// A completed request (reads and writes alike): finished write-backs first, then the
+    /// return queue's head.
     pub fn pop_done(&mut self) -> Option<DramRequest> {
-        self.returnq.pop_front()
+        self.writebacks_done
+            .pop_front()
+            .or_else(|| self.returnq.pop_front())
+    }
+
+    /// A finished write-back (3.2.2: handed to `set_done`, never in `returnq`).
+    pub fn pop_writeback(&mut self) -> Option<DramRequest> {
+        self.writebacks_done.pop_front()
+    }
+
+    /// The return queue's head (`dram_t::return_queue_top`).
+    pub fn return_top(&self) -> Option<&DramRequest> {
+        self.returnq.front()
+    }
+
+    /// Requests in the return queue.
+    pub fn returns_waiting(&self) -> usize {
+        self.returnq.len()
     }
 
     pub fn is_idle(&self) -> bool {
@@ -502,6 +548,7 @@ impl Gddr5 {
             && self.busy == 0
             && self.rwq.is_empty_of_commands()
             && self.returnq.is_empty()
+            && self.writebacks_done.is_empty()
     }
 
     /// `n` command cycles in which nothing is queued or in flight ([`is_idle`](Self::is_idle)):
@@ -581,7 +628,14 @@ impl Gddr5 {
     /// pipeline, scheduling, at most one command (column, activate or precharge), then
     /// every timing counter counts down.
     pub fn cycle(&mut self) {
-        if let Some(i) = self.rwq.pop() {
+        // 3.2.2 dram.cc `dram_t::cycle`: `if (!returnq->full()) { cmd = rwq->pop(); ... }`:
+        // a full return queue holds the column pipeline.
+        let popped = if self.returnq.len() < self.return_cap {
+            self.rwq.pop()
+        } else {
+            None
+        };
+        if let Some(i) = popped {
             let atom = self.atom;
             let s = &mut self.slab[i as usize];
             s.dq += atom;
@@ -589,8 +643,12 @@ impl Gddr5 {
             if s.dq >= self.bytes_of(&r) {
                 self.slab[i as usize].req = None;
                 self.free.push(i);
-                // Returns never block: the partition drains them every DRAM cycle.
-                self.returnq.push_back(r);
+                if r.write && r.ack.is_none() {
+                    // An L2 write-back: `m_memory_partition_unit->set_done(data)`.
+                    self.writebacks_done.push_back(r);
+                } else {
+                    self.returnq.push_back(r);
+                }
             }
         }
         self.scheduler();
@@ -824,6 +882,38 @@ impl Dram {
             Dram::Fixed(d) => d.pop_done(now),
         }
     }
+    /// A finished write-back (`gddr5`; `fixed` returns everything in order through
+    /// [`return_top`](Self::return_top)).
+    pub fn pop_writeback(&mut self) -> Option<DramRequest> {
+        match self {
+            Dram::Gddr5(d) => d.pop_writeback(),
+            Dram::Fixed(_) => None,
+        }
+    }
+    /// The oldest finished request waiting to leave (`dram_t::return_queue_top`).
+    pub fn return_top(&self, now: u64) -> Option<DramRequest> {
+        match self {
+            Dram::Gddr5(d) => d.return_top().copied(),
+            Dram::Fixed(d) => match d.in_service.front() {
+                Some((done, r)) if *done <= now => Some(*r),
+                _ => None,
+            },
+        }
+    }
+    /// Removes [`return_top`](Self::return_top)'s request.
+    pub fn return_pop(&mut self, now: u64) {
+        self.pop_done_of_returnq(now);
+    }
+    fn pop_done_of_returnq(&mut self, now: u64) {
+        match self {
+            Dram::Gddr5(d) => {
+                d.returnq.pop_front();
+            }
+            Dram::Fixed(d) => {
+                d.pop_done(now);
+            }
+        }
+    }
     pub fn is_idle(&self) -> bool {
         match self {
             Dram::Gddr5(d) => d.is_idle(),
@@ -865,6 +955,7 @@ mod tests {
             chips: 2,
             data_command_ratio: 4,
             queue,
+            return_queue: 0,
             line_bytes: 128,
             map: AddrDec::parse(GTX480_MAPPING, 6, 2).unwrap(),
         })
@@ -969,5 +1060,42 @@ mod tests {
         assert_eq!(accepted, 5);
         assert!(run_until(&mut d, 5) > 0);
         assert_eq!(d.stats.activations, 5);
+    }
+
+    /// 3.2.2 dram.cc `dram_t::cycle` pops `rwq` only `if (!returnq->full())`: with a
+    /// one-entry return queue that nobody drains, the second read stays in the channel
+    /// until the first leaves; a write-back bypasses the queue (`set_done`).
+    #[test]
+    fn a_full_return_queue_stalls_the_read_return() {
+        let mut p = gtx480(8).p.clone();
+        p.return_queue = 1;
+        let mut d = Gddr5::new(p);
+        // Lines 0 and 1 lie in different banks (bank bit 8).
+        d.push(DramRequest::read(0, 128));
+        d.push(DramRequest::read(1, 128));
+        for _ in 0..1000 {
+            d.cycle();
+        }
+        assert_eq!(d.returns_waiting(), 1, "the return queue is full");
+        assert!(!d.is_idle(), "the second read is held in the channel");
+        assert_eq!(d.return_top().map(|r| r.line), Some(0));
+        d.returnq.pop_front();
+        for _ in 0..1000 {
+            d.cycle();
+        }
+        assert_eq!(d.return_top().map(|r| r.line), Some(1), "then it returns");
+        // A write-back finishes beside a full return queue... once the pipeline may drain.
+        d.returnq.pop_front();
+        d.push(DramRequest::write(2, 128));
+        for _ in 0..1000 {
+            d.cycle();
+        }
+        assert_eq!(
+            d.returns_waiting(),
+            0,
+            "a write-back never enters the return queue"
+        );
+        assert_eq!(d.pop_writeback().map(|r| r.line), Some(2));
+        assert!(d.is_idle());
     }
 }

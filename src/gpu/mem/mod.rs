@@ -106,9 +106,29 @@ impl ChannelMap {
     pub fn global_line(&self, local: u64, channel: usize) -> u64 {
         self.dec.global(local * self.line_bytes, channel as u32) / self.line_bytes
     }
+    /// The line's global L2 sub-partition (GPGPU-Sim 3.2.2 `addrdec_tlx`: channel ×
+    /// sub-partitions + the sub-partition bank bits).
+    pub fn sub_partition(&self, line: u64) -> usize {
+        self.dec.tlx(line * self.line_bytes).sub_partition as usize
+    }
+    /// The line's index inside its sub-partition's L2 slice (3.2.2 `partition_address`).
+    pub fn slice_line(&self, line: u64) -> u64 {
+        self.dec.partition_address(line * self.line_bytes) / self.line_bytes
+    }
+    /// Inverse of [`slice_line`](Self::slice_line) for global sub-partition `sub` of
+    /// `subs` per channel.
+    pub fn line_of_slice(&self, slice_line: u64, sub: usize, subs: usize) -> u64 {
+        self.dec.from_partition_address(
+            slice_line * self.line_bytes,
+            (sub / subs) as u32,
+            (sub % subs) as u32,
+        ) / self.line_bytes
+    }
 }
 
-/// L2 partition (memory channel) that owns a line.
+/// The interconnect destination of a line: its L2 sub-partition (GPGPU-Sim 3.2.2 has
+/// `n_mem × n_sub_partition_per_mchannel` memory ports on the network, gpu-sim.cc
+/// `gpgpu_sim::gpgpu_sim`: `icnt_create(n_simt_clusters, m_n_mem_sub_partition)`; the request goes to `mf->get_sub_partition_id()`).
 pub fn partition_of(line: u64, map: &ChannelMap) -> usize {
-    map.channel(line)
+    map.sub_partition(line)
 }

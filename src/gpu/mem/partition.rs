@@ -1,35 +1,43 @@
-//! An L2 partition: one memory channel's slice of the L2 (write-back, write-allocate) with
-//! its own MSHRs and miss queue, in front of the channel's DRAM.
+//! A memory partition: one memory channel's DRAM shared by its L2 sub-partitions
+//! (GPGPU-Sim 3.2.2 l2cache.cc `memory_partition_unit`, `memory_sub_partition`).
 //!
-//! Lines reach a partition by the address map ([`ChannelMap`]); the partition indexes its
-//! sets by the line's channel-local index. GPGPU-Sim 3.2.2 splits a channel's L2 into
-//! `-gpgpu_n_sub_partition_per_mchannel` slices; the model keeps one slice per channel
-//! holding all their sets [design; the sets a line can use differ, their number does not].
+//! Each sub-partition (`l2_sub_partitions` per channel, picked by the address map's
+//! sub-partition bank bits, 3.2.2 addrdec.cc `addrdec_tlx`) is its own interconnect
+//! destination with its own L2 slice (write-back, write-allocate: GTX480's `L:B:m:W`), MSHRs
+//! and cache miss queue, and its own queues (3.2.2 `memory_sub_partition::memory_sub_partition`,
+//! sizes from `-gpgpu_dram_partition_queues` `i2$:$2d:d2$:$2i`): a request leaves the network
+//! when the icnt→L2 queue has room (`full()`; gpu-sim.cc `gpgpu_sim::cycle`), waits out the
+//! ROP delay `l2_latency` (`push`, `m_rop`), enters the icnt→L2 queue, and is looked up when
+//! the L2→DRAM queue and the L2→icnt queue both have room (`cache_cycle`). The slice indexes
+//! its sets by 3.2.2's `partition_address` (channel and sub-partition bits removed).
 //!
-//! Each cycle it takes at most one request from the interconnect. A read hit or a write hit
-//! answers after `l2_latency`; a read miss opens (or merges into) an MSHR and queues a DRAM
-//! read; the fill answers every merged waiter. A write miss does what GPGPU-Sim 3.2.2's
-//! `data_cache::wr_miss_wa` does for the GTX480 L2 (`L:B:m:W`): the write goes on to DRAM
-//! (acknowledged when DRAM has written it), a read of the whole line allocates it through
-//! an MSHR, and a dirty victim is written back. When it cannot take the request at the
-//! head (no MSHR, full miss queue, too many replies waiting) the request stays in the
-//! interconnect buffer, which pushes back on the SMs through the credit limit.
+//! L2 access rules (gpu-cache.cc): a read hit answers at once into the L2→icnt queue; a read
+//! miss or a read of a reserved line is `rd_miss_base` (refused at `miss_queue_full(1)`, then
+//! `send_read_request` merges into the line's MSHR or opens one; a dirty victim's write-back
+//! is queued after the read). A write hit marks the line dirty and is acknowledged
+//! (`wr_hit_wb`); a write miss is `wr_miss_wa`: refused at `miss_queue_full(2)` or without an
+//! MSHR to merge into / open, else the write goes on to DRAM (acknowledged when DRAM has
+//! written it), a read of the whole line allocates it (its fill answers nobody:
+//! `L2_WR_ALLOC_R`), and a dirty victim is written back. An all-reserved set refuses any
+//! miss first (`tag_array::probe` RESERVATION_FAIL). A refused request stays at the head of
+//! the icnt→L2 queue.
 //!
-//! A global atomic is performed here as GPGPU-Sim 3.2.2 does it: the request is a read
-//! (`atom` is a `LOAD_OP`, its access `GLOBAL_ACC_R`), timed as one (a hit answers after
-//! `l2_latency`, a miss opens or merges into an MSHR and waits for DRAM), and it leaves the
-//! line dirty: at once on a hit (gpu-cache.cc `data_cache::rd_hit_base`), at the fill
-//! when any request merged into the MSHR is atomic (`mshr_table::add` sets `m_has_atomic`,
-//! `baseline_cache::fill` marks the line `MODIFIED`). Its reply carries the access's data
-//! back to the SM (l2cache.cc `memory_sub_partition::pop` runs the operation as the reply
-//! leaves; no other cost).
+//! A global atomic is performed as GPGPU-Sim 3.2.2 does it: the request is a read
+//! (`atom` is a `LOAD_OP`, its access `GLOBAL_ACC_R`) that leaves the line dirty: at once on
+//! a hit (gpu-cache.cc `data_cache::rd_hit_base`), at the fill when any request merged into
+//! the MSHR is atomic (`mshr_table::add` sets `m_has_atomic`, `baseline_cache::fill` marks
+//! the line `MODIFIED`). Its reply carries the access's data back to the SM (l2cache.cc
+//! `memory_sub_partition::pop` runs the operation as the reply leaves; no other cost).
 //!
 //! The DRAM runs on its own clock: with `gddr5`, each core cycle steps it
 //! `dram_clock_mhz / core_clock_mhz` command cycles on average, carried in an accumulator
 //! (GPGPU-Sim 3.2.2 `gpgpu_sim::next_clock_domain`); each command cycle does what
-//! `memory_partition_unit::dram_cycle` does: completions, the channel's cycle, then one
-//! request from the miss queue into the `dram_latency` queue and one from that queue into
-//! the DRAM while the DRAM has room.
+//! `memory_partition_unit::dram_cycle` does: the return queue's head moves to its
+//! sub-partition's DRAM→L2 queue if that has room (else the return path stalls), the
+//! channel's cycle, then one request from the sub-partitions' L2→DRAM queues, round robin
+//! after the last one served, subject to the DRAM→L2 queue having room and a DRAM credit
+//! (`can_issue_to_dram`, `arbitration_metadata`), into the `dram_latency` queue, and one from
+//! that queue into the DRAM while the DRAM has room.
 
 use std::collections::VecDeque;
 
@@ -52,213 +60,207 @@ struct Waiter {
     bytes: u16,
 }
 
+/// GPGPU-Sim 3.2.2 l2cache.cc `memory_partition_unit::arbitration_metadata`: DRAM credits.
+/// Each sub-partition has one private credit; the rest (`dram_queue + dram_return_queue −
+/// (sub-partitions − 1)`, unlimited when either is 0) is shared. A request borrows one as it
+/// leaves for the DRAM and returns it when its reply enters the DRAM→L2 queue (a write-back:
+/// when DRAM has written it, `set_done`).
 #[derive(Clone, Debug)]
-pub struct Partition {
-    index: usize,
-    map: ChannelMap,
-    /// Tags and MSHRs are keyed by the channel-local line.
+struct Credits {
+    private: Vec<u32>,
+    shared: u32,
+    /// 0: no limit.
+    shared_limit: u32,
+    last_borrower: usize,
+}
+
+impl Credits {
+    fn new(c: &Config) -> Self {
+        let n = c.l2_sub_partitions;
+        let shared_limit = if c.dram_queue == 0 || c.dram_return_queue == 0 {
+            0
+        } else {
+            c.dram_queue + c.dram_return_queue - (n - 1)
+        };
+        Credits {
+            private: vec![0; n as usize],
+            shared: 0,
+            shared_limit,
+            last_borrower: n as usize - 1,
+        }
+    }
+    fn has(&self, s: usize) -> bool {
+        self.private[s] < 1 || self.shared_limit == 0 || self.shared < self.shared_limit
+    }
+    fn borrow(&mut self, s: usize) {
+        if self.private[s] < 1 {
+            self.private[s] += 1;
+        } else {
+            debug_assert!(self.shared_limit == 0 || self.shared < self.shared_limit);
+            self.shared += 1;
+        }
+        self.last_borrower = s;
+    }
+    fn give_back(&mut self, s: usize) {
+        if self.private[s] > 0 {
+            self.private[s] -= 1;
+        } else {
+            debug_assert!(self.shared > 0, "returning more credits than borrowed");
+            self.shared = self.shared.saturating_sub(1);
+        }
+    }
+}
+
+/// One L2 sub-partition: an L2 slice and its queues.
+#[derive(Clone, Debug)]
+pub struct SubPartition {
+    /// Global sub-partition id: channel × sub-partitions + sub (its network port).
+    pub id: usize,
+    /// Tags and MSHRs are keyed by the slice line (3.2.2 `partition_address`).
     tags: TagArray,
     mshrs: MshrTable<Waiter>,
-    /// DRAM-bound requests still in the tag pipeline: (cycle the lookup completes, request).
-    miss_pipe: VecDeque<(u64, DramRequest)>,
-    /// DRAM-bound requests waiting for room in the DRAM queue.
+    /// ROP delay queue: (ready cycle, request) (unbounded in 3.2.2; at most one joins per
+    /// cycle, and only while the icnt→L2 queue has room).
+    rop: VecDeque<(u64, MemRequest)>,
+    icnt_l2: VecDeque<MemRequest>,
+    icnt_l2_cap: usize,
+    /// The L2 cache's miss queue (`baseline_cache::m_miss_queue`).
     miss_queue: VecDeque<DramRequest>,
     miss_queue_cap: usize,
-    /// `gddr5`: requests waiting out `dram_latency` before the DRAM queue (3.2.2's
-    /// `m_dram_latency_queue`): (ready core cycle, request).
-    latency_queue: VecDeque<(u64, DramRequest)>,
-    dram_latency: u64,
-    /// Hits and acknowledgements waiting out the access latency: (ready cycle, reply).
-    pipe: VecDeque<(u64, MemReply)>,
-    /// Replies ready to enter the interconnect.
+    l2_dram: VecDeque<DramRequest>,
+    l2_dram_cap: usize,
+    dram_l2: VecDeque<DramRequest>,
+    dram_l2_cap: usize,
+    /// The L2→icnt queue. Fills add every merged waiter's reply at once (3.2.2 holds them in
+    /// the cache until the queue has room) [design]; requests and acknowledgements wait
+    /// for room.
     pub replies: VecDeque<MemReply>,
     reply_cap: usize,
     latency: u64,
     line_bytes: u32,
+    pub stats: CacheStats,
+}
+
+#[derive(Clone, Debug)]
+pub struct Partition {
+    /// The memory channel.
+    index: usize,
+    map: ChannelMap,
+    pub subs: Vec<SubPartition>,
+    credits: Credits,
+    /// `gddr5`: requests waiting out `dram_latency` before the DRAM queue (3.2.2's
+    /// `m_dram_latency_queue`): (ready core cycle, request).
+    latency_queue: VecDeque<(u64, DramRequest)>,
+    dram_latency: u64,
     pub dram: Dram,
     /// DRAM clock accumulator: DRAM MHz added per core cycle, a command cycle per core MHz.
     clock_acc: u64,
     core_mhz: u64,
     dram_mhz: u64,
-    pub stats: CacheStats,
 }
 
-impl Partition {
-    /// A partition of a validated configuration (the address map and timing parse).
-    pub fn new(index: usize, c: &Config) -> Self {
-        let map = ChannelMap::new(c).expect("validated configuration");
-        let reply_room = (c.l2_response_queue + c.l2_mshrs * c.l2_mshr_merge) as usize;
-        let dram = match c.dram_model {
-            DramModel::Gddr5 => Dram::Gddr5(Box::new(Gddr5::new(
-                Gddr5Params::from_config(c).expect("validated configuration"),
-            ))),
-            DramModel::Fixed => Dram::Fixed(FixedDram::new(
-                c.dram_queue,
-                c.dram_cycles_per_line,
-                c.dram_latency,
-            )),
-        };
-        // The latency queue takes at most one request per DRAM cycle for dram_latency core cycles.
-        let ratio = (c.dram_clock_mhz as u64).div_ceil(c.core_clock_mhz as u64) as usize;
-        let latency_room = match c.dram_model {
-            DramModel::Gddr5 => (c.dram_latency as usize + 1) * ratio + 1,
-            DramModel::Fixed => 0,
-        };
-        Partition {
-            index,
-            map,
+impl SubPartition {
+    fn new(id: usize, c: &Config) -> Self {
+        let merge_room = (c.l2_mshrs * c.l2_mshr_merge) as usize;
+        SubPartition {
+            id,
             tags: TagArray::new(c.l2_sets, c.l2_ways),
             mshrs: MshrTable::new(c.l2_mshrs, c.l2_mshr_merge),
-            miss_pipe: VecDeque::with_capacity(3 * (c.l2_miss_queue + c.l2_latency) as usize),
-            miss_queue: VecDeque::with_capacity(3 * c.l2_miss_queue as usize + 3),
+            rop: VecDeque::with_capacity(c.l2_latency as usize + 2),
+            icnt_l2: VecDeque::with_capacity(c.l2_icnt_queue as usize),
+            icnt_l2_cap: c.l2_icnt_queue as usize,
+            // A request adds at most three entries past a check of `size - 3`.
+            miss_queue: VecDeque::with_capacity(c.l2_miss_queue as usize + 3),
             miss_queue_cap: c.l2_miss_queue as usize,
-            latency_queue: VecDeque::with_capacity(latency_room),
-            dram_latency: c.dram_latency as u64,
-            pipe: VecDeque::with_capacity(c.l2_response_queue as usize + c.l2_latency as usize),
-            // Write acknowledgements from DRAM come on top of the replies the cap allows.
-            replies: VecDeque::with_capacity(reply_room + latency_room + 2 * c.dram_queue as usize + 64),
+            l2_dram: VecDeque::with_capacity(c.l2_dram_queue as usize),
+            l2_dram_cap: c.l2_dram_queue as usize,
+            dram_l2: VecDeque::with_capacity(c.l2_fill_queue as usize),
+            dram_l2_cap: c.l2_fill_queue as usize,
+            replies: VecDeque::with_capacity(c.l2_response_queue as usize + merge_room + 1),
             reply_cap: c.l2_response_queue as usize,
             latency: c.l2_latency as u64,
             line_bytes: c.line_bytes,
-            dram,
-            clock_acc: 0,
-            core_mhz: c.core_clock_mhz as u64,
-            dram_mhz: c.dram_clock_mhz as u64,
             stats: CacheStats::default(),
         }
     }
 
-    /// Starts the next kernel of a sequence: the L2 keeps its lines (dropped with `flush`,
-    /// as `-gpgpu_flush_l2_cache` does; GPGPU-Sim 3.2.2's `flushL2` writes nothing back) and
-    /// the counters start from zero.
-    pub fn next_kernel(&mut self, flush: bool) {
-        if flush {
-            self.tags.invalidate_all();
-        }
-        self.stats = CacheStats::default();
-        self.dram.reset_stats();
-    }
-
-    /// DRAM command cycles in this core cycle.
-    fn dram_ticks(&mut self) -> u64 {
-        match self.dram {
-            Dram::Fixed(_) => 1,
-            Dram::Gddr5(_) => {
-                self.clock_acc += self.dram_mhz;
-                let n = self.clock_acc / self.core_mhz;
-                self.clock_acc -= n * self.core_mhz;
-                n
-            }
-        }
-    }
-
-    /// One core cycle, in reverse pipeline order: the DRAM's cycles (fills, DRAM issue),
-    /// finished hits, then one new request from `input` (the network whose destination
-    /// `self.index` is this partition).
-    pub fn cycle(&mut self, now: u64, input: &mut Network<MemRequest>) {
-        let ticks = self.dram_ticks();
-        // Nothing inside and nothing waiting at the input: the cycle changes no state but
-        // the DRAM's timing counters.
-        if self.dram.is_idle()
-            && self.miss_pipe.is_empty()
+    fn is_empty(&self) -> bool {
+        self.rop.is_empty()
+            && self.icnt_l2.is_empty()
             && self.miss_queue.is_empty()
-            && self.latency_queue.is_empty()
-            && self.pipe.is_empty()
-            && input.pending(self.index) == 0
-        {
-            match &mut self.dram {
-                Dram::Gddr5(d) => d.skip(ticks),
-                Dram::Fixed(d) => d.cycle(now),
-            }
-            if self.mshrs.is_full() {
-                self.stats.cycles_mshr_full += 1;
-            }
-            return;
-        }
-        for _ in 0..ticks {
-            self.dram_cycle(now);
-        }
-        if let Some(&(ready, r)) = self.miss_pipe.front() {
-            if ready <= now && self.miss_queue.len() < self.miss_queue_cap {
-                self.miss_pipe.pop_front();
-                self.miss_queue.push_back(r);
+            && self.l2_dram.is_empty()
+            && self.dram_l2.is_empty()
+    }
+
+    /// `miss_queue_full(n)` (gpu-cache.h): `size + n >= m_miss_queue_size`.
+    fn miss_queue_full(&self, n: usize) -> bool {
+        self.miss_queue.len() + n >= self.miss_queue_cap
+    }
+
+    /// 3.2.2 `memory_sub_partition::cache_cycle` then the network's hand-over
+    /// (`gpgpu_sim::cycle`: `if (!full()) push(icnt_pop(...))`, before `cache_cycle`).
+    fn cycle(&mut self, now: u64, input: &mut Network<MemRequest>, map: &ChannelMap, subs: usize) {
+        if self.icnt_l2.len() < self.icnt_l2_cap {
+            if let Some(req) = input.pop(self.id, now) {
+                self.rop.push_back((now + self.latency, req));
             }
         }
-        while let Some(&(ready, reply)) = self.pipe.front() {
-            if ready > now {
-                break;
+        // DRAM → L2: a read fills (the fill port is taken to be free), a write's
+        // acknowledgement goes to the L2→icnt queue when that has room.
+        if let Some(&d) = self.dram_l2.front() {
+            if !d.write {
+                self.dram_l2.pop_front();
+                self.fill(d, now, map);
+            } else if self.replies.len() < self.reply_cap {
+                self.dram_l2.pop_front();
+                if let Some(a) = d.ack {
+                    self.replies.push_back(MemReply {
+                        id: a.id,
+                        line: d.line,
+                        sm: a.sm,
+                        warp: a.warp,
+                        write: true,
+                        atomic: None,
+                        bytes: 0,
+                    });
+                }
             }
-            self.pipe.pop_front();
-            self.replies.push_back(reply);
+        }
+        // `baseline_cache::cycle`: the miss queue's head to the L2→DRAM queue.
+        if let Some(&r) = self.miss_queue.front() {
+            if self.l2_dram.len() < self.l2_dram_cap {
+                self.miss_queue.pop_front();
+                self.l2_dram.push_back(r);
+            }
         }
         if self.mshrs.is_full() {
             self.stats.cycles_mshr_full += 1;
         }
-        if self.miss_queue.len() >= self.miss_queue_cap {
+        if self.miss_queue_full(1) {
             self.stats.cycles_miss_queue_full += 1;
         }
-        // The access pipeline itself is fully pipelined; only replies the network has not
-        // taken yet push back.
-        if self.replies.len() >= self.reply_cap {
-            return;
+        // A new access when the L2→DRAM and L2→icnt queues have room.
+        if self.l2_dram.len() < self.l2_dram_cap && self.replies.len() < self.reply_cap {
+            if let Some(&req) = self.icnt_l2.front() {
+                if self.access(req, now, map, subs) {
+                    self.icnt_l2.pop_front();
+                    self.stats.atomics += req.atomic.is_some() as u64;
+                }
+            }
         }
-        if let Some(&req) = input.peek(self.index, now) {
-            if self.access(req, now) {
-                input.pop(self.index, now);
-                // Atomics performed (accepted; an atomic is also counted as the read it is).
-                self.stats.atomics += req.atomic.is_some() as u64;
+        // The ROP delay queue's head into the icnt→L2 queue.
+        if let Some(&(ready, req)) = self.rop.front() {
+            if ready <= now && self.icnt_l2.len() < self.icnt_l2_cap {
+                self.rop.pop_front();
+                self.icnt_l2.push_back(req);
             }
         }
     }
 
-    /// One DRAM cycle (GPGPU-Sim 3.2.2 `memory_partition_unit::dram_cycle`).
-    fn dram_cycle(&mut self, now: u64) {
-        while let Some(done) = self.dram.pop_done(now) {
-            self.dram_done(done, now);
-        }
-        self.dram.cycle(now);
-        match self.dram {
-            Dram::Fixed(_) => {
-                if self.dram.has_room() {
-                    if let Some(r) = self.miss_queue.pop_front() {
-                        self.dram.push(r);
-                    }
-                }
-            }
-            Dram::Gddr5(_) => {
-                if self.dram.has_room() {
-                    if let Some(r) = self.miss_queue.pop_front() {
-                        self.latency_queue.push_back((now + self.dram_latency, r));
-                    }
-                }
-                if let Some(&(ready, r)) = self.latency_queue.front() {
-                    if ready <= now && self.dram.has_room() {
-                        self.latency_queue.pop_front();
-                        self.dram.push(r);
-                    }
-                }
-            }
-        }
-    }
-
-    /// A finished DRAM request: a read fills the line and answers everyone merged into its
-    /// MSHR; a write miss's store is acknowledged.
-    fn dram_done(&mut self, done: DramRequest, now: u64) {
-        if done.write {
-            if let Some(a) = done.ack {
-                self.replies.push_back(MemReply {
-                    id: a.id,
-                    line: done.line,
-                    sm: a.sm,
-                    warp: a.warp,
-                    write: true,
-                    atomic: None,
-                    bytes: 0,
-                });
-            }
-            return;
-        }
-        let local = self.map.local_line(done.line);
+    /// A DRAM read came back: the line becomes valid and answers everyone merged into its
+    /// MSHR.
+    fn fill(&mut self, done: DramRequest, now: u64, map: &ChannelMap) {
+        let local = map.slice_line(done.line);
         self.tags.fill(local, now);
         let replies = &mut self.replies;
         let line = done.line;
@@ -285,14 +287,19 @@ impl Partition {
         self.stats.fills += 1;
     }
 
-    /// Tries to serve `req`; false leaves it at the head of the input buffer.
-    fn access(&mut self, req: MemRequest, now: u64) -> bool {
+    /// Tries to serve `req`; false leaves it at the head of the icnt→L2 queue.
+    fn access(&mut self, req: MemRequest, now: u64, map: &ChannelMap, subs: usize) -> bool {
         let line = req.line;
-        let local = self.map.local_line(line);
+        let local = map.slice_line(line);
         let probe = self.tags.probe(local);
         self.stats.accesses += 1;
+        // `tag_array::probe`: a miss in a set whose lines are all reserved.
+        if probe == Probe::Miss && !self.tags.can_allocate(local) {
+            self.stats.fail_line_alloc += 1;
+            return false;
+        }
         if req.write {
-            return self.write(req, local, probe, now);
+            return self.write(req, local, probe, now, map, subs);
         }
         let waiter = Waiter {
             id: req.id,
@@ -302,71 +309,77 @@ impl Partition {
             atomic: req.atomic,
             bytes: req.bytes,
         };
-        match probe {
-            Probe::Hit => {
-                self.tags.touch(local, now);
-                // GPGPU-Sim 3.2.2 gpu-cache.cc, data_cache::rd_hit_base: an atomic's read
-                // hit marks the line MODIFIED.
-                if req.atomic.is_some() {
-                    self.tags.mark_dirty(local);
-                }
-                self.stats.hits += 1;
-                self.pipe.push_back((now + self.latency, req.reply()));
+        if probe == Probe::Hit {
+            self.tags.touch(local, now);
+            // GPGPU-Sim 3.2.2 gpu-cache.cc, data_cache::rd_hit_base: an atomic's read hit
+            // marks the line MODIFIED.
+            if req.atomic.is_some() {
+                self.tags.mark_dirty(local);
+            }
+            self.stats.hits += 1;
+            self.replies.push_back(req.reply());
+            return true;
+        }
+        // `rd_miss_base`: refused at `miss_queue_full(1)`, then `send_read_request`.
+        if self.miss_queue_full(1) {
+            self.stats.fail_miss_queue_full += 1;
+            return false;
+        }
+        if probe == Probe::Reserved {
+            if self.mshrs.can_merge(local) {
+                self.mshrs.merge(local, waiter);
+                self.stats.hit_reserved += 1;
                 true
+            } else {
+                self.stats.fail_merge_limit += 1;
+                false
             }
-            Probe::Reserved => {
-                if self.mshrs.can_merge(local) {
-                    self.mshrs.merge(local, waiter);
-                    self.stats.hit_reserved += 1;
-                    true
-                } else {
-                    self.stats.fail_merge_limit += 1;
-                    false
-                }
-            }
-            Probe::Miss => {
-                let writeback = self.tags.victim(local).filter(|v| v.dirty).is_some();
-                let slots = 1 + writeback as usize;
-                if self.mshrs.is_full() {
-                    self.stats.fail_mshr_full += 1;
-                    false
-                } else if !self.miss_room(slots) {
-                    self.stats.fail_miss_queue_full += 1;
-                    false
-                } else if !self.tags.can_allocate(local) {
-                    self.stats.fail_line_alloc += 1;
-                    false
-                } else {
-                    self.allocate(local, now);
-                    self.mshrs.open(local, waiter, now);
-                    self.miss_pipe
-                        .push_back((now + self.latency, DramRequest::read(line, self.line_bytes)));
-                    self.stats.misses += 1;
-                    true
-                }
-            }
+        } else if self.mshrs.is_full() {
+            self.stats.fail_mshr_full += 1;
+            false
+        } else {
+            self.mshrs.open(local, waiter, now);
+            self.miss_queue
+                .push_back(DramRequest::read(line, self.line_bytes));
+            self.allocate(local, now, map, subs);
+            self.stats.misses += 1;
+            true
         }
     }
 
-    /// A write: a hit marks the line dirty and is acknowledged after the access latency. A
-    /// miss, or a write to a line whose fill is pending, is GPGPU-Sim 3.2.2's
-    /// `data_cache::wr_miss_wa`: the write is sent on to DRAM (its acknowledgement comes
-    /// when DRAM has written it), and a read of the whole line (`set_data_size(line size)`
-    /// in `send_read_request`) allocates it: a new MSHR and a DRAM read on a miss, a merge
-    /// into the pending MSHR otherwise; a dirty victim is written back. The filled line is
-    /// clean (the write already went below).
-    fn write(&mut self, req: MemRequest, local: u64, probe: Probe, now: u64) -> bool {
+    /// A write: a hit marks the line dirty and is acknowledged (`wr_hit_wb`). A miss, or a
+    /// write to a line whose fill is pending, is `data_cache::wr_miss_wa`.
+    fn write(
+        &mut self,
+        req: MemRequest,
+        local: u64,
+        probe: Probe,
+        now: u64,
+        map: &ChannelMap,
+        subs: usize,
+    ) -> bool {
         if probe == Probe::Hit {
             self.tags.mark_dirty(local);
             self.tags.touch(local, now);
             self.stats.write_hits += 1;
-            self.pipe.push_back((now + self.latency, req.reply()));
+            self.replies.push_back(req.reply());
             return true;
         }
-        let waiter = Waiter {
-            reply: false,
-            ..Waiter::default()
-        };
+        // `if (miss_queue_full(2) || (!(mshr_hit && mshr_avail) && !(!mshr_hit &&
+        // mshr_avail && miss_queue.size() < size))) return RESERVATION_FAIL`.
+        if self.miss_queue_full(2) {
+            self.stats.fail_miss_queue_full += 1;
+            return false;
+        }
+        let reserved = probe == Probe::Reserved;
+        if reserved && !self.mshrs.can_merge(local) {
+            self.stats.fail_merge_limit += 1;
+            return false;
+        }
+        if !reserved && self.mshrs.is_full() {
+            self.stats.fail_mshr_full += 1;
+            return false;
+        }
         let store = DramRequest {
             ack: Some(Ack {
                 id: req.id,
@@ -375,67 +388,206 @@ impl Partition {
             }),
             ..DramRequest::write(req.line, req.bytes as u32)
         };
-        if probe == Probe::Reserved {
-            if !self.mshrs.can_merge(local) {
-                self.stats.fail_merge_limit += 1;
-                return false;
-            }
-            if !self.miss_room(1) {
-                self.stats.fail_miss_queue_full += 1;
-                return false;
-            }
+        let waiter = Waiter {
+            reply: false,
+            ..Waiter::default()
+        };
+        // In 3.2.2's order: the write, the line read (merged, or a new MSHR), the victim's
+        // write-back.
+        self.miss_queue.push_back(store);
+        if reserved {
             self.mshrs.merge(local, waiter);
-            self.miss_pipe.push_back((now + self.latency, store));
-            self.stats.write_misses += 1;
-            return true;
+        } else {
+            self.mshrs.open(local, waiter, now);
+            self.miss_queue
+                .push_back(DramRequest::read(req.line, self.line_bytes));
+            self.allocate(local, now, map, subs);
         }
-        let writeback = self.tags.victim(local).filter(|v| v.dirty).is_some();
-        if self.mshrs.is_full() {
-            self.stats.fail_mshr_full += 1;
-            return false;
-        }
-        if !self.miss_room(2 + writeback as usize) {
-            self.stats.fail_miss_queue_full += 1;
-            return false;
-        }
-        if !self.tags.can_allocate(local) {
-            self.stats.fail_line_alloc += 1;
-            return false;
-        }
-        // In 3.2.2's order: the write, the line read, then the victim's write-back.
-        self.miss_pipe.push_back((now + self.latency, store));
-        self.miss_pipe
-            .push_back((now + self.latency, DramRequest::read(req.line, self.line_bytes)));
-        self.allocate(local, now);
-        self.mshrs.open(local, waiter, now);
         self.stats.write_misses += 1;
         true
     }
 
-    /// Allocates (reserves) local line `local`, queueing a DRAM write for a dirty victim.
-    fn allocate(&mut self, local: u64, now: u64) {
+    /// Allocates (reserves) slice line `local`, queueing a DRAM write for a dirty victim.
+    fn allocate(&mut self, local: u64, now: u64, map: &ChannelMap, subs: usize) {
         if let Some(v) = self.tags.allocate(local, LineState::Reserved, false, now) {
             if v.dirty {
-                let line = self.map.global_line(v.line, self.index);
-                self.miss_pipe
-                    .push_back((now + self.latency, DramRequest::write(line, self.line_bytes)));
+                let line = map.line_of_slice(v.line, self.id, subs);
+                self.miss_queue
+                    .push_back(DramRequest::write(line, self.line_bytes));
+            }
+        }
+    }
+}
+
+impl Partition {
+    /// Memory channel `index` of a validated configuration, with its sub-partitions
+    /// (global ids `index × l2_sub_partitions + s`).
+    pub fn new(index: usize, c: &Config) -> Self {
+        let map = ChannelMap::new(c).expect("validated configuration");
+        let dram = match c.dram_model {
+            DramModel::Gddr5 => Dram::Gddr5(Box::new(Gddr5::new(
+                Gddr5Params::from_config(c).expect("validated configuration"),
+            ))),
+            DramModel::Fixed => Dram::Fixed(FixedDram::new(
+                c.dram_queue,
+                c.dram_cycles_per_line,
+                c.dram_latency,
+            )),
+        };
+        // The latency queue takes at most one request per DRAM cycle for dram_latency core cycles.
+        let ratio = (c.dram_clock_mhz as u64).div_ceil(c.core_clock_mhz as u64) as usize;
+        let latency_room = match c.dram_model {
+            DramModel::Gddr5 => (c.dram_latency as usize + 1) * ratio + 1,
+            DramModel::Fixed => 0,
+        };
+        let n = c.l2_sub_partitions as usize;
+        Partition {
+            index,
+            map,
+            subs: (0..n).map(|s| SubPartition::new(index * n + s, c)).collect(),
+            credits: Credits::new(c),
+            latency_queue: VecDeque::with_capacity(latency_room),
+            dram_latency: c.dram_latency as u64,
+            dram,
+            clock_acc: 0,
+            core_mhz: c.core_clock_mhz as u64,
+            dram_mhz: c.dram_clock_mhz as u64,
+        }
+    }
+
+    /// Starts the next kernel of a sequence: the L2 keeps its lines (dropped with `flush`,
+    /// as `-gpgpu_flush_l2_cache` does; GPGPU-Sim 3.2.2's `flushL2` writes nothing back) and
+    /// the counters start from zero.
+    pub fn next_kernel(&mut self, flush: bool) {
+        for s in &mut self.subs {
+            if flush {
+                s.tags.invalidate_all();
+            }
+            s.stats = CacheStats::default();
+        }
+        self.dram.reset_stats();
+    }
+
+    /// The L2 counters of all the channel's sub-partitions.
+    pub fn stats(&self) -> CacheStats {
+        let mut t = CacheStats::default();
+        for s in &self.subs {
+            t.add(&s.stats);
+        }
+        t
+    }
+
+    /// DRAM command cycles in this core cycle.
+    fn dram_ticks(&mut self) -> u64 {
+        match self.dram {
+            Dram::Fixed(_) => 1,
+            Dram::Gddr5(_) => {
+                self.clock_acc += self.dram_mhz;
+                let n = self.clock_acc / self.core_mhz;
+                self.clock_acc -= n * self.core_mhz;
+                n
             }
         }
     }
 
-    /// Whether `n` more DRAM-bound requests fit: the miss queue plus what the tag pipeline
-    /// can hold (one lookup per cycle).
-    fn miss_room(&self, n: usize) -> bool {
-        self.miss_pipe.len() + self.miss_queue.len() + n <= self.miss_queue_cap + self.latency as usize
+    /// One core cycle: the DRAM's cycles, then each sub-partition's cycle (taking from
+    /// `input`, whose destinations are the global sub-partition ids).
+    pub fn cycle(&mut self, now: u64, input: &mut Network<MemRequest>) {
+        let ticks = self.dram_ticks();
+        // Nothing inside and nothing waiting at the inputs: the cycle changes no state but
+        // the DRAM's timing counters.
+        if self.dram.is_idle()
+            && self.latency_queue.is_empty()
+            && self.subs.iter().all(|s| s.is_empty() && input.pending(s.id) == 0)
+        {
+            match &mut self.dram {
+                Dram::Gddr5(d) => d.skip(ticks),
+                Dram::Fixed(d) => d.cycle(now),
+            }
+            for s in &mut self.subs {
+                if s.mshrs.is_full() {
+                    s.stats.cycles_mshr_full += 1;
+                }
+            }
+            return;
+        }
+        for _ in 0..ticks {
+            self.dram_cycle(now);
+        }
+        let n = self.subs.len();
+        for s in &mut self.subs {
+            s.cycle(now, input, &self.map, n);
+        }
+    }
+
+    /// Sub-partition (index inside the channel) of a line of this channel.
+    fn sub_of(&self, line: u64) -> usize {
+        self.map.sub_partition(line) % self.subs.len()
+    }
+
+    /// One DRAM cycle (GPGPU-Sim 3.2.2 l2cache.cc `memory_partition_unit::dram_cycle`).
+    fn dram_cycle(&mut self, now: u64) {
+        // Finished write-backs return their credit (`set_done`).
+        while let Some(w) = self.dram.pop_writeback() {
+            let s = self.sub_of(w.line);
+            self.credits.give_back(s);
+        }
+        // The return queue's head to its sub-partition's DRAM→L2 queue, if that has room;
+        // otherwise it stays and the return path stalls.
+        if let Some(r) = self.dram.return_top(now) {
+            let s = self.sub_of(r.line);
+            if r.write && r.ack.is_none() {
+                // `fixed` returns write-backs in order too.
+                self.dram.return_pop(now);
+                self.credits.give_back(s);
+            } else if self.subs[s].dram_l2.len() < self.subs[s].dram_l2_cap {
+                self.dram.return_pop(now);
+                self.subs[s].dram_l2.push_back(r);
+                self.credits.give_back(s);
+            }
+        }
+        self.dram.cycle(now);
+        if self.dram.has_room() {
+            // Round robin after the last borrower; one request per DRAM cycle.
+            let n = self.subs.len();
+            let last = self.credits.last_borrower;
+            for k in 0..n {
+                let s = (k + last + 1) % n;
+                let sub = &self.subs[s];
+                let can_issue = sub.dram_l2.len() < sub.dram_l2_cap && self.credits.has(s);
+                if !sub.l2_dram.is_empty() && can_issue {
+                    let r = self.subs[s].l2_dram.pop_front().expect("not empty");
+                    match self.dram {
+                        Dram::Fixed(_) => self.dram.push(r),
+                        Dram::Gddr5(_) => self.latency_queue.push_back((now + self.dram_latency, r)),
+                    }
+                    self.credits.borrow(s);
+                    break;
+                }
+            }
+        }
+        if let Some(&(ready, r)) = self.latency_queue.front() {
+            if ready <= now && self.dram.has_room() {
+                self.latency_queue.pop_front();
+                self.dram.push(r);
+            }
+        }
     }
 
     /// Nothing buffered or in flight inside the partition (its DRAM writes excepted).
     pub fn is_quiet(&self) -> bool {
-        self.mshrs.used() == 0 && self.pipe.is_empty() && self.replies.is_empty()
+        self.subs
+            .iter()
+            .all(|s| s.mshrs.used() == 0 && s.replies.is_empty() && s.rop.is_empty() && s.icnt_l2.is_empty())
     }
 
     pub fn mshrs_used(&self) -> usize {
-        self.mshrs.used()
+        self.subs.iter().map(|s| s.mshrs.used()).sum()
+    }
+
+    /// The channel index.
+    pub fn index(&self) -> usize {
+        self.index
     }
 }
 
@@ -466,17 +618,17 @@ mod tests {
         net.send(0, 0, req.flits(32), start, req);
         for now in start..start + 100_000 {
             p.cycle(now, net);
-            if let Some(r) = p.replies.pop_front() {
+            if let Some(r) = p.subs[0].replies.pop_front() {
                 return (now - start, r);
             }
         }
         panic!("no reply");
     }
 
-    /// Lines of channel 0, the partition under test.
+    /// Lines of sub-partition 0 (of channel 0, the partition under test).
     fn lines_of_channel_0(c: &Config) -> impl Iterator<Item = u64> {
         let map = ChannelMap::new(c).unwrap();
-        (0u64..).filter(move |&l| map.channel(l) == 0)
+        (0u64..).filter(move |&l| map.sub_partition(l) == 0)
     }
 
     #[test]
@@ -486,28 +638,35 @@ mod tests {
             ..Config::default()
         };
         let mut p = Partition::new(0, &c);
-        let mut net = Network::new(1, c.l2_partitions as usize, 1, 2, 1, 8);
+        let mut net = Network::new(1, (c.l2_partitions * c.l2_sub_partitions) as usize, 1, 2, 1, 8);
         let mut lines = lines_of_channel_0(&c);
         let (x, y) = (lines.next().unwrap(), lines.next().unwrap());
         let (miss, r) = serve(&mut p, &mut net, request(1, x, true), 0);
         assert_eq!((r.atomic, r.bytes, r.write, r.warp), (Some(7), 32, false, 3));
-        assert_eq!((p.stats.misses, p.stats.atomics, p.stats.fills), (1, 1, 1));
+        assert_eq!(
+            (
+                p.subs[0].stats.misses,
+                p.subs[0].stats.atomics,
+                p.subs[0].stats.fills
+            ),
+            (1, 1, 1)
+        );
         let (hit, _) = serve(&mut p, &mut net, request(2, x, true), 10_000);
-        assert_eq!((p.stats.hits, p.stats.atomics), (1, 2));
+        assert_eq!((p.subs[0].stats.hits, p.subs[0].stats.atomics), (1, 2));
         assert!(
             hit < miss && miss > hit + 100,
             "a hit answers after the L2 latency ({hit}), a miss after DRAM ({miss})"
         );
         // The atomic's fill left the line dirty (3.2.2 `m_has_atomic`), and so does a hit.
-        let lx = p.map.local_line(x);
-        assert!(p.tags.victim(lx).is_some_and(|v| v.dirty));
+        let lx = p.map.slice_line(x);
+        assert!(p.subs[0].tags.victim(lx).is_some_and(|v| v.dirty));
         // A plain read of another line leaves it clean.
         let (_, r) = serve(&mut p, &mut net, request(3, y, false), 20_000);
         assert_eq!(r.atomic, None);
-        let ly = p.map.local_line(y);
-        assert!(p.tags.victim(ly).is_some_and(|v| !v.dirty));
-        assert_eq!(p.stats.atomics, 2);
-        assert_eq!(p.stats.accesses, p.stats.outcomes());
+        let ly = p.map.slice_line(y);
+        assert!(p.subs[0].tags.victim(ly).is_some_and(|v| !v.dirty));
+        assert_eq!(p.subs[0].stats.atomics, 2);
+        assert_eq!(p.subs[0].stats.accesses, p.subs[0].stats.outcomes());
     }
 
     #[test]
@@ -517,17 +676,17 @@ mod tests {
             ..Config::default()
         };
         let mut p = Partition::new(0, &c);
-        let mut net = Network::new(1, c.l2_partitions as usize, 1, 2, 1, 8);
+        let mut net = Network::new(1, (c.l2_partitions * c.l2_sub_partitions) as usize, 1, 2, 1, 8);
         let x = lines_of_channel_0(&c).next().unwrap();
-        let lx = p.map.local_line(x);
+        let lx = p.map.slice_line(x);
         serve(&mut p, &mut net, request(1, x, false), 0);
         assert!(
-            p.tags.victim(lx).is_some_and(|v| !v.dirty),
+            p.subs[0].tags.victim(lx).is_some_and(|v| !v.dirty),
             "a read fills it clean"
         );
         serve(&mut p, &mut net, request(2, x, true), 10_000);
         assert!(
-            p.tags.victim(lx).is_some_and(|v| v.dirty),
+            p.subs[0].tags.victim(lx).is_some_and(|v| v.dirty),
             "an atomic hit dirties it"
         );
         // A read miss with an atomic merged into its MSHR: the fill dirties the line.
@@ -537,17 +696,17 @@ mod tests {
         let mut replies = vec![];
         for now in 0..100_000 {
             p.cycle(now, &mut net);
-            replies.extend(p.replies.drain(..));
+            replies.extend(p.subs[0].replies.drain(..));
             if replies.len() == 2 {
                 break;
             }
         }
-        assert_eq!(p.stats.hit_reserved, 1);
+        assert_eq!(p.subs[0].stats.hit_reserved, 1);
         assert_eq!(
             replies.iter().map(|r| r.atomic).collect::<Vec<_>>(),
             [None, Some(7)]
         );
-        assert!(p.tags.victim(lx).is_some_and(|v| v.dirty));
+        assert!(p.subs[0].tags.victim(lx).is_some_and(|v| v.dirty));
     }
 
     #[test]
@@ -562,5 +721,107 @@ mod tests {
             4,
             "a read's reply is a line"
         );
+    }
+
+    /// Reads to distinct lines of one sub-partition: (sub-partition index, lines).
+    fn lines_of(c: &Config, sub: usize) -> impl Iterator<Item = u64> {
+        let map = ChannelMap::new(c).unwrap();
+        (0u64..).filter(move |&l| map.sub_partition(l) == sub)
+    }
+
+    /// GTX480's `dl2 64:128:8,L:B:m:W,A:32:4,4` is per sub-partition (3.2.2 l2cache.cc builds
+    /// one `l2_cache` per `memory_sub_partition`): each of a channel's two sub-partitions
+    /// opens 32 MSHRs, and a line's sub-partition is its network destination.
+    #[test]
+    fn two_sub_partitions_each_take_32_mshrs() {
+        let c = Config::default();
+        assert_eq!(
+            (c.l2_sub_partitions, c.l2_mshrs, c.l2_mshr_merge, c.l2_sets),
+            (2, 32, 4, 64)
+        );
+        let mut p = Partition::new(0, &c);
+        let ports = (c.l2_partitions * c.l2_sub_partitions) as usize;
+        let mut net = Network::new(100, ports, 1, 2, 1, 64);
+        let (a, b): (Vec<u64>, Vec<u64>) = (
+            lines_of(&c, 0).take(40).collect(),
+            lines_of(&c, 1).take(40).collect(),
+        );
+        assert!(a.iter().chain(&b).all(|&l| p.map.channel(l) == 0));
+        for (k, (&x, &y)) in a.iter().zip(&b).enumerate() {
+            net.send(k, 0, 1, 0, request(k as u32, x, false));
+            net.send(50 + k, 1, 1, 0, request(100 + k as u32, y, false));
+        }
+        // Before the first DRAM read can return (ROP + DRAM latency).
+        for now in 0..(c.l2_latency + c.dram_latency) as u64 {
+            p.cycle(now, &mut net);
+        }
+        for s in &p.subs {
+            assert_eq!(s.mshrs.used(), 32, "sub-partition {}", s.id);
+            assert!(s.stats.fail_mshr_full > 0);
+            assert_eq!(s.stats.misses, 32);
+        }
+        assert_eq!(p.mshrs_used(), 64);
+    }
+
+    /// 3.2.2 `memory_partition_unit::dram_cycle` moves the return queue's head only when
+    /// its sub-partition's DRAM→L2 queue has room, and `can_issue_to_dram` holds a
+    /// sub-partition's L2→DRAM queue while that queue is full.
+    #[test]
+    fn a_full_dram_to_l2_queue_stalls_the_return_and_the_issue() {
+        let c = Config::default();
+        let mut p = Partition::new(0, &c);
+        let x = lines_of(&c, 0).next().unwrap();
+        let filler = DramRequest::read(x, 128);
+        while p.subs[0].dram_l2.len() < c.l2_fill_queue as usize {
+            p.subs[0].dram_l2.push_back(filler);
+        }
+        p.dram.push(DramRequest::read(x, 128));
+        p.credits.borrow(0);
+        p.subs[0].l2_dram.push_back(DramRequest::read(x + 1, 128));
+        for now in 0..2000 {
+            p.dram_cycle(now);
+        }
+        assert_eq!(
+            p.dram.return_top(2000).map(|r| r.line),
+            Some(x),
+            "the read waits in returnq"
+        );
+        assert_eq!(
+            p.subs[0].l2_dram.len(),
+            1,
+            "no issue while the DRAM→L2 queue is full"
+        );
+        p.subs[0].dram_l2.clear();
+        p.dram_cycle(2000);
+        assert_eq!(p.subs[0].dram_l2.back().map(|r| r.line), Some(x));
+        assert!(p.dram.return_top(2001).is_none());
+        p.dram_cycle(2001);
+        assert!(p.subs[0].l2_dram.is_empty(), "then the L2→DRAM queue issues");
+    }
+
+    /// 3.2.2 `arbitration_metadata`: one private credit per sub-partition, the rest
+    /// (`frfcfs queue + return queue − (subs − 1)`) shared.
+    #[test]
+    fn dram_credits_are_one_private_each_and_a_shared_pool() {
+        let c = Config {
+            dram_queue: 1,
+            dram_return_queue: 1,
+            ..Config::default()
+        };
+        let mut k = Credits::new(&c);
+        assert_eq!(k.shared_limit, 1);
+        assert!(k.has(0));
+        k.borrow(0);
+        assert!(k.has(0), "the shared credit");
+        k.borrow(0);
+        assert!(!k.has(0), "depleted");
+        assert!(k.has(1), "the other sub-partition keeps its private credit");
+        k.give_back(0);
+        assert!(k.has(0));
+        let unlimited = Credits::new(&Config {
+            dram_return_queue: 0,
+            ..Config::default()
+        });
+        assert_eq!(unlimited.shared_limit, 0);
     }
 }

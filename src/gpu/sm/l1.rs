@@ -102,9 +102,12 @@ impl L1 {
         self.last_eviction = None;
     }
 
-    /// GPGPU-Sim treats the miss queue as full at `size - 1` entries.
-    fn miss_queue_full(&self) -> bool {
-        self.miss_queue.len() + 1 >= self.miss_queue_size
+    /// GPGPU-Sim 3.2.2 gpu-cache.h `baseline_cache::miss_queue_full(num_miss)`:
+    /// `m_miss_queue.size() + num_miss >= m_miss_queue_size`. Reads ask with 1
+    /// (`data_cache::rd_miss_base`: "might need to generate two requests"), so a read is
+    /// refused at `size - 1` entries; stores ask with 0 (`wr_hit_we`, `wr_miss_no_wa`).
+    fn miss_queue_full(&self, num_miss: usize) -> bool {
+        self.miss_queue.len() + num_miss >= self.miss_queue_size
     }
 
     pub fn mshrs_used(&self) -> usize {
@@ -156,8 +159,15 @@ impl L1 {
                 self.stats.hits += 1;
                 Outcome::Hit
             }
+            // GPGPU-Sim 3.2.2 gpu-cache.cc `data_cache::process_tag_probe`: a read whose
+            // probe is HIT_RESERVED is not a HIT, so it takes `m_rd_miss` =
+            // `rd_miss_base`, which refuses it when `miss_queue_full(1)` before
+            // `send_read_request` merges it (MSHR hit and `!m_mshrs.full(block)`, else
+            // RESERVATION_FAIL: the merge limit).
             Probe::Reserved => {
-                if self.mshrs.can_merge(line) {
+                if self.miss_queue_full(1) {
+                    self.fail(FailCause::MissQueueFull)
+                } else if self.mshrs.can_merge(line) {
                     self.mshrs.merge(line, load);
                     self.stats.hit_reserved += 1;
                     Outcome::HitReserved
@@ -166,7 +176,7 @@ impl L1 {
                 }
             }
             Probe::Miss => {
-                if self.miss_queue_full() {
+                if self.miss_queue_full(1) {
                     self.fail(FailCause::MissQueueFull)
                 } else if self.mshrs.is_full() {
                     self.fail(FailCause::MshrFull)
@@ -186,10 +196,17 @@ impl L1 {
     }
 
     /// A global store to `line`: write-through, evict on hit, no allocation on miss.
+    ///
+    /// GTX480's `-gpgpu_cache:dl1 ...,L:L:m:N,...`: write policy `L` is
+    /// `LOCAL_WB_GLOBAL_WT`, whose hit handler `wr_hit_global_we_local_wb` sends a global
+    /// store (`GLOBAL_ACC_W`) to `wr_hit_we` (write-evict); write-allocate `N` is
+    /// `wr_miss_no_wa` (GPGPU-Sim 3.2.2 gpu-cache.h `cache_config::init`, `data_cache`
+    /// constructor). Both refuse the store only when `miss_queue_full(0)`: the queue holds
+    /// `size` entries (gpu-cache.cc).
     pub fn store(&mut self, line: u64, request: impl FnOnce() -> MemRequest) -> Outcome {
         self.lookups += 1;
         self.stats.accesses += 1;
-        if self.miss_queue_full() {
+        if self.miss_queue_full(0) {
             return self.fail(FailCause::MissQueueFull);
         }
         if self.tags.probe(line) == Probe::Hit {
@@ -220,7 +237,7 @@ impl L1 {
         if self.mshrs.is_full() {
             self.stats.cycles_mshr_full += 1;
         }
-        if self.miss_queue_full() {
+        if self.miss_queue_full(1) {
             self.stats.cycles_miss_queue_full += 1;
         }
     }
@@ -288,12 +305,73 @@ mod tests {
         let mut l1 = L1::new(&c);
         assert_eq!(l1.load(1, 0, 0, 0, || req(1)), Outcome::Miss);
         assert_eq!(l1.load(2, 0, 0, 0, || req(2)), Outcome::Miss);
-        // size - 1 = 2 entries used: full.
+        // size - 1 = 2 entries used: full for a read (`miss_queue_full(1)`).
         assert_eq!(
             l1.load(3, 0, 0, 0, || req(3)),
             Outcome::Fail(FailCause::MissQueueFull)
         );
-        assert_eq!(l1.store(3, || req(3)), Outcome::Fail(FailCause::MissQueueFull));
+    }
+
+    /// 3.2.2 `wr_hit_we` / `wr_miss_no_wa` check `miss_queue_full(0)`: a store is taken at
+    /// `size - 1` entries and refused at `size`.
+    #[test]
+    fn a_store_is_refused_only_when_the_miss_queue_is_full() {
+        let c = Config {
+            l1_miss_queue: 3,
+            ..Config::default()
+        };
+        let mut l1 = L1::new(&c);
+        assert_eq!(l1.load(1, 0, 0, 0, || req(1)), Outcome::Miss);
+        assert_eq!(l1.load(2, 0, 0, 0, || req(2)), Outcome::Miss);
+        assert_eq!(l1.miss_queue_used(), 2);
+        assert_eq!(l1.store(3, || req(3)), Outcome::Miss, "size - 1 entries: taken");
+        assert_eq!(l1.miss_queue_used(), 3);
+        assert_eq!(
+            l1.store(4, || req(4)),
+            Outcome::Fail(FailCause::MissQueueFull),
+            "size entries: refused"
+        );
+        // A store hit (write-evict) obeys the same bound.
+        let mut l1 = L1::new(&c);
+        l1.load(9, 0, 0, 0, || req(9));
+        l1.fill(9, 1, |_| {});
+        l1.pop_request();
+        l1.load(1, 0, 0, 2, || req(1));
+        l1.load(2, 0, 0, 2, || req(2));
+        l1.store(5, || req(5));
+        assert_eq!(l1.store(9, || req(9)), Outcome::Fail(FailCause::MissQueueFull));
+        assert_eq!(
+            l1.load(9, 0, 0, 3, || req(9)),
+            Outcome::Hit,
+            "a refused store evicts nothing"
+        );
+    }
+
+    /// 3.2.2 `rd_miss_base` checks `miss_queue_full(1)` before `send_read_request` merges a
+    /// HIT_RESERVED read into its MSHR.
+    #[test]
+    fn a_hit_on_a_reserved_line_fails_at_a_full_miss_queue() {
+        let c = Config {
+            l1_miss_queue: 3,
+            ..Config::default()
+        };
+        let mut l1 = L1::new(&c);
+        assert_eq!(l1.load(1, 0, 0, 0, || req(1)), Outcome::Miss);
+        assert_eq!(
+            l1.load(1, 0, 1, 0, || req(1)),
+            Outcome::HitReserved,
+            "one entry: merged"
+        );
+        assert_eq!(l1.load(2, 0, 2, 0, || req(2)), Outcome::Miss);
+        assert_eq!(
+            l1.load(1, 0, 3, 0, || req(1)),
+            Outcome::Fail(FailCause::MissQueueFull),
+            "size - 1 entries: the merge is refused"
+        );
+        l1.pop_request();
+        assert_eq!(l1.load(1, 0, 3, 1, || req(1)), Outcome::HitReserved);
+        assert_eq!(l1.stats.fail_miss_queue_full, 1);
+        assert_eq!(l1.stats.accesses, l1.stats.outcomes());
     }
 
     #[test]
