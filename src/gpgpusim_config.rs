@@ -18,8 +18,7 @@
 //!   `-gpgpu_clock_domains` (core and DRAM fields) and `-gpgpu_n_sub_partition_per_mchannel`
 //!   set the GDDR5 model's keys (docs/dram.md).
 //! - `-rop_latency` (the ROP delay before the L2) and `-dram_latency` map onto `l2_latency`
-//!   and `dram_latency` as they are;
-//!   the model's defaults are calibrated to 200 / 440-cycle unloaded round trips instead.
+//!   and `dram_latency` as they are (the model's defaults are the GTX480 file's 120 / 100).
 //! - `-gpgpu_flush_l1_cache` / `-gpgpu_flush_l2_cache` (GPGPU-Sim 3.2.2 `gpu-sim.cc`, both
 //!   default 0) map onto `flush_l1_between_kernels` / `flush_l2_between_kernels`.
 //! - A setting group whose option the file lacks keeps the base configuration's value and
