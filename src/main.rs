@@ -357,6 +357,11 @@ enum Command {
         #[command(subcommand)]
         action: RtlAction,
     },
+    /// Accel-Sim traces: write a kernel out as one (docs/traces.md).
+    Trace {
+        #[command(subcommand)]
+        action: TraceAction,
+    },
     /// Replay a memory trace (Ramulator format: `0x<hex address> R|W` per line, `#`
     /// comments) through the DRAM model alone and report bus utilisation, activations and
     /// row hit rate (docs/dram.md).
@@ -367,6 +372,23 @@ enum Command {
         /// Also write the report as JSON.
         #[arg(long, value_name = "PATH")]
         json: Option<PathBuf>,
+        #[command(flatten)]
+        machine: MachineArgs,
+    },
+}
+
+#[derive(Subcommand)]
+enum TraceAction {
+    /// Write a kernel as an Accel-Sim trace directory (kernelslist.g, kernel-1.traceg;
+    /// tracer version 4, sm_61 opcodes) holding exactly the instruction stream `mascar run`
+    /// executes for it under the same settings, plus one EXIT per warp.
+    Export {
+        /// A built-in kernel name (see `mascar kernels`) or a path to a .kern file.
+        #[arg(long, short)]
+        kernel: String,
+        /// The trace directory to write (created if missing; its two files are replaced).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
         #[command(flatten)]
         machine: MachineArgs,
     },
@@ -591,6 +613,9 @@ fn dispatch(cmd: Command) -> Result<()> {
             repeat,
             machine,
         } => bench(kernel, scheduler, all, repeat, &machine),
+        Command::Trace {
+            action: TraceAction::Export { kernel, out, machine },
+        } => trace_export(&kernel, &out, &machine),
         Command::Rtl { action } => rtl(action),
         Command::Dram { trace, json, machine } => dram_trace(&trace, json.as_deref(), &machine),
         Command::Completions { shell } => {
@@ -621,6 +646,36 @@ fn dispatch(cmd: Command) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// `mascar trace export`: the kernel at the configuration's `kernel_scale` and placement,
+/// as `mascar run` would run it.
+fn trace_export(name: &str, out: &Path, machine: &MachineArgs) -> Result<()> {
+    use mascar::workload::trace_export::{export_dir, KERNEL_FILE};
+    let cfg = machine.config()?;
+    let kernel = LoadedWorkload::kernel_at(name, cfg.kernel_scale)?.first_kernel()?;
+    let s = export_dir(&kernel, &cfg, out)?;
+    let read_only = s.tex_loads + s.const_loads;
+    if read_only > 0 {
+        eprintln!(
+            "warning: {}: {read_only} texture/constant load(s) have no faithful trace form \
+             ({} ld.tex written as LDG.E.CI global loads, {} ld.const as LDC without \
+             addresses; docs/traces.md)",
+            kernel.name, s.tex_loads, s.const_loads
+        );
+    }
+    println!(
+        "wrote {} and {KERNEL_FILE} to {}: kernel {}, {} warp instructions ({} and one EXIT \
+         per warp, {}), {} thread instructions",
+        mascar::workload::trace::kernelslist::KERNELSLIST,
+        out.display(),
+        kernel.name,
+        s.warp_instructions,
+        s.kernel_warp_instructions(),
+        s.exit_warps,
+        s.thread_instructions
+    );
+    Ok(())
 }
 
 /// `K/N` with 1 ≤ K ≤ N.

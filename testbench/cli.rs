@@ -122,7 +122,7 @@ fn impossible_configs_are_refused_with_the_key() {
 
 #[test]
 fn every_subcommand_has_help() {
-    for sub in ["kernels", "run", "bench", "config", "compare"] {
+    for sub in ["kernels", "run", "bench", "config", "compare", "trace"] {
         let out = mascar(&[sub, "--help"]);
         assert!(out.status.success(), "{sub}");
         assert!(String::from_utf8_lossy(&out.stdout).contains("Usage"), "{sub}");

@@ -212,6 +212,7 @@ fn cli_help_and_error_messages() {
         vec!["bench", "--help"],
         vec!["rtl", "--help"],
         vec!["config", "--help"],
+        vec!["trace", "export", "--help"],
     ] {
         help.push_str(&cli(&cmd));
         help.push('\n');

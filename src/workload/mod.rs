@@ -6,6 +6,7 @@ pub mod kernel_format;
 pub mod placement;
 pub mod program;
 pub mod trace;
+pub mod trace_export;
 pub mod trace_kernel;
 
 pub use program::{Kernel, Program};

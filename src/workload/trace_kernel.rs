@@ -58,7 +58,7 @@ fn reg(r: u16) -> Reg {
 }
 
 /// The model's operation for a traced instruction (`None`: its class needs addresses).
-fn op_kind(class: OpClass, mnemonic: &str) -> OpKind {
+pub(crate) fn op_kind(class: OpClass, mnemonic: &str) -> OpKind {
     match class {
         OpClass::LoadGlobal | OpClass::LoadLocal => OpKind::LoadGlobal,
         OpClass::StoreGlobal | OpClass::StoreLocal => OpKind::StoreGlobal,
