@@ -1431,7 +1431,7 @@ mod tests {
             assert!(md.contains(&format!("| `{}` |", s.key)), "{}", s.key);
         }
         assert!(
-            md.contains("| `dram_latency` | cycles | 1..=10000 | `216` |"),
+            md.contains("| `dram_latency` | cycles | 1..=10000 | `100` |"),
             "{md}"
         );
     }
