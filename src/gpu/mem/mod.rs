@@ -39,14 +39,20 @@ pub struct MemReply {
     pub bytes: u16,
 }
 
+/// Bytes of address and control every packet carries (GPGPU-Sim 3.2.2 shader.h,
+/// `READ_PACKET_SIZE` and `WRITE_PACKET_SIZE`: 8).
+pub const PACKET_HEADER_BYTES: u32 = 8;
+
 impl MemRequest {
-    /// Flits the request occupies on the network: a read is one header flit, a write or an
-    /// atomic carries its data (GPGPU-Sim 3.2.2 mem_fetch.cc, `mem_fetch::get_num_flits`).
+    /// Flits the request occupies on the network: a read is its 8-byte header, a write or an
+    /// atomic its data and the header (GPGPU-Sim 3.2.2 mem_fetch.cc, `mem_fetch::get_num_flits`:
+    /// `size()` = data + `READ_PACKET_SIZE`/`WRITE_PACKET_SIZE`, 8 bytes; a 128 B store is 5
+    /// flits of 32 B, not 4).
     pub fn flits(&self, flit_bytes: u32) -> u32 {
         if self.write || self.atomic.is_some() {
-            (self.bytes as u32).div_ceil(flit_bytes).max(1)
+            (self.bytes as u32 + PACKET_HEADER_BYTES).div_ceil(flit_bytes)
         } else {
-            1
+            PACKET_HEADER_BYTES.div_ceil(flit_bytes)
         }
     }
     pub fn reply(&self) -> MemReply {
@@ -63,16 +69,18 @@ impl MemRequest {
 }
 
 impl MemReply {
-    /// A read reply carries a whole line, an atomic's its access's data (`get_num_flits`:
-    /// the L1D bypassed, the reply is the access size); an acknowledgement is one flit.
+    /// A read reply carries a whole line and the header, an atomic's its access's data and
+    /// the header (`get_num_flits`: the L1D bypassed, the reply is the access size); an
+    /// acknowledgement is the header alone.
     pub fn flits(&self, flit_bytes: u32, line_bytes: u32) -> u32 {
-        if self.write {
-            1
+        let data = if self.write {
+            0
         } else if self.atomic.is_some() {
-            (self.bytes as u32).div_ceil(flit_bytes).max(1)
+            self.bytes as u32
         } else {
-            line_bytes.div_ceil(flit_bytes)
-        }
+            line_bytes
+        };
+        (data + PACKET_HEADER_BYTES).div_ceil(flit_bytes)
     }
 }
 
