@@ -291,7 +291,12 @@ impl Sm {
         }
         self.lsu.busy = false;
         let (warp, store) = (self.lsu.warp, self.lsu.store);
-        if self.parked_lines[warp as usize] == 0 {
+        // Sent unless lines of *this* instruction are still parked. The warp's entries may
+        // belong to its previous store (it left the unit with lines parked, and this one
+        // followed it through the operand collector without parking any): deferring this
+        // one too would fold two completions into one `store_parked` bit and the warp would
+        // never finish.
+        if !self.lsu.parked || self.parked_lines[warp as usize] == 0 {
             self.mem_instruction_sent(warp, store);
         } else if store {
             self.store_parked |= 1u64 << warp;
