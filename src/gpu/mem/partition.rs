@@ -713,10 +713,11 @@ mod tests {
     fn an_atomic_carries_its_data_both_ways() {
         let a = request(1, 0, true);
         let r = MemRequest { bytes: 128, ..a };
-        // Data and the 8-byte header (3.2.2 mem_fetch::get_num_flits): 128 + 8 B is 5 flits.
-        assert_eq!((a.flits(32), r.flits(32)), (1, 5));
+        // Data and the 8-byte header (3.2.2 mem_fetch::get_num_flits): 32 + 8 B is 2 flits,
+        // 128 + 8 B is 5.
+        assert_eq!((a.flits(32), r.flits(32)), (2, 5));
         assert_eq!(request(1, 0, false).flits(32), 1);
-        assert_eq!((a.reply().flits(32, 128), r.reply().flits(32, 128)), (1, 5));
+        assert_eq!((a.reply().flits(32, 128), r.reply().flits(32, 128)), (2, 5));
         assert_eq!(
             request(1, 0, false).reply().flits(32, 128),
             5,
