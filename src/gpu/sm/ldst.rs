@@ -140,10 +140,10 @@ impl Sm {
         let (mp, owner) = self.blocks.registers();
         let (mut mshr_freed, miss_queue_freed) = self.l1.take_free_pulses();
         // [design] A quiet L1 (no MSHR held, nothing queued) can take any parked miss, so it
-        // arms the queue's entries as a free pulse does. Without it an entry refused while the
-        // MSHRs drained waits for a pulse that never comes: with MP held (bp-2, 2 SMs,
-        // `mas_mp_exit_hold` 1000000) the owner's own entry sat unarmed behind hit-only
-        // non-owners and the watchdog fired (issue 29 §2).
+        // arms the queue's entries as a free pulse does: an entry refused while the MSHRs
+        // drained would otherwise wait for a pulse that never comes. (It does not cure the
+        // bp-2 MP-hold livelock of issue 29 §2, which is an ownership ping-pong between
+        // warps at a barrier.)
         mshr_freed |= self.l1.is_quiet();
         // The oldest instruction out of the operand collector enters a free unit and makes
         // its first access this cycle (pipeline.rs).
