@@ -1,6 +1,7 @@
 //! Formal proofs of the Mascar blocks (`mascar rtl prove`, wrappers in `rtl/formal/`): every
-//! property holds at 8 warps / 8 entries, the count proof fails on a queue that carries the
-//! count bug, and a missing yosys is an error, never a skip (CI installs yosys).
+//! property is proved unbounded at 8 warps / 8 entries (PDR or k-induction; `bounded` is a
+//! failure here), each planted bug is caught by the proof meant for it, and a missing yosys
+//! is an error, never a skip (CI installs yosys).
 
 use mascar::rtl::prove::{self, Outcome, Sources, PROOFS, SMALL};
 use std::process::Command;
@@ -13,7 +14,7 @@ fn need_yosys() {
 }
 
 #[test]
-fn every_property_holds_at_the_small_size() {
+fn every_property_is_proved_unbounded_at_the_small_size() {
     need_yosys();
     let mut bad = Vec::new();
     for p in &PROOFS {
@@ -26,11 +27,11 @@ fn every_property_holds_at_the_small_size() {
             r.seconds
         );
         match &r.outcome {
-            Outcome::Proved { .. } | Outcome::Bounded { .. } => {}
+            Outcome::Proved { engine } => assert_eq!(*engine, p.engine, "{}", p.name),
             Outcome::Failed { trace, .. } => {
                 bad.push(format!("{} ({}): {}\n{trace}", p.name, p.property, r.outcome))
             }
-            Outcome::TimedOut => bad.push(format!("{}: {}", p.name, r.outcome)),
+            Outcome::Bounded { .. } | Outcome::TimedOut => bad.push(format!("{}: {}", p.name, r.outcome)),
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n\n"));
@@ -39,14 +40,22 @@ fn every_property_holds_at_the_small_size() {
 /// A queue whose occupancy output carries the count bug (issue 17 §2: a free of an entry
 /// that is not valid in the same cycle as a push leaves the count unchanged), planted at the
 /// ports so that it does not depend on the block's internals: the emitted module is renamed
-/// and wrapped by one that counts as the buggy logic did.
+/// and wrapped by one that counts as the buggy logic did (and passes the inner module's
+/// formal probes through).
 fn queue_with_count_bug(emitted: &str) -> String {
-    let inner = emitted
+    let probed = prove::with_probes(
+        emitted,
+        "mascar_reexec_queue",
+        &prove::probes("mascar_reexec_queue.v", SMALL),
+    )
+    .unwrap();
+    let inner = probed
         .replace("module mascar_reexec_queue(", "module inner_queue(")
         .replace("mascar_reexec_queue$", "inner_queue$");
     format!(
         "{inner}\n\
-module mascar_reexec_queue(clock,reset,depth,entries,mp,owner_valid,owner,mshr_freed,miss_queue_freed,head_first,head_ready,refused,free_valid,free_entry,push_valid,push_warp,select_valid,select,alloc_valid,alloc,hit_only,armed,warps$0,warps$1,occupancy,full,almost_full);
+module mascar_reexec_queue(clock,reset,depth,entries,mp,owner_valid,owner,mshr_freed,miss_queue_freed,head_first,head_ready,refused,free_valid,free_entry,push_valid,push_warp,select_valid,select,alloc_valid,alloc,hit_only,armed,warps$0,warps$1,occupancy,full,almost_full,probe_valid,probe_count,probe_warp);
+    output wire [7:0] probe_valid; output wire [6:0] probe_count; output wire [47:0] probe_warp;
     input wire clock; input wire reset; input wire [6:0] depth; input wire [7:0] entries; input wire mp; input wire owner_valid;
     input wire [5:0] owner; input wire mshr_freed; input wire miss_queue_freed; input wire head_first;
     input wire head_ready; input wire refused; input wire free_valid; input wire [5:0] free_entry;
@@ -67,7 +76,8 @@ module mascar_reexec_queue(clock,reset,depth,entries,mp,owner_valid,owner,mshr_f
         .mshr_freed(mshr_freed), .miss_queue_freed(miss_queue_freed), .head_first(head_first), .head_ready(head_ready),
         .refused(refused), .free_valid(free_valid), .free_entry(free_entry), .push_valid(push_valid), .push_warp(push_warp),
         .select_valid(select_valid), .select(select), .alloc_valid(alloc_valid), .alloc(alloc), .hit_only(hit_only),
-        .armed(armed), .warps$0(warps$0), .warps$1(warps$1), .occupancy(inner_occupancy), .full(full), .almost_full(almost_full));
+        .armed(armed), .warps$0(warps$0), .warps$1(warps$1), .occupancy(inner_occupancy), .full(full), .almost_full(almost_full),
+        .probe_valid(probe_valid), .probe_count(probe_count), .probe_warp(probe_warp));
 endmodule
 "
     )

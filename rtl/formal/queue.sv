@@ -53,6 +53,11 @@ module formal_queue #(
     wire [D-1:0] hit_only, armed;
     wire [H-1:0] warps0, warps1;
     (* keep *) wire [6:0] occupancy;
+    // Internal registers, read only, for the invariants that make property 2 inductive
+    // (`mascar rtl prove` adds these ports to the emitted module: `prove::probes`).
+    wire [D-1:0] probe_valid;
+    wire [6:0] probe_count;
+    wire [6*D-1:0] probe_warp;
     mascar_reexec_queue dut (
         .clock(clock),
         .reset(reset),
@@ -80,7 +85,10 @@ module formal_queue #(
         .warps$1(warps1),
         .occupancy(occupancy),
         .full(full),
-        .almost_full(almost_full)
+        .almost_full(almost_full),
+        .probe_valid(probe_valid),
+        .probe_count(probe_count),
+        .probe_warp(probe_warp)
     );
 
     // ---- shadow model, from the ports ----
@@ -189,7 +197,12 @@ module formal_queue #(
             assert(almost_full == (popcount(sv) + 1 >= depth));
         end
         // 2: the per-warp occupancy is exact, so the SM admits at most one entry per warp.
+        // With the internal invariants that make it inductive (k-induction): the valid bits
+        // are the shadow's, the count is their number, each valid entry holds its warp.
         if (CHECK == 2) begin
+            assert(probe_valid == sv);
+            assert(probe_count == popcount(sv));
+            for (e = 0; e < D; e = e + 1) if (sv[e]) assert(probe_warp[6*e+:6] == warp_of(sw, e));
             assert(warps0 == held0 && warps1 == held1);
             for (e = 0; e < D; e = e + 1)
                 for (f = e + 1; f < D; f = f + 1)
