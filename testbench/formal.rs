@@ -144,3 +144,55 @@ fn prove_refuses_unknown_sizes_and_proofs() {
         assert!(!out.status.success() && err.contains(want), "{args:?}: {err}");
     }
 }
+
+/// Bugs planted in the emitted Verilog at 8 warps / 8 entries (each edit must apply exactly
+/// once), and the proof that must catch each: (name, proof, file, from, to).
+const PLANTED: &[(&str, &str, &str, &str, &str)] = &[
+    (
+        // Issue 32: an accepted retry no longer arms the next entry (the chain).
+        "accepted-retry-arms-nothing",
+        "queue-arming",
+        "mascar_reexec_queue.v",
+        "| (chain_bit & ~freed_bit);",
+        ";",
+    ),
+    (
+        // Issue 32: a refused retry keeps its retry bit.
+        "refusal-keeps-retry-bit",
+        "queue-arming",
+        "mascar_reexec_queue.v",
+        "retry_r$d = (retry_r$q | can) & ~refused_bit & ~freed_bit;",
+        "retry_r$d = (retry_r$q | can) & ~freed_bit;",
+    ),
+];
+
+#[test]
+fn each_planted_bug_fails_its_proof() {
+    need_yosys();
+    let mut survived = Vec::new();
+    for (name, proof, file, from, to) in PLANTED {
+        let p = PROOFS.iter().find(|p| p.name == *proof).unwrap();
+        assert_eq!(p.dut, *file, "{name}");
+        let (wrapper, dut) = prove::inputs(p, SMALL, &Sources::default()).unwrap();
+        assert_eq!(
+            dut.matches(from).count(),
+            1,
+            "{name}: `{from}` must occur once in {file}"
+        );
+        let r = prove::run_on(p, SMALL, &wrapper, &dut.replace(from, to), &Sources::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        eprintln!(
+            "{name:<36} {proof:<24} {:<38} {:>6.1}s",
+            r.outcome.to_string(),
+            r.seconds
+        );
+        if !matches!(r.outcome, Outcome::Failed { .. }) {
+            survived.push(format!("{name} ({proof}): {}", r.outcome));
+        }
+    }
+    assert!(
+        survived.is_empty(),
+        "planted bugs not caught: {}",
+        survived.join("; ")
+    );
+}

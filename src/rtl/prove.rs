@@ -21,6 +21,7 @@
 
 use super::emit::{self, VerilogFile};
 use super::harness::{ENTRIES, LANES};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -112,6 +113,7 @@ pub const WRAPPERS: [(&str, &str); 2] = [
 ];
 
 const QUEUE_SHOW: &[&str] = &[
+    "armed",
     "occupancy",
     "sv",
     "alloc",
@@ -129,7 +131,7 @@ const ISSUE_SHOW: &[&str] = &[
     "owner",
 ];
 
-pub const PROOFS: [Proof; 8] = [
+pub const PROOFS: [Proof; 9] = [
     Proof {
         name: "queue-count",
         property: "queue occupancy = number of valid entries (full, almost_full follow it)",
@@ -183,6 +185,17 @@ pub const PROOFS: [Proof; 8] = [
         dut: "mascar_reexec_queue.v",
         engine: Engine::Pdr,
         steps: [8, 3],
+        show: QUEUE_SHOW,
+    },
+    Proof {
+        name: "queue-arming",
+        property: "retry bits follow the arming policy: a free pulse arms the oldest unarmed entry, an accepted retry the next, a refusal or a free clears, a mode or owner change arms all",
+        wrapper: "queue.sv",
+        top: "formal_queue",
+        check: 6,
+        dut: "mascar_reexec_queue.v",
+        engine: Engine::Pdr,
+        steps: [10, 3],
         show: QUEUE_SHOW,
     },
     Proof {
@@ -542,8 +555,11 @@ fn run_until(
     let out_file = std::fs::File::create(dir.join(out)).map_err(|e| format!("cannot write {out}: {e}"))?;
     let err_file = std::fs::File::create(dir.join(format!("{out}.err")))
         .map_err(|e| format!("cannot write {out}.err: {e}"))?;
+    // Its own process group, so that a stop at the deadline also ends the ABC that yosys's
+    // `abc` pass starts.
     let mut child = Command::new(program)
         .args(args)
+        .process_group(0)
         .current_dir(dir)
         .stdout(out_file)
         .stderr(err_file)
@@ -554,6 +570,9 @@ fn run_until(
             return Ok(Some(s));
         }
         if Instant::now() > deadline {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .status();
             let _ = child.kill();
             let _ = child.wait();
             return Ok(None);
