@@ -164,6 +164,47 @@ const PLANTED: &[(&str, &str, &str, &str, &str)] = &[
         "retry_r$d = (retry_r$q | can) & ~refused_bit & ~freed_bit;",
         "retry_r$d = (retry_r$q | can) & ~freed_bit;",
     ),
+    (
+        // The LRR pointer of scheduler 0 moves on a cycle without an issue.
+        "lrr-pointer-moves-without-issue",
+        "issue-order",
+        "mascar_issue_top.v",
+        "after_r$0$d = after_r$0$q;",
+        "after_r$0$d = picker0$pick_after;",
+    ),
+    (
+        // GTO: a greedy warp that exits stays greedy.
+        "gto-greedy-kept-after-exit",
+        "issue-order",
+        "mascar_issue_top.v",
+        "else if (|(exited$0 & greedy_r$0$q)) begin",
+        "else if (1'b0) begin",
+    ),
+    (
+        // Issue 17 §4: scheduler 1 forgets that scheduler 0 took the last SP lane.
+        "second-picker-ignores-last-sp",
+        "issue-unit-limits",
+        "mascar_issue_top.v",
+        "take_sp = alu$0;",
+        "take_sp = 32'h0;",
+    ),
+    (
+        // The MP exit hold is never counted down (MP stays while the hold is non-zero).
+        "mp-exit-hold-not-counted-down",
+        "mas-mode",
+        "mascar_issue_top.v",
+        "hold_r$d = hold_r$q - one16;",
+        "hold_r$d = hold_r$q;",
+    ),
+    (
+        // Scheduler 0's LRR order forgets the last issuer: lane 0 first every cycle, so a
+        // higher lane can starve.
+        "lrr-fixed-priority",
+        "lrr-bounded-wait",
+        "mascar_issue_top.v",
+        "picker0$after = after_r$0$q;",
+        "picker0$after = 0;",
+    ),
 ];
 
 #[test]

@@ -56,7 +56,7 @@ module formal_queue #(
     wire [D-1:0] hit_only;
     wire [H-1:0] warps0, warps1;
     (* keep *) wire [6:0] occupancy;
-    // Internal registers, read only, for the invariants that make property 2 inductive
+    // Internal registers, read only, for the invariants that make properties inductive
     // (`mascar rtl prove` adds these ports to the emitted module: `prove::probes`).
     wire [D-1:0] probe_valid;
     wire [6:0] probe_count;
@@ -215,8 +215,12 @@ module formal_queue #(
 
     // ---- properties ----
     always @* begin
-        // 1: the occupancy counts the valid entries; full and almost full follow it.
+        // 1: the occupancy counts the valid entries; full and almost full follow it. With
+        // the internal invariants that make it inductive (k-induction, at 48/32 too): the
+        // valid bits are the shadow's and the count is their number.
         if (CHECK == 1) begin
+            assert(probe_valid == sv);
+            assert(probe_count == popcount(sv));
             assert(occupancy == popcount(sv));
             assert(full == (popcount(sv) == depth));
             assert(almost_full == (popcount(sv) + 1 >= depth));

@@ -131,7 +131,7 @@ const ISSUE_SHOW: &[&str] = &[
     "owner",
 ];
 
-pub const PROOFS: [Proof; 9] = [
+pub const PROOFS: [Proof; 13] = [
     Proof {
         name: "queue-count",
         property: "queue occupancy = number of valid entries (full, almost_full follow it)",
@@ -139,7 +139,7 @@ pub const PROOFS: [Proof; 9] = [
         top: "formal_queue",
         check: 1,
         dut: "mascar_reexec_queue.v",
-        engine: Engine::Pdr,
+        engine: Engine::Induction { k: 2 },
         steps: [12, 4],
         show: QUEUE_SHOW,
     },
@@ -229,6 +229,50 @@ pub const PROOFS: [Proof; 9] = [
         dut: "mascar_issue_top.v",
         engine: Engine::Pdr,
         steps: [16, 2],
+        show: ISSUE_SHOW,
+    },
+    Proof {
+        name: "issue-order",
+        property: "each scheduler issues iff a warp is eligible, and the first of its order: MAS queue (Mem_Q in EP, Comp_Q in MP), then LRR from after the last issuer or GTO (greedy, then oldest)",
+        wrapper: "issue.sv",
+        top: "formal_issue",
+        check: 4,
+        dut: "mascar_issue_top.v",
+        engine: Engine::Pdr,
+        steps: [8, 2],
+        show: ISSUE_SHOW,
+    },
+    Proof {
+        name: "issue-unit-limits",
+        property: "an issued warp's unit is free after scheduler 0's take: SP and SFU by count, one LD/ST, a global load only with a load slot",
+        wrapper: "issue.sv",
+        top: "formal_issue",
+        check: 5,
+        dut: "mascar_issue_top.v",
+        engine: Engine::Pdr,
+        steps: [8, 2],
+        show: ISSUE_SHOW,
+    },
+    Proof {
+        name: "mas-mode",
+        property: "the EP/MP mode follows the spec's machine: saturation (held mp_exit_hold cycles, counted down in MP) read in EP, in MP only at owner hand-over",
+        wrapper: "issue.sv",
+        top: "formal_issue",
+        check: 6,
+        dut: "mascar_issue_top.v",
+        engine: Engine::Pdr,
+        steps: [8, 2],
+        show: ISSUE_SHOW,
+    },
+    Proof {
+        name: "lrr-bounded-wait",
+        property: "under LRR without MAS a warp eligible H cycles in a row issues within them",
+        wrapper: "issue.sv",
+        top: "formal_issue",
+        check: 7,
+        dut: "mascar_issue_top.v",
+        engine: Engine::Pdr,
+        steps: [8, 2],
         show: ISSUE_SHOW,
     },
 ];
