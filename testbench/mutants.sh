@@ -9,6 +9,12 @@
 #   MUTANTS_ONLY="name ..." testbench/mutants.sh   # only these mutants
 #   MUTANTS_ALL_TESTS=1 testbench/mutants.sh    # list every failing test, not just the first
 #                                               # failing test binary's (much slower)
+#   MUTANTS_TESTS="--test formal" testbench/mutants.sh   # only this part of the suite (the
+#                                               # rtl-* mutants of the proofs: about 3 min each)
+#
+# The proofs' mutants (rtl-queue-accepted-retry-arms-nothing ... rtl-lrr-fixed-priority) are
+# also planted directly in the emitted Verilog by testbench/formal.rs
+# (each_planted_bug_fails_its_proof), which names the proof that catches each.
 #
 # Needs git, perl and the test tools (.ci/run installs them). The worktree and its target
 # directory live under $MUTANTS_DIR (default: a fresh temporary directory).
@@ -75,6 +81,23 @@ mutant() {
     rtl-reset-keeps-queue-count)
       # Issue 17 §2: the queue's reset leaves its occupancy counter as it was.
       plant src/rtl/reexec_queue.rs '\n\s+self\.count_r\.d\.next = 0\.into\(\);' '' ;;
+    rtl-queue-accepted-retry-arms-nothing)
+      # Issue 32: an accepted retry no longer arms the next entry (queue-arming).
+      plant src/rtl/reexec_queue.rs '\n\s+\| \(self\.chain_bit\.val\(\) & !self\.freed_bit\.val\(\)\)' '' ;;
+    rtl-queue-refusal-keeps-retry)
+      # Issue 32: a refusal no longer clears the retry bit (queue-arming).
+      plant src/rtl/reexec_queue.rs '\(self\.retry_r\.q\.val\(\) \| self\.can\.val\(\)\) & !self\.refused_bit\.val\(\) & !self\.freed_bit\.val\(\);' \
+        '(self.retry_r.q.val() | self.can.val()) & !self.freed_bit.val();' ;;
+    rtl-lrr-pointer-moves-without-issue)
+      # The LRR pointer goes back to lane 0 on a cycle without an issue (issue-order).
+      plant src/rtl/scheduler.rs 'self\.after_r\[s\]\.d\.next = self\.after_r\[s\]\.q\.val\(\);' 'self.after_r[s].d.next = 0.into();' ;;
+    rtl-mp-exit-hold-not-counted-down)
+      # The MP exit hold is never counted down (mas-mode).
+      plant src/rtl/scheduler.rs 'self\.hold_r\.d\.next = self\.hold_r\.q\.val\(\) - self\.one16\.val\(\);' 'self.hold_r.d.next = self.hold_r.q.val();' ;;
+    rtl-lrr-fixed-priority)
+      # Scheduler 0's LRR order forgets the last issuer: lane 0 first, a high lane starves
+      # (lrr-bounded-wait).
+      plant src/rtl/scheduler.rs 'self\.picker0\.after\.next = self\.after_r\[0\]\.q\.val\(\);' 'self.picker0.after.next = 0.into();' ;;
     mas-mode-rechecked-every-cycle)
       plant src/mascar/scheduler.rs 'let check = self\.p\.mode_check == MasModeCheck::EveryCycle' 'let check = true'
       plant src/rtl/harness.rs 'issue\.check_at_handover\.next = base\.mode_check == MasModeCheck::Handover;' \
@@ -94,11 +117,15 @@ describe() {
     wrc-no-quiet-handover) echo "WRC never hands ownership to a warp waiting behind a quiet L1 (the MP-hold deadlock)" ;;
     l1-flushed-between-kernels) echo "L1 contents are dropped between the kernels of a trace although no flush was asked for" ;;
     rtl-queue-count-ignores-valid) echo "RTL queue count changes on a free of an empty entry (a free with a push leaves it at 0 with one valid entry)" ;;
-    mas-mode-rechecked-every-cycle) echo "MAS re-checks saturation every cycle in MP (both twins), not only at owner hand-over" ;;
     rtl-second-picker-ignores-last-sp) echo "RTL scheduler 1 may pick an SP warp after scheduler 0 took the last SP lane" ;;
     rtl-owner-never-released) echo "RTL owner register ignores the WRC's release and keeps the owner until MP ends" ;;
     rtl-reset-keeps-mode) echo "RTL scheduler reset leaves the mode register as it was" ;;
     rtl-reset-keeps-queue-count) echo "RTL queue reset leaves the occupancy counter as it was" ;;
+    rtl-queue-accepted-retry-arms-nothing) echo "RTL queue: an accepted retry no longer arms the next entry" ;;
+    rtl-queue-refusal-keeps-retry) echo "RTL queue: a refused retry keeps its retry bit" ;;
+    rtl-lrr-pointer-moves-without-issue) echo "RTL LRR pointer moves (to lane 0) on a cycle without an issue" ;;
+    rtl-mp-exit-hold-not-counted-down) echo "RTL mode machine never counts the MP exit hold down" ;;
+    rtl-lrr-fixed-priority) echo "RTL scheduler 0 ignores the last issuer under LRR (fixed priority, starvation)" ;;
   esac
 }
 
@@ -106,7 +133,9 @@ mutants=(owner-kept-on-dependent-load queue-two-entries-per-warp lrr-pointer-mov
   mshr-merge-off-by-one rtl-queue-owner-ignores-valid rtl-wrc-always-stalls-non-owners
   wrc-no-quiet-handover l1-flushed-between-kernels mas-mode-rechecked-every-cycle
   rtl-queue-count-ignores-valid rtl-second-picker-ignores-last-sp rtl-owner-never-released
-  rtl-reset-keeps-mode rtl-reset-keeps-queue-count)
+  rtl-reset-keeps-mode rtl-reset-keeps-queue-count rtl-queue-accepted-retry-arms-nothing
+  rtl-queue-refusal-keeps-retry rtl-lrr-pointer-moves-without-issue rtl-mp-exit-hold-not-counted-down
+  rtl-lrr-fixed-priority)
 # MUTANTS_ONLY="a b" runs just those.
 if [ -n "${MUTANTS_ONLY:-}" ]; then
   read -r -a mutants <<< "$MUTANTS_ONLY"
@@ -136,7 +165,7 @@ for m in "${mutants[@]}"; do
   log="$base/$m.log"
   # By default cargo stops at the first failing test binary: a mutant is caught as soon as
   # one test fails, and the whole suite runs only for a survivor.
-  if (cd "$tree" && cargo test --release $features ${MUTANTS_ALL_TESTS:+--no-fail-fast}) > "$log" 2>&1; then
+  if (cd "$tree" && cargo test --release $features ${MUTANTS_ALL_TESTS:+--no-fail-fast} ${MUTANTS_TESTS:-}) > "$log" 2>&1; then
     caught="**no**"
     failed="(suite passed)"
   else

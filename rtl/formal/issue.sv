@@ -127,6 +127,173 @@ module formal_issue #(
     end
     wire [4:0] lane0 = issue_warp0[5:1], lane1 = issue_warp1[5:1], owner_lane = owner[5:1];
 
+    // ---- the issue stage's policies, from the spec (properties 4 to 6) ----
+    // What this part takes from the block: the mode and owner (for the WST's stall bits and
+    // MAS's queue preference; properties 1 and 6 check them). Everything else is rebuilt
+    // from the inputs: the WST's op-type bits, each scheduler's order state (LRR's last
+    // issuer, GTO's greedy warp, the warps' ages) and the picks themselves.
+    reg [H-1:0] mem_r0 = 0, mem_r1 = 0;  // WST op type (next instruction is memory)
+    wire [H-1:0] wmem0 = (mem_r0 & ~we0) | mem0, wmem1 = (mem_r1 & ~we1) | mem1;
+    // Unit limits (spec §2: SP width 2, SFU width 1, one LD/ST per cycle; scheduler 0 picks
+    // first, scheduler 1 gets what it left): a warp is eligible when ready, not stalled,
+    // and its unit free.
+    wire sp_ok = sp_free != 0, sfu_ok = sfu_free != 0;
+    wire [H-1:0] elig0 = ready0 & ~stall0 & (sp_ok ? {H{1'b1}} : ~alu0) & (sfu_ok ? {H{1'b1}} : ~sfu0)
+        & (lsu_free ? {H{1'b1}} : ~ldst0) & (load_slot_free ? {H{1'b1}} : ~gload0);
+    // MAS (spec §4): Mem_Q first in EP, Comp_Q first in MP; without MAS one queue.
+    wire [H-1:0] pref0 = !mas_enable ? {H{1'b1}} : (mp ? ~wmem0 : wmem0);
+    wire [H-1:0] pref1 = !mas_enable ? {H{1'b1}} : (mp ? ~wmem1 : wmem1);
+    // Order state per scheduler: LRR's last issuer (none after reset: lane 0 first), GTO's
+    // greedy warp (the last issuer until it exits), and the age order over all 2H warps:
+    // old_s[a*2H+b] says warp b is older than warp a (a launch makes a warp younger than
+    // every warp not launched with it; among warps launched together, and at reset, the
+    // lower warp id is older).
+    reg has_last0 = 0, has_last1 = 0, has_greedy0 = 0, has_greedy1 = 0;
+    reg [4:0] last0 = 0, last1 = 0, greedy0 = 0, greedy1 = 0;
+    reg [4*H*H-1:0] old_s;
+    integer a, b;
+    initial for (a = 0; a < 2 * H; a = a + 1) for (b = 0; b < 2 * H; b = b + 1) old_s[a*2*H+b] = b < a;
+    wire [2*H-1:0] launched_w;
+    generate
+        for (j = 0; j < H; j = j + 1) begin : launch_bits
+            assign launched_w[2*j] = launched0[j];
+            assign launched_w[2*j+1] = launched1[j];
+        end
+    endgenerate
+    // Lane i comes before lane l of scheduler s in its order (i != l).
+    function automatic before(input gto, input integer s, input integer i, input integer l, input [H-1:0] pref,
+                              input has_last, input [4:0] last, input has_greedy, input [4:0] greedy,
+                              input [4*H*H-1:0] old);
+        reg ai, al;
+        begin
+            if (pref[i] != pref[l]) before = pref[i];
+            else if (gto) begin
+                if (has_greedy && greedy == i) before = 1;
+                else if (has_greedy && greedy == l) before = 0;
+                else before = old[(2 * l + s) * 2 * H + 2 * i + s];
+            end else begin
+                // Circular from the lane after the last issuer: the lanes after it first,
+                // then the others, each part in lane order.
+                ai = has_last && i > last;
+                al = has_last && l > last;
+                before = (ai && !al) || (ai == al && i < l);
+            end
+        end
+    endfunction
+    // Only the proofs that read the picks (4, 7) build the order comparisons: lanes past HO
+    // are left out elsewhere, which keeps the other proofs' elaboration small at 48 warps.
+    localparam HO = (CHECK == 4 || CHECK == 7) ? H : 1;
+    reg [H-1:0] elig1;
+    reg pick0_valid, pick1_valid;
+    reg [4:0] pick0, pick1;
+    reg took_sp, took_sfu, took_lsu, first;
+    integer i, l;
+    always @* begin
+        pick0_valid = elig0 != 0;
+        pick0 = 0;
+        for (l = 0; l < HO; l = l + 1) begin
+            first = elig0[l];
+            for (i = 0; i < HO; i = i + 1)
+                if (i != l && elig0[i] && before(policy_gto, 0, i, l, pref0, has_last0, last0, has_greedy0, greedy0, old_s)) first = 0;
+            if (first) pick0 = l;
+        end
+        took_sp = pick0_valid && alu0[pick0];
+        took_sfu = pick0_valid && sfu0[pick0];
+        took_lsu = pick0_valid && ldst_take0[pick0];
+        elig1 = ready1 & ~stall1 & (sp_free > took_sp ? {H{1'b1}} : ~alu1) & (sfu_free > took_sfu ? {H{1'b1}} : ~sfu1)
+            & (lsu_free && !took_lsu ? {H{1'b1}} : ~ldst1) & (load_slot_free ? {H{1'b1}} : ~gload1);
+        pick1_valid = elig1 != 0;
+        pick1 = 0;
+        for (l = 0; l < HO; l = l + 1) begin
+            first = elig1[l];
+            for (i = 0; i < HO; i = i + 1)
+                if (i != l && elig1[i] && before(policy_gto, 1, i, l, pref1, has_last1, last1, has_greedy1, greedy1, old_s)) first = 0;
+            if (first) pick1 = l;
+        end
+    end
+    always @(posedge clock) begin
+        if (reset) begin
+            mem_r0 <= 0;
+            mem_r1 <= 0;
+            has_last0 <= 0;
+            has_last1 <= 0;
+            has_greedy0 <= 0;
+            has_greedy1 <= 0;
+            last0 <= 0;
+            last1 <= 0;
+            greedy0 <= 0;
+            greedy1 <= 0;
+            for (a = 0; a < 2 * H; a = a + 1) for (b = 0; b < 2 * H; b = b + 1) old_s[a*2*H+b] <= b < a;
+        end else begin
+            mem_r0 <= wmem0;
+            mem_r1 <= wmem1;
+            if (pick0_valid) begin
+                has_last0 <= 1;
+                last0 <= pick0;
+                has_greedy0 <= 1;
+                greedy0 <= pick0;
+            end else if (has_greedy0 && exited0[greedy0]) has_greedy0 <= 0;
+            if (pick1_valid) begin
+                has_last1 <= 1;
+                last1 <= pick1;
+                has_greedy1 <= 1;
+                greedy1 <= pick1;
+            end else if (has_greedy1 && exited1[greedy1]) has_greedy1 <= 0;
+            for (a = 0; a < 2 * H; a = a + 1)
+                for (b = 0; b < 2 * H; b = b + 1)
+                    if (launched_w[a]) old_s[a*2*H+b] <= !launched_w[b] || b < a;
+                    else if (launched_w[b]) old_s[a*2*H+b] <= 0;
+        end
+    end
+
+    // Bounded response (property 7): under LRR without MAS, a warp eligible in consecutive
+    // cycles issues within H of them (every cycle it waits, a warp before it in circular
+    // order issues and the order moves past it). wait0/wait1 count, per lane, the
+    // consecutive cycles it was eligible and did not issue; any other cycle (or a change to
+    // GTO or MAS, or a reset) starts over.
+    reg [5:0] wait0 [0:H-1];
+    reg [5:0] wait1 [0:H-1];
+    wire lrr_only = !policy_gto && !mas_enable;
+    integer n, m;
+    initial for (n = 0; n < H; n = n + 1) begin
+        wait0[n] = 0;
+        wait1[n] = 0;
+    end
+    always @(posedge clock)
+        for (m = 0; m < H; m = m + 1) begin
+            wait0[m] <= (!reset && lrr_only && elig0[m] && !(issue_valid0 && lane0 == m)) ? wait0[m] + 1 : 0;
+            wait1[m] <= (!reset && lrr_only && elig1[m] && !(issue_valid1 && lane1 == m)) ? wait1[m] + 1 : 0;
+        end
+
+    // The MAS mode machine (spec §4, slide 11): saturation is read every cycle in EP and,
+    // with check_at_handover, in MP only when the owner hands over (or there is none);
+    // saturation counts for mp_exit_hold cycles after the flag drops, counted down in MP.
+    // The owner hands over when its next instruction depends on its own load and its
+    // requests have left, at a barrier, when it is no longer active, or when the L1 is
+    // quiet and another warp's requests wait while it has none in flight (the [design]
+    // rules of src/rtl/wrc.rs).
+    reg mp_s = 0;
+    reg [15:0] hold_s = 0;
+    wire [H-1:0] waiting0 = mem_in_flight0 & active0 & ~owner_bit0, waiting1 = mem_in_flight1 & active1 & ~owner_bit1;
+    wire idle_path = l1_quiet && ((mem_in_flight0 & owner_bit0) == 0) && ((mem_in_flight1 & owner_bit1) == 0)
+        && (waiting0 != 0 || waiting1 != 0);
+    wire release = owner_valid && (idle_path || (has_inst0 & dep_load0 & ~mem_in_flight0 & owner_bit0) != 0
+        || (has_inst1 & dep_load1 & ~mem_in_flight1 & owner_bit1) != 0
+        || (at_barrier0 & owner_bit0) != 0 || (at_barrier1 & owner_bit1) != 0
+        || ((active0 & owner_bit0) == 0 && (active1 & owner_bit1) == 0));
+    wire sat_held = mas_enable && (saturated || (mp_s && hold_s != 0));
+    wire mp_next = sat_held || (check_at_handover && mp_s && owner_valid && !release);
+    always @(posedge clock) begin
+        if (reset) begin
+            mp_s <= 0;
+            hold_s <= 0;
+        end else begin
+            mp_s <= mp_next;
+            if (mas_enable && saturated) hold_s <= mp_exit_hold;
+            else if (mas_enable && mp_s && hold_s != 0) hold_s <= hold_s - 1;
+        end
+    end
+
     // ---- port contract ----
     always @* begin
         assume((ready0 & ~(has_inst0 & active0)) == 0);
@@ -161,5 +328,38 @@ module formal_issue #(
         if (CHECK == 3) begin
             if (reset_p) assert(!mp && !owner_valid);
         end
+        // 4: issue order: each scheduler issues exactly when one of its warps is eligible,
+        // and then the first eligible warp of its order (MAS queue first, then LRR from the
+        // lane after the last issuer, or GTO: the greedy warp, then the oldest).
+        if (CHECK == 4) begin
+            assert(issue_valid0 == pick0_valid);
+            if (pick0_valid) assert(issue_warp0 == {pick0, 1'b0});
+            assert(issue_valid1 == pick1_valid);
+            if (pick1_valid) assert(issue_warp1 == {pick1, 1'b1});
+        end
+        // 5: unit limits: an issued warp's unit is free, after what scheduler 0 took (SP and
+        // SFU by count, the LD/ST unit once, a global load only with a load slot).
+        if (CHECK == 5) begin
+            if (issue_valid0) begin
+                if (alu0[lane0]) assert(sp_free >= 1);
+                if (sfu0[lane0]) assert(sfu_free >= 1);
+                if (ldst0[lane0]) assert(lsu_free);
+                if (gload0[lane0]) assert(load_slot_free);
+            end
+            if (issue_valid1) begin
+                if (alu1[lane1]) assert(sp_free >= 1 + (issue_valid0 && alu0[lane0]));
+                if (sfu1[lane1]) assert(sfu_free >= 1 + (issue_valid0 && sfu0[lane0]));
+                if (ldst1[lane1]) assert(lsu_free && !(issue_valid0 && ldst_take0[lane0]));
+                if (gload1[lane1]) assert(load_slot_free);
+            end
+        end
+        // 6: the mode machine: the block's mode is the spec's, cycle by cycle.
+        if (CHECK == 6) assert(mp == mp_s);
+        // 7: bounded wait under LRR: no lane is eligible H cycles in a row without issuing.
+        if (CHECK == 7)
+            for (i = 0; i < H; i = i + 1) begin
+                assert(wait0[i] < H);
+                assert(wait1[i] < H);
+            end
     end
 endmodule

@@ -1,9 +1,11 @@
 // Formal properties of mascar_reexec_queue, checked with yosys's own SAT solver
 // (`sat -tempinduct`, run by `mascar rtl prove`). Hand-written; not generated.
 //
-// The wrapper sees the queue through its ports only: a shadow model below rebuilds, from
-// the port history, which entries are valid, each entry's warp and the age order, and the
-// assertions compare the queue's outputs with it. CHECK selects the property (one proof
+// A shadow model below rebuilds, from the inputs alone, which entries are valid, each
+// entry's warp, the age order and the retry bits (the arming policy, from the spec), and the
+// assertions compare the queue's outputs with it. Only the port contract reads an output
+// (`warps`, as the SM does before a push); the `probe_*` ports read internal registers for
+// the invariants that make properties inductive, never in place of the shadow. CHECK selects the property (one proof
 // each); the shadow model is the same in every proof.
 //
 // Port contract (assumed, because the SM guarantees it and the block cannot check it):
@@ -49,10 +51,16 @@ module formal_queue #(
 
     // Kept so that a counterexample can show them whichever property is checked.
     (* keep *) wire select_valid, alloc_valid, full, almost_full;
+    (* keep *) wire [D-1:0] armed;
     (* keep *) wire [5:0] select, alloc;
-    wire [D-1:0] hit_only, armed;
+    wire [D-1:0] hit_only;
     wire [H-1:0] warps0, warps1;
     (* keep *) wire [6:0] occupancy;
+    // Internal registers, read only, for the invariants that make properties inductive
+    // (`mascar rtl prove` adds these ports to the emitted module: `prove::probes`).
+    wire [D-1:0] probe_valid;
+    wire [6:0] probe_count;
+    wire [6*D-1:0] probe_warp;
     mascar_reexec_queue dut (
         .clock(clock),
         .reset(reset),
@@ -80,7 +88,10 @@ module formal_queue #(
         .warps$1(warps1),
         .occupancy(occupancy),
         .full(full),
-        .almost_full(almost_full)
+        .almost_full(almost_full),
+        .probe_valid(probe_valid),
+        .probe_count(probe_count),
+        .probe_warp(probe_warp)
     );
 
     // ---- shadow model, from the ports ----
@@ -110,13 +121,10 @@ module formal_queue #(
         end
     endfunction
 
-    wire in_range_free = free_valid && free_entry < D;
-    wire [D-1:0] freed = in_range_free ? (sv & ({{(D - 1) {1'b0}}, 1'b1} << free_entry)) : {D{1'b0}};
-    wire [D-1:0] pushed = (push_valid && alloc_valid && alloc < D) ? ({{(D - 1) {1'b0}}, 1'b1} << alloc) : {D{1'b0}};
-    wire [D-1:0] refused_hot = (select_valid && refused && select < D) ? ({{(D - 1) {1'b0}}, 1'b1} << select) : {D{1'b0}};
-    wire [D-1:0] tail = pushed | refused_hot;  // to the back of the age order
+    wire [D-1:0] one_hot_free = (free_valid && free_entry < D) ? ({{(D - 1) {1'b0}}, 1'b1} << free_entry) : {D{1'b0}};
+    wire [D-1:0] freed = sv & one_hot_free;
 
-    // The owner's entries, the hit-only set, and what is worth a try this cycle.
+    // The owner's entries, the hit-only set, and the lowest free usable entry.
     reg [D-1:0] owner_entries;
     reg [2*H-1:0] held;  // warps with a valid entry (warp 2j+s is lane j of scheduler s)
     reg [D-1:0] lowest_free;
@@ -131,11 +139,34 @@ module formal_queue #(
         lowest_free = 0;
         for (e = D - 1; e >= 0; e = e - 1) if (!sv[e] && entries[e]) lowest_free = {{(D - 1) {1'b0}}, 1'b1} << e;
     end
+    // The SM pushes into the allocated entry: the lowest free usable one (property 4 checks
+    // that `alloc` is it).
+    wire [D-1:0] pushed = push_valid ? lowest_free : {D{1'b0}};
     wire [D-1:0] hit_only_s = mp ? (sv & ~owner_entries) : {D{1'b0}};
+
+    // The arming and retry policy (spec §5 "Retry order", and the queue's [design] rules in
+    // src/rtl/reexec_queue.rs's header), kept here in the shadow's own retry bits `sr`, never
+    // read from the block:
+    // - an entry is worth a try this cycle (`can`) when its retry bit is set; on a free
+    //   pulse (an MSHR or a miss-queue slot freed) also the oldest valid entry whose bit is
+    //   clear and that is not hit-only; after a change of mode or owner every valid entry;
+    // - the port goes to the oldest entry worth a try unless the LSU head goes first;
+    // - what was worth a try stays armed; an accepted retry also arms the oldest valid entry
+    //   that was not worth a try and is not hit-only (the chain); a refused retry loses its
+    //   bit and goes to the back of the age order; a freed entry loses its bit; a pushed
+    //   entry starts unarmed; a reset clears every bit.
+    reg [D-1:0] sr = 0;
     wire change = (mp != mp_p) || (owner_valid != owner_valid_p) || (owner_valid && owner != owner_p);
-    wire [D-1:0] credit = oldest(sv & ~armed & ~hit_only_s, so);
-    wire [D-1:0] can = change ? sv : (armed | ((mshr_freed || miss_queue_freed) ? credit : {D{1'b0}}));
+    wire pulse = mshr_freed || miss_queue_freed;
+    wire [D-1:0] credit = oldest(sv & ~sr & ~hit_only_s, so);
+    wire [D-1:0] can = change ? sv : (sr | (pulse ? credit : {D{1'b0}}));
+    wire take = (can != 0) && !(head_first && head_ready);
     wire [D-1:0] oldest_can = oldest(can, so);
+    wire [D-1:0] chosen = take ? oldest_can : {D{1'b0}};
+    wire [D-1:0] refused_s = refused ? chosen : {D{1'b0}};
+    wire [D-1:0] chain = (take && !refused) ? oldest(sv & ~can & ~hit_only_s, so) : {D{1'b0}};
+    wire [D-1:0] sr_next = (((sr | can) & ~refused_s) | chain) & ~one_hot_free;
+    wire [D-1:0] tail = pushed | refused_s;  // to the back of the age order
     wire [D-1:0] select_hot = select < D ? ({{(D - 1) {1'b0}}, 1'b1} << select) : {D{1'b0}};
     wire [H-1:0] held0, held1;
     genvar j;
@@ -154,10 +185,12 @@ module formal_queue #(
             sv <= 0;
             sw <= 0;
             so <= 0;
+            sr <= 0;
             mp_p <= 0;
             owner_valid_p <= 0;
             owner_p <= 0;
         end else begin
+            sr <= sr_next;
             sv <= (sv & ~freed) | pushed;
             for (e = 0; e < D; e = e + 1) begin
                 if (pushed[e]) sw[6*e+:6] <= push_warp;
@@ -182,22 +215,31 @@ module formal_queue #(
 
     // ---- properties ----
     always @* begin
-        // 1: the occupancy counts the valid entries; full and almost full follow it.
+        // 1: the occupancy counts the valid entries; full and almost full follow it. With
+        // the internal invariants that make it inductive (k-induction, at 48/32 too): the
+        // valid bits are the shadow's and the count is their number.
         if (CHECK == 1) begin
+            assert(probe_valid == sv);
+            assert(probe_count == popcount(sv));
             assert(occupancy == popcount(sv));
             assert(full == (popcount(sv) == depth));
             assert(almost_full == (popcount(sv) + 1 >= depth));
         end
         // 2: the per-warp occupancy is exact, so the SM admits at most one entry per warp.
+        // With the internal invariants that make it inductive (k-induction): the valid bits
+        // are the shadow's, the count is their number, each valid entry holds its warp.
         if (CHECK == 2) begin
+            assert(probe_valid == sv);
+            assert(probe_count == popcount(sv));
+            for (e = 0; e < D; e = e + 1) if (sv[e]) assert(probe_warp[6*e+:6] == warp_of(sw, e));
             assert(warps0 == held0 && warps1 == held1);
             for (e = 0; e < D; e = e + 1)
                 for (f = e + 1; f < D; f = f + 1)
                     assert(!(sv[e] && sv[f] && warp_of(sw, e) == warp_of(sw, f)));
         end
         // 3: age is a strict total order over the valid entries, and the queue selects the
-        // oldest entry worth a try (armed; on a free pulse also the oldest unarmed one that
-        // is not hit-only; every entry after a mode or owner change) unless the head goes.
+        // oldest entry worth a try under the shadow's arming policy (above) unless the head
+        // goes first.
         if (CHECK == 3) begin
             // Irreflexive and total (of two valid entries exactly one is older); transitive
             // by construction (an entry moves only to the back).
@@ -205,7 +247,7 @@ module formal_queue #(
                 assert(!so[e*D+e]);
                 for (f = e + 1; f < D; f = f + 1) if (sv[e] && sv[f]) assert(so[e*D+f] != so[f*D+e]);
             end
-            assert(select_valid == ((can != 0) && !(head_first && head_ready)));
+            assert(select_valid == take);
             if (select_valid) assert(select_hot == oldest_can);
         end
         // 4: a pushed entry stays valid until freed: never reallocated (alloc is the lowest
@@ -226,6 +268,15 @@ module formal_queue #(
         if (CHECK == 5) begin
             assert(hit_only == hit_only_s);
             if (select_valid && mp && select < D && !owner_entries[select]) assert(hit_only[select]);
+        end
+        // 6: the retry bits follow the arming policy (the shadow's `sr`): which entry is
+        // armed after a free pulse, after an accepted retry, after a refusal, a free, a push,
+        // a change of mode or owner, a reset.
+        // (The valid bits' invariant speeds PDR up.)
+        if (CHECK == 6) begin
+            assert(armed == sr);
+            assert((sr & ~sv) == 0);
+            assert(probe_valid == sv);
         end
     end
 endmodule

@@ -1,16 +1,29 @@
 //! Formal proofs of the Mascar blocks (`mascar rtl prove`): Verilog wrappers with immediate
-//! assertions (`rtl/formal/`) around the emitted modules, proved with yosys's own SAT-based
-//! temporal induction (`sat -tempinduct`; SymbiYosys is not needed). Each proof runs at a
-//! small size (8 warps, 8 queue entries; generated here) and at the engine's size (48 warps,
-//! 32 entries). A proof ends proved (k-induction closed at some k), bounded (no
-//! counterexample within the step limit from reset, but induction did not close: the
-//! property needs state the ports do not show), failed (a counterexample from reset), or
-//! out of time.
+//! assertions (`rtl/formal/`) around the emitted modules. yosys turns each wrapper into an
+//! AIGER model (`prep; async2sync; chformal -assume -early; techmap; dffunmap; abc -g AND;
+//! write_aiger -zinit`), and the ABC that ships with yosys (`yosys-abc`) proves it, with
+//! one of two engines, named per proof:
+//!
+//! - PDR (`fold; strash; orpos; pdr`): an unbounded proof, or a counterexample;
+//! - k-induction (`bmc3 -F k` for the base case from reset, `ind -F k` for the inductive
+//!   step over `k` time frames), for properties whose wrapper states the internal
+//!   invariants that make them inductive.
+//!
+//! SymbiYosys is not needed. Each proof runs at a small size (8 warps, 8 queue entries;
+//! generated here) and at the engine's size (48 warps, 32 entries). A proof ends proved
+//! (with the engine), bounded (the engine gave up or ran out of time, and a bounded check
+//! found no counterexample in N cycles from reset), failed (a counterexample from reset,
+//! replayed by yosys's `sat` for its table), or out of time.
+//!
+//! Internal invariants need internal state: a wrapper may connect `probe_*` ports that the
+//! emitted module does not have; [`with_probes`] adds them to the module text as outputs
+//! wired to its registers (names from rust-hdl's emitter), changing nothing else.
 
 use super::emit::{self, VerilogFile};
 use super::harness::{ENTRIES, LANES};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// A size the proofs run at.
@@ -56,8 +69,26 @@ pub fn verilog_at(size: Size) -> Result<Vec<VerilogFile>, String> {
     }
 }
 
+/// The engine that proves a property.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// ABC's property-directed reachability (IC3).
+    Pdr,
+    /// k-induction: the base case `bmc3 -F k` from reset, the step `ind -F k`.
+    Induction { k: u32 },
+}
+
+impl std::fmt::Display for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Engine::Pdr => write!(f, "pdr"),
+            Engine::Induction { k } => write!(f, "k-induction, k = {k}"),
+        }
+    }
+}
+
 /// One property: a wrapper top, the value of its CHECK parameter, the emitted module it
-/// wraps, and the induction length limit.
+/// wraps, the engine, and the bounded check's length when the engine does not close.
 pub struct Proof {
     pub name: &'static str,
     pub property: &'static str,
@@ -67,7 +98,9 @@ pub struct Proof {
     pub check: u32,
     /// The emitted file the wrapper instantiates.
     pub dut: &'static str,
-    /// Induction length limit (`-maxsteps`) at the small and the default size.
+    pub engine: Engine,
+    /// Cycles from reset of the bounded check run when the engine does not close, at the
+    /// small and the default size.
     pub steps: [u32; 2],
     /// Signals shown in a counterexample besides the inputs.
     pub show: &'static [&'static str],
@@ -80,6 +113,7 @@ pub const WRAPPERS: [(&str, &str); 2] = [
 ];
 
 const QUEUE_SHOW: &[&str] = &[
+    "armed",
     "occupancy",
     "sv",
     "alloc",
@@ -97,7 +131,7 @@ const ISSUE_SHOW: &[&str] = &[
     "owner",
 ];
 
-pub const PROOFS: [Proof; 8] = [
+pub const PROOFS: [Proof; 13] = [
     Proof {
         name: "queue-count",
         property: "queue occupancy = number of valid entries (full, almost_full follow it)",
@@ -105,6 +139,7 @@ pub const PROOFS: [Proof; 8] = [
         top: "formal_queue",
         check: 1,
         dut: "mascar_reexec_queue.v",
+        engine: Engine::Induction { k: 2 },
         steps: [12, 4],
         show: QUEUE_SHOW,
     },
@@ -115,6 +150,7 @@ pub const PROOFS: [Proof; 8] = [
         top: "formal_queue",
         check: 2,
         dut: "mascar_reexec_queue.v",
+        engine: Engine::Induction { k: 2 },
         steps: [8, 3],
         show: QUEUE_SHOW,
     },
@@ -125,6 +161,7 @@ pub const PROOFS: [Proof; 8] = [
         top: "formal_queue",
         check: 3,
         dut: "mascar_reexec_queue.v",
+        engine: Engine::Pdr,
         steps: [8, 3],
         show: QUEUE_SHOW,
     },
@@ -135,6 +172,7 @@ pub const PROOFS: [Proof; 8] = [
         top: "formal_queue",
         check: 4,
         dut: "mascar_reexec_queue.v",
+        engine: Engine::Pdr,
         steps: [10, 3],
         show: QUEUE_SHOW,
     },
@@ -145,7 +183,19 @@ pub const PROOFS: [Proof; 8] = [
         top: "formal_queue",
         check: 5,
         dut: "mascar_reexec_queue.v",
+        engine: Engine::Pdr,
         steps: [8, 3],
+        show: QUEUE_SHOW,
+    },
+    Proof {
+        name: "queue-arming",
+        property: "retry bits follow the arming policy: a free pulse arms the oldest unarmed entry, an accepted retry the next, a refusal or a free clears, a mode or owner change arms all",
+        wrapper: "queue.sv",
+        top: "formal_queue",
+        check: 6,
+        dut: "mascar_reexec_queue.v",
+        engine: Engine::Pdr,
+        steps: [10, 3],
         show: QUEUE_SHOW,
     },
     Proof {
@@ -155,6 +205,7 @@ pub const PROOFS: [Proof; 8] = [
         top: "formal_issue",
         check: 1,
         dut: "mascar_issue_top.v",
+        engine: Engine::Pdr,
         steps: [16, 2],
         show: ISSUE_SHOW,
     },
@@ -165,6 +216,7 @@ pub const PROOFS: [Proof; 8] = [
         top: "formal_issue",
         check: 2,
         dut: "mascar_issue_top.v",
+        engine: Engine::Pdr,
         steps: [16, 2],
         show: ISSUE_SHOW,
     },
@@ -175,7 +227,52 @@ pub const PROOFS: [Proof; 8] = [
         top: "formal_issue",
         check: 3,
         dut: "mascar_issue_top.v",
+        engine: Engine::Pdr,
         steps: [16, 2],
+        show: ISSUE_SHOW,
+    },
+    Proof {
+        name: "issue-order",
+        property: "each scheduler issues iff a warp is eligible, and the first of its order: MAS queue (Mem_Q in EP, Comp_Q in MP), then LRR from after the last issuer or GTO (greedy, then oldest)",
+        wrapper: "issue.sv",
+        top: "formal_issue",
+        check: 4,
+        dut: "mascar_issue_top.v",
+        engine: Engine::Pdr,
+        steps: [8, 2],
+        show: ISSUE_SHOW,
+    },
+    Proof {
+        name: "issue-unit-limits",
+        property: "an issued warp's unit is free after scheduler 0's take: SP and SFU by count, one LD/ST, a global load only with a load slot",
+        wrapper: "issue.sv",
+        top: "formal_issue",
+        check: 5,
+        dut: "mascar_issue_top.v",
+        engine: Engine::Pdr,
+        steps: [8, 2],
+        show: ISSUE_SHOW,
+    },
+    Proof {
+        name: "mas-mode",
+        property: "the EP/MP mode follows the spec's machine: saturation (held mp_exit_hold cycles, counted down in MP) read in EP, in MP only at owner hand-over",
+        wrapper: "issue.sv",
+        top: "formal_issue",
+        check: 6,
+        dut: "mascar_issue_top.v",
+        engine: Engine::Pdr,
+        steps: [8, 2],
+        show: ISSUE_SHOW,
+    },
+    Proof {
+        name: "lrr-bounded-wait",
+        property: "under LRR without MAS a warp eligible H cycles in a row issues within them",
+        wrapper: "issue.sv",
+        top: "formal_issue",
+        check: 7,
+        dut: "mascar_issue_top.v",
+        engine: Engine::Pdr,
+        steps: [8, 2],
         show: ISSUE_SHOW,
     },
 ];
@@ -183,9 +280,10 @@ pub const PROOFS: [Proof; 8] = [
 /// How a proof ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// k-induction closed at length `k` (the base case holds for `k` steps from reset).
-    Proved { k: u32 },
-    /// No counterexample in `steps` cycles from reset; induction did not close.
+    /// The engine closed: the property holds in every reachable state.
+    Proved { engine: Engine },
+    /// The engine did not close (undecided or out of its time); no counterexample in
+    /// `steps` cycles from reset.
     Bounded { steps: u32 },
     /// A counterexample from reset, `step` cycles long (yosys's table of it).
     Failed { step: u32, trace: String },
@@ -197,13 +295,16 @@ impl Outcome {
     pub fn failed(&self) -> bool {
         matches!(self, Outcome::Failed { .. } | Outcome::TimedOut)
     }
+    pub fn proved(&self) -> bool {
+        matches!(self, Outcome::Proved { .. })
+    }
 }
 
 impl std::fmt::Display for Outcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Outcome::Proved { k } => write!(f, "proved (k-induction, k = {k})"),
-            Outcome::Bounded { steps } => write!(f, "bounded ({steps} cycles from reset)"),
+            Outcome::Proved { engine } => write!(f, "proved ({engine})"),
+            Outcome::Bounded { steps } => write!(f, "bounded at {steps} cycles"),
             Outcome::Failed { step, .. } => write!(f, "FAILED (counterexample, {step} cycles)"),
             Outcome::TimedOut => write!(f, "TIMED OUT"),
         }
@@ -247,6 +348,12 @@ pub fn check_yosys() -> Result<String, String> {
     if !out.status.success() {
         return Err("`yosys -V` failed: the proofs need yosys ≥ 0.23 (apt-get install yosys)".into());
     }
+    let abc = Command::new("yosys-abc").args(["-c", "quit"]).output().map_err(|e| {
+        format!("cannot run yosys-abc ({e}): the proofs need the ABC that ships with yosys (apt-get install yosys)")
+    })?;
+    if !abc.status.success() {
+        return Err("`yosys-abc -c quit` failed: the proofs need the ABC that ships with yosys (apt-get install yosys)".into());
+    }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
@@ -278,22 +385,80 @@ pub fn inputs(proof: &Proof, size: Size, src: &Sources) -> Result<(String, Strin
     Ok((wrapper, dut))
 }
 
-/// Induction lengths tried after the bounded check (the properties whose state the ports
-/// show close at 1 or 2; deeper attempts only cost time).
-pub const INDUCTION: u32 = 2;
+/// The internal registers a wrapper reads through `probe_*` ports, per emitted module:
+/// (port, width, Verilog expression over the module's own signals) at `size`.
+pub fn probes(dut: &str, size: Size) -> Vec<(String, usize, String)> {
+    match dut {
+        "mascar_reexec_queue.v" => {
+            let d = size.entries;
+            let warps: Vec<String> = (0..d).rev().map(|e| format!("warp_r${e}$q")).collect();
+            vec![
+                ("probe_valid".into(), d, "valid_r$q".into()),
+                ("probe_count".into(), 7, "count_r$q".into()),
+                ("probe_warp".into(), 6 * d, format!("{{{}}}", warps.join(", "))),
+            ]
+        }
+        _ => Vec::new(),
+    }
+}
 
-/// The yosys script of `proof` at `size`: a bounded check from reset (the all-zero state the
-/// `initial` blocks give) to `steps` cycles, then k-induction up to `INDUCTION`.
-pub fn script(proof: &Proof, size: Size) -> String {
-    let steps = proof.steps[(size == DEFAULT) as usize];
-    let show: String = proof.show.iter().map(|s| format!(" -show {s}")).collect();
+/// `text` (the emitted `module`, first in the file) with the `probes` as extra output
+/// ports; an error if the module or a probed register is not there. A module whose header
+/// already lists every probe port is left as it is.
+pub fn with_probes(text: &str, module: &str, probes: &[(String, usize, String)]) -> Result<String, String> {
+    if probes.is_empty() {
+        return Ok(text.to_string());
+    }
+    let head = text
+        .find(&format!("module {module}("))
+        .ok_or_else(|| format!("no module {module} to probe"))?;
+    let close = head + text[head..].find(");").ok_or("unterminated module header")?;
+    // A module that already has its probe ports (a test's hand-written stand-in) is kept.
+    let header: Vec<&str> = text[head..close].split([',', '(']).map(str::trim).collect();
+    if probes.iter().all(|(port, _, _)| header.contains(&port.as_str())) {
+        return Ok(text.to_string());
+    }
+    let end = close + text[close..].find("\nendmodule").ok_or("no endmodule")?;
+    let body = &text[close..end];
+    let mut ports = String::new();
+    let mut decls = String::new();
+    for (port, width, expr) in probes {
+        for reg in expr.trim_matches(|c| c == '{' || c == '}').split(", ") {
+            if !body.contains(&format!(" {reg};")) {
+                return Err(format!("{module} has no {reg} to probe"));
+            }
+        }
+        ports.push_str(&format!(",{port}"));
+        decls.push_str(&format!(
+            "\n    // Formal probe (added by mascar rtl prove): an internal register, read only.\n    output wire [{}:0] {port};\n    assign {port} = {expr};",
+            width - 1
+        ));
+    }
+    Ok(format!(
+        "{}{ports}{}{decls}{}",
+        &text[..close],
+        &text[close..end],
+        &text[end..]
+    ))
+}
+
+/// The yosys script that turns `proof` at `size` into `model.aig`: assumptions constrain
+/// their own cycle (`chformal -assume -early`), registers start at their `initial` values
+/// (`-zinit`; a register without one would start free).
+pub fn aiger_script(proof: &Proof, size: Size) -> String {
     format!(
         "read_verilog -formal dut.v\n\
          read_verilog -formal -sv wrapper.sv\n\
          chparam -set H {h} -set D {d} -set CHECK {c} {top}\n\
          prep -flatten -top {top}\n\
-         sat -tempinduct -tempinduct-baseonly -prove-asserts -set-assumes -set-init-zero -maxsteps {steps} -show-inputs{show} -dump_vcd counterexample.vcd\n\
-         sat -tempinduct -tempinduct-inductonly -prove-asserts -set-assumes -maxsteps {INDUCTION}\n",
+         async2sync\n\
+         chformal -assume -early\n\
+         techmap\n\
+         opt -fast\n\
+         dffunmap\n\
+         abc -g AND\n\
+         opt_clean\n\
+         write_aiger -zinit model.aig\n",
         h = size.lanes,
         d = size.entries,
         c = proof.check,
@@ -301,12 +466,82 @@ pub fn script(proof: &Proof, size: Size) -> String {
     )
 }
 
-/// Reads yosys's log of the two `sat` runs of [`script`].
+/// The ABC script for `engine` (every assertion OR-ed into one bad-state output, the
+/// assumptions folded in as constraints). `seconds` bounds PDR and the inductive step.
+pub fn abc_script(engine: Engine, seconds: u64) -> String {
+    let seconds = seconds.max(1);
+    match engine {
+        Engine::Pdr => format!("read_aiger model.aig; fold; strash; orpos; pdr -T {seconds}"),
+        Engine::Induction { k } => {
+            format!("read_aiger model.aig; fold; strash; orpos; bmc3 -F {k}; ind -F {k} -T {seconds}")
+        }
+    }
+}
+
+/// What ABC said.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Proved,
+    /// A bad state in this (0-based) time frame from reset.
+    Fails {
+        frame: u32,
+    },
+    Undecided,
+}
+
+/// Reads ABC's output for [`abc_script`].
+pub fn parse_abc(log: &str, engine: Engine) -> Verdict {
+    if let Some(line) = log.lines().find(|l| l.contains("was asserted in frame")) {
+        let frame = line
+            .split("was asserted in frame")
+            .nth(1)
+            .and_then(|r| {
+                r.trim()
+                    .trim_end_matches(|c: char| !c.is_ascii_digit())
+                    .split('.')
+                    .next()
+            })
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(0);
+        return Verdict::Fails { frame };
+    }
+    let proved = match engine {
+        Engine::Pdr => log.contains("Property proved"),
+        // `bmc3 -F k` found nothing in k frames, then the inductive step held.
+        Engine::Induction { k } => {
+            log.contains(&format!("No output asserted in {k} frames"))
+                && log.contains("Networks are equivalent")
+        }
+    };
+    if proved {
+        Verdict::Proved
+    } else {
+        Verdict::Undecided
+    }
+}
+
+/// The yosys script of a bounded check of `proof` at `size` from reset (the all-zero state
+/// the `initial` blocks give) to `steps` cycles, with the counterexample table.
+pub fn script(proof: &Proof, size: Size, steps: u32) -> String {
+    let show: String = proof.show.iter().map(|s| format!(" -show {s}")).collect();
+    format!(
+        "read_verilog -formal dut.v\n\
+         read_verilog -formal -sv wrapper.sv\n\
+         chparam -set H {h} -set D {d} -set CHECK {c} {top}\n\
+         prep -flatten -top {top}\n\
+         sat -tempinduct -tempinduct-baseonly -prove-asserts -set-assumes -set-init-zero -maxsteps {steps} -show-inputs{show} -dump_vcd counterexample.vcd\n",
+        h = size.lanes,
+        d = size.entries,
+        c = proof.check,
+        top = proof.top,
+    )
+}
+
+/// Reads yosys's log of the bounded check of [`script`].
 pub fn parse_log(log: &str, steps: u32) -> Result<Outcome, String> {
-    let mut runs = log.split("Executing SAT pass").skip(1);
-    let (base, induction) = match (runs.next(), runs.next()) {
-        (Some(b), i) => (b, i.unwrap_or("")),
-        _ => return Err(unfinished(log)),
+    let base = match log.split("Executing SAT pass").nth(1) {
+        Some(b) => b,
+        None => return Err(unfinished(log)),
     };
     if let Some(at) = base.find("model found for base case: FAIL!") {
         // The table after the banner: header, `init` rows and one block per step.
@@ -334,15 +569,6 @@ pub fn parse_log(log: &str, steps: u32) -> Result<Outcome, String> {
     if !base.contains("proved base case for") {
         return Err(unfinished(log));
     }
-    if induction.contains("Induction step proven: SUCCESS!") {
-        let k = induction
-            .lines()
-            .filter_map(|l| l.trim().strip_prefix("** Trying induction with length "))
-            .filter_map(|l| l.trim_end_matches(" **").trim().parse::<u32>().ok())
-            .next_back()
-            .unwrap_or(1);
-        return Ok(Outcome::Proved { k });
-    }
     Ok(Outcome::Bounded { steps })
 }
 
@@ -360,7 +586,60 @@ pub fn run(proof: &Proof, size: Size, src: &Sources) -> Result<ProofResult, Stri
     run_on(proof, size, &wrapper, &dut, src)
 }
 
-/// Runs one proof at one size on the given wrapper and module text (the tests plant bugs).
+/// Runs `program args` in `dir` with stdout to `out` (under `dir`) until `deadline`: its
+/// exit status, or `None` when it was stopped at the deadline.
+fn run_until(
+    program: &str,
+    args: &[&str],
+    dir: &Path,
+    out: &str,
+    deadline: Instant,
+) -> Result<Option<std::process::ExitStatus>, String> {
+    let hint = "the proofs need yosys ≥ 0.23 and its yosys-abc (apt-get install yosys)";
+    let out_file = std::fs::File::create(dir.join(out)).map_err(|e| format!("cannot write {out}: {e}"))?;
+    let err_file = std::fs::File::create(dir.join(format!("{out}.err")))
+        .map_err(|e| format!("cannot write {out}.err: {e}"))?;
+    // Its own process group, so that a stop at the deadline also ends the ABC that yosys's
+    // `abc` pass starts.
+    let mut child = Command::new(program)
+        .args(args)
+        .process_group(0)
+        .current_dir(dir)
+        .stdout(out_file)
+        .stderr(err_file)
+        .spawn()
+        .map_err(|e| format!("cannot run {program} ({e}): {hint}"))?;
+    loop {
+        if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
+            return Ok(Some(s));
+        }
+        if Instant::now() > deadline {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .status();
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn tail(dir: &Path, files: &[&str]) -> String {
+    files
+        .iter()
+        .map(|f| {
+            let t = std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+            let lines: Vec<&str> = t.lines().rev().take(20).collect();
+            lines.into_iter().rev().collect::<Vec<_>>().join("\n")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Runs one proof at one size on the given wrapper and module text (the tests plant bugs):
+/// the engine on the AIGER model; on a counterexample, or when the engine does not close,
+/// yosys's bounded check from reset for the table or the bounded result.
 pub fn run_on(
     proof: &Proof,
     size: Size,
@@ -388,59 +667,85 @@ pub fn run_on(
         std::fs::write(dir.join(name), text)
             .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
     };
-    write("dut.v", dut)?;
+    let module = proof.dut.trim_end_matches(".v");
+    write("dut.v", &with_probes(dut, module, &probes(proof.dut, size))?)?;
     write("wrapper.sv", wrapper)?;
-    write("prove.ys", &script(proof, size))?;
-    let log_path = dir.join("yosys.log");
-    let err_path = dir.join("yosys.err");
-    let err_file =
-        std::fs::File::create(&err_path).map_err(|e| format!("cannot write {}: {e}", err_path.display()))?;
+    write("aiger.ys", &aiger_script(proof, size))?;
     let start = Instant::now();
-    let mut child = Command::new("yosys")
-        .args(["-q", "-l", "yosys.log", "-s", "prove.ys"])
-        .current_dir(&dir)
-        .stdout(Stdio::null())
-        .stderr(err_file)
-        .spawn()
-        .map_err(|e| {
-            format!("cannot run yosys ({e}): the proofs need yosys ≥ 0.23 (apt-get install yosys)")
-        })?;
-    let status = loop {
-        if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
-            break Some(s);
-        }
-        if start.elapsed() > src.timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let seconds = start.elapsed().as_secs_f64();
-    let outcome = match status {
-        None => Outcome::TimedOut,
-        Some(status) => {
-            let log = read(&log_path)?;
-            if !status.success() {
+    let deadline = start + src.timeout;
+    let result = (|| -> Result<Outcome, String> {
+        match run_until(
+            "yosys",
+            &["-q", "-l", "aiger.log", "-s", "aiger.ys"],
+            &dir,
+            "yosys.out",
+            deadline,
+        )? {
+            None => return Ok(Outcome::TimedOut),
+            Some(s) if !s.success() => {
                 return Err(format!(
-                    "yosys failed on {} at {} ({}):\n{}{}",
+                    "yosys failed on {} at {} ({s}):\n{}",
                     proof.name,
                     size,
-                    status,
-                    log.lines()
-                        .rev()
-                        .take(20)
-                        .collect::<Vec<_>>()
-                        .into_iter()
-                        .rev()
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                    std::fs::read_to_string(&err_path).unwrap_or_default()
-                ));
+                    tail(&dir, &["aiger.log", "yosys.out.err"])
+                ))
             }
-            parse_log(&log, proof.steps[(size == DEFAULT) as usize])?
+            Some(_) => {}
         }
-    };
+        // The engine gets two thirds of what is left; the bounded check the rest.
+        let left = deadline.saturating_duration_since(Instant::now()).as_secs();
+        let abc = abc_script(proof.engine, left * 2 / 3);
+        write("abc.script", &abc)?;
+        let verdict = match run_until("yosys-abc", &["-c", &abc], &dir, "abc.log", deadline)? {
+            None => return Ok(Outcome::TimedOut),
+            Some(s) if !s.success() => {
+                return Err(format!(
+                    "yosys-abc failed on {} at {} ({s}):\n{}",
+                    proof.name,
+                    size,
+                    tail(&dir, &["abc.log", "abc.log.err"])
+                ))
+            }
+            Some(_) => parse_abc(&read(&dir.join("abc.log"))?, proof.engine),
+        };
+        let steps = match verdict {
+            Verdict::Proved => return Ok(Outcome::Proved { engine: proof.engine }),
+            // ABC counts frames from 0; yosys's table counts cycles from 1.
+            Verdict::Fails { frame } => frame + 1,
+            Verdict::Undecided => proof.steps[(size == DEFAULT) as usize],
+        };
+        write("bounded.ys", &script(proof, size, steps))?;
+        match run_until(
+            "yosys",
+            &["-q", "-l", "bounded.log", "-s", "bounded.ys"],
+            &dir,
+            "bounded.out",
+            deadline,
+        )? {
+            None => Ok(Outcome::TimedOut),
+            Some(s) if !s.success() => Err(format!(
+                "yosys failed on {} at {} ({s}):\n{}",
+                proof.name,
+                size,
+                tail(&dir, &["bounded.log", "bounded.out.err"])
+            )),
+            Some(_) => {
+                let outcome = parse_log(&read(&dir.join("bounded.log"))?, steps)?;
+                if matches!(verdict, Verdict::Fails { .. }) && !outcome.failed() {
+                    return Err(format!(
+                        "{} at {}: ABC found a counterexample in {steps} cycles that yosys's sat does not \
+                         reproduce (see {})",
+                        proof.name,
+                        size,
+                        dir.display()
+                    ));
+                }
+                Ok(outcome)
+            }
+        }
+    })();
+    let seconds = start.elapsed().as_secs_f64();
+    let outcome = result?;
     if src.keep.is_none() {
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -520,5 +825,81 @@ pub fn cli(
         Ok(())
     } else {
         Err(format!("{} proof(s) failed: {}", failed.len(), failed.join(", ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abc_verdicts_are_read_honestly() {
+        let pdr = Engine::Pdr;
+        let ind = Engine::Induction { k: 2 };
+        assert_eq!(
+            parse_abc("Property proved.  Time =     4.33 sec", pdr),
+            Verdict::Proved
+        );
+        assert_eq!(
+            parse_abc(
+                "Output 0 of miter \"formal_queue-1\" was asserted in frame 1.  Time = 0.01 sec",
+                pdr
+            ),
+            Verdict::Fails { frame: 1 }
+        );
+        // PDR out of its time says neither: undecided, never proved.
+        assert_eq!(
+            parse_abc("Reached timeout (10 seconds).", pdr),
+            Verdict::Undecided
+        );
+        let base = "No output asserted in 2 frames. Resource limit reached (conf limit 0). Time = 0.02 sec\n";
+        assert_eq!(
+            parse_abc(
+                &format!("{base}Networks are equivalent.  Time =     1.45 sec"),
+                ind
+            ),
+            Verdict::Proved
+        );
+        // The step without the base case, or the base case without the step, is not a proof.
+        assert_eq!(parse_abc("Networks are equivalent.", ind), Verdict::Undecided);
+        assert_eq!(
+            parse_abc(&format!("{base}Networks are UNDECIDED.  Time = 0.01 sec"), ind),
+            Verdict::Undecided
+        );
+        assert_eq!(
+            parse_abc("No output asserted in 1 frames.\nNetworks are equivalent.", ind),
+            Verdict::Undecided
+        );
+        assert_eq!(
+            Outcome::Proved { engine: ind }.to_string(),
+            "proved (k-induction, k = 2)"
+        );
+        assert_eq!(Outcome::Bounded { steps: 8 }.to_string(), "bounded at 8 cycles");
+    }
+
+    #[test]
+    fn probes_become_output_ports_of_the_probed_module_only() {
+        let text = "module q(a,b);\n    input wire a;\n    wire [1:0] r$q;\n    wire [1:0] w$0$q;\nendmodule\nmodule q$r(d);\nendmodule\n";
+        let r = vec![("probe_r".to_string(), 2, "r$q".to_string())];
+        let out = with_probes(text, "q", &r).unwrap();
+        assert!(out.starts_with("module q(a,b,probe_r);"), "{out}");
+        let inside = &out[..out.find("endmodule").unwrap()];
+        assert!(inside.contains("output wire [1:0] probe_r;") && inside.contains("assign probe_r = r$q;"));
+        assert!(out.ends_with("endmodule\nmodule q$r(d);\nendmodule\n"));
+        let missing = vec![("probe_x".to_string(), 1, "x$q".to_string())];
+        assert!(with_probes(text, "q", &missing).unwrap_err().contains("no x$q"));
+        assert_eq!(with_probes(text, "q", &[]).unwrap(), text);
+        assert_eq!(with_probes(&out, "q", &r).unwrap(), out, "already probed");
+        // The queue's probes name registers its emitted text has, at both sizes.
+        for size in SIZES {
+            let v = verilog_at(size).unwrap();
+            let q = v.iter().find(|f| f.file == "mascar_reexec_queue.v").unwrap();
+            with_probes(
+                &q.text,
+                "mascar_reexec_queue",
+                &probes("mascar_reexec_queue.v", size),
+            )
+            .unwrap();
+        }
     }
 }
