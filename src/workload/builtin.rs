@@ -461,13 +461,7 @@ mod tests {
                     } else {
                         (1u32 << lanes) - 1
                     };
-                    let env = LaneEnv {
-                        tid: w as i64 * 32,
-                        cta: cta as i64,
-                        block: k.block as i64,
-                        grid: k.grid as i64,
-                        loops: [0; MAX_LOOP_DEPTH],
-                    };
+                    let env = k.warp_start_env(cta, w);
                     k.program.walk(&env, lanes, &k.buffers, &mut values, |f, _, _| {
                         total += 1;
                         match f.inst.op {
@@ -592,13 +586,7 @@ mod tests {
             for cta in [0, k.grid / 2, k.grid - 1] {
                 for w in 0..k.warps_per_cta() {
                     let lanes = (k.block - w * 32).min(32);
-                    let env0 = LaneEnv {
-                        tid: w as i64 * 32,
-                        cta: cta as i64,
-                        block: k.block as i64,
-                        grid: k.grid as i64,
-                        loops: [0; MAX_LOOP_DEPTH],
-                    };
+                    let env0 = k.warp_start_env(cta, w);
                     p.walk(&env0, lanes, &k.buffers, &mut values, |f, env, vals| {
                         let inst = f.inst;
                         if !inst.op.is_memory() {

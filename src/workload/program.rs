@@ -1381,6 +1381,18 @@ impl std::fmt::Debug for PerCta {
 }
 
 impl Kernel {
+    /// The lane environment a warp of this grid starts in: warp `warp` of CTA `cta`, outside
+    /// every loop.
+    pub fn warp_start_env(&self, cta: u32, warp: u32) -> LaneEnv {
+        LaneEnv {
+            tid: warp as i64 * 32,
+            cta: cta as i64,
+            block: self.block as i64,
+            grid: self.grid as i64,
+            loops: [0; MAX_LOOP_DEPTH],
+        }
+    }
+
     pub fn warps_per_cta(&self) -> u32 {
         self.block.div_ceil(32)
     }
@@ -1413,13 +1425,7 @@ impl Kernel {
         let mut values = Values::default();
         for cta in 0..self.grid {
             for w in 0..self.warps_per_cta() {
-                let env = LaneEnv {
-                    tid: w as i64 * 32,
-                    cta: cta as i64,
-                    block: self.block as i64,
-                    grid: self.grid as i64,
-                    loops: [0; MAX_LOOP_DEPTH],
-                };
+                let env = self.warp_start_env(cta, w);
                 let c = self.program.warp_counts_in(
                     &env,
                     (self.block - w * 32).min(32),

@@ -27,8 +27,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use super::program::{
-    AluKind, Fetched, Inst, Item, Kernel, LaneEnv, LaneStack, OpKind, Values, MAX_EXPR_STACK, MAX_LOOP_DEPTH,
-    NO_REG, WARP_LANES,
+    AluKind, Fetched, Inst, Item, Kernel, LaneEnv, LaneStack, OpKind, Values, MAX_EXPR_STACK, NO_REG,
+    WARP_LANES,
 };
 use super::trace::kernelslist::KERNELSLIST;
 use crate::config::Config;
@@ -257,13 +257,7 @@ pub fn write_kernel_trace(out: &mut impl Write, k: &Kernel, id: u32) -> io::Resu
     for cta in 0..k.grid {
         write!(out, "#BEGIN_TB\n\nthread block = {cta},0,0\n\n")?;
         for w in 0..k.warps_per_cta() {
-            let env = LaneEnv {
-                tid: w as i64 * 32,
-                cta: cta as i64,
-                block: k.block as i64,
-                grid: k.grid as i64,
-                loops: [0; MAX_LOOP_DEPTH],
-            };
+            let env = k.warp_start_env(cta, w);
             let lanes = (k.block - w * 32).min(32);
             let count = p.warp_counts_in(&env, lanes, &k.buffers, &mut values);
             writeln!(out, "warp = {w}\ninsts = {}", count.warp + 1)?;
