@@ -11375,7 +11375,7 @@ module mascar_issue_top$wrc(active$0,active$1,has_inst$0,has_inst$1,is_mem$0,is_
             owner_candidates$1 = mem$1 & sb_ready$1 & ~dep_load$1 & ~owner_bit$1;
         end
         idle_path = l1_quiet & ~(|(mem_in_flight$0 & owner_bit$0) | |(mem_in_flight$1 & owner_bit$1)) & (|waiting$0 | |waiting$1);
-        release_owner = owner_valid & (idle_path | |(has_inst$0 & dep_load$0 & ~mem_in_flight$0 & owner_bit$0) | |(has_inst$1 & dep_load$1 & ~mem_in_flight$1 & owner_bit$1) | |(at_barrier$0 & owner_bit$0) | |(at_barrier$1 & owner_bit$1) | ~(|(active$0 & owner_bit$0) | |(active$1 & owner_bit$1)));
+        release_owner = owner_valid & (idle_path | |(has_inst$0 & dep_load$0 & ~mem_in_flight$0 & owner_bit$0) | |(has_inst$1 & dep_load$1 & ~mem_in_flight$1 & owner_bit$1) | |(at_barrier$0 & ~mem_in_flight$0 & owner_bit$0) | |(at_barrier$1 & ~mem_in_flight$1 & owner_bit$1) | ~(|(active$0 & owner_bit$0) | |(active$1 & owner_bit$1)));
     end
     
 endmodule // mascar_issue_top$wrc

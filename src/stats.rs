@@ -224,7 +224,7 @@ impl SmStats {
         self.mas.owner_changes += o.mas.owner_changes;
         self.mas.owner_first += o.mas.owner_first;
         self.mas.owner_after_dependent_load += o.mas.owner_after_dependent_load;
-        self.mas.owner_after_exit += o.mas.owner_after_exit;
+        self.mas.owner_after_finish += o.mas.owner_after_finish;
         self.mas.owner_after_barrier += o.mas.owner_after_barrier;
         self.mas.owner_other += o.mas.owner_other;
         self.mas.owner_returned_to_ep += o.mas.owner_returned_to_ep;
@@ -352,7 +352,7 @@ pub struct MasStats {
     /// The previous owner waited on a load it had issued (the paper's hand-over, slide 11).
     pub owner_after_dependent_load: u64,
     /// The previous owner had finished (exited).
-    pub owner_after_exit: u64,
+    pub owner_after_finish: u64,
     /// The previous owner waited at a CTA barrier.
     #[serde(default)]
     pub owner_after_barrier: u64,

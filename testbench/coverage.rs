@@ -248,7 +248,7 @@ fn every_reachable_corner_is_reached() {
             [
                 c.owner_first,
                 c.owner_after_dependent_load,
-                c.owner_after_exit,
+                c.owner_after_finish,
                 c.owner_after_barrier,
                 c.owner_other,
                 c.owner_returned_to_ep,
@@ -257,7 +257,7 @@ fn every_reachable_corner_is_reached() {
             [
                 m.owner_first,
                 m.owner_after_dependent_load,
-                m.owner_after_exit,
+                m.owner_after_finish,
                 m.owner_after_barrier,
                 m.owner_other,
                 m.owner_returned_to_ep,

@@ -249,23 +249,29 @@ fn finishes(cfg: &Config, k: &Kernel, what: &str) -> RunStats {
 }
 
 #[test]
-#[ignore = "issue 29 §2: with GPGPU-Sim's timing, bp-2 under mascar with the hold livelocks on 2 SMs: the owner at a barrier hands over to the oldest queue warp, also at a barrier, and back, so warp 15's parked load never gets the path"]
 fn an_mp_held_for_ever_does_not_deadlock_mas_or_mascar() {
     // A hold longer than the run keeps every SM in MP once it saturates. Under Mascar a miss
     // parked in the re-execution queue by a warp that is not the owner is served hit-only;
     // with nobody left to issue a memory instruction there was no owner, so it waited for
-    // ever (bp-2: the watchdog fired with warps waiting on loads that never return).
-    for name in ["bp-2", "kmeans-1"] {
-        let k = mascar::workload::builtin::find(name).unwrap().kernel();
-        for s in [SchedulerKind::Mas, SchedulerKind::Mascar] {
-            let cfg = Config {
-                sms: 2,
-                scheduler: s,
-                mas_mp_exit_hold: 1_000_000,
-                ..Config::default()
-            };
-            let st = finishes(&cfg, &k, &format!("{name} under {s}, hold 1000000"));
-            assert!(st.mas.mp_cycles > 0, "{name} {s}: MP was entered");
+    // ever (bp-2: the watchdog fired with warps waiting on loads that never return). Then
+    // (issue 29 §2) an owner at a barrier with a parked request handed the path to the
+    // oldest queue warp, also at a barrier, which handed it back, for ever, while a warp
+    // whose parked load the barrier waited for never got it: `mascar run -k bp-2 -s mascar
+    // --set mas_mp_exit_hold=1000000` stopped on the watchdog on 2 and on 15 SMs.
+    for sms in [2, 15] {
+        for name in ["bp-2", "kmeans-1"] {
+            let k = mascar::workload::builtin::find(name).unwrap().kernel();
+            for s in [SchedulerKind::Mas, SchedulerKind::Mascar] {
+                let cfg = Config {
+                    sms,
+                    scheduler: s,
+                    mas_mp_exit_hold: 1_000_000,
+                    ..Config::default()
+                };
+                let what = format!("{name} under {s} on {sms} SMs, hold 1000000");
+                let st = finishes(&cfg, &k, &what);
+                assert!(st.mas.mp_cycles > 0, "{what}: MP was entered");
+            }
         }
     }
 }
@@ -346,6 +352,58 @@ fn no_mp_hold_deadlocks_any_mas_or_car_scheduler() {
 }
 
 #[test]
+fn no_mp_hold_deadlocks_any_memory_intensive_builtin_on_the_default_machine() {
+    use mascar::config::{MasModeCheck, NonOwnerMem};
+    use mascar::workload::builtin::KernelClass;
+    // The sweep above on the default machine (15 SMs, default queues and CTA mix) and every
+    // memory-intensive built-in (issue 29 §2). Each kernel runs MAS and Mascar with MP held
+    // for ever at the defaults, and one more setting that holds or clogs, taken in turn from
+    // the sweep's list so that across the kernels every one is run on 15 SMs. The grid is cut
+    // to four CTAs per SM: every SM gets a full mix of resident CTAs and the turnover.
+    type Setting = (&'static str, fn(&mut Config));
+    let settings: [Setting; 8] = [
+        ("hit-only non-owners", |c| {
+            c.mascar_non_owner_mem = NonOwnerMem::HitOnly
+        }),
+        ("one queue entry", |c| c.car_queue_depth = 1),
+        ("full queue blocks issue", |c| {
+            c.car_queue_depth = 2;
+            c.car_full_blocks_issue = true;
+        }),
+        ("one load slot", |c| c.max_inflight_loads = 1),
+        ("always saturated", |c| c.mas_sat_margin = c.l1_mshrs),
+        ("mode checked every cycle", |c| {
+            c.mas_mode_check = MasModeCheck::EveryCycle
+        }),
+        ("hit-only non-owners, one queue entry", |c| {
+            c.mascar_non_owner_mem = NonOwnerMem::HitOnly;
+            c.car_queue_depth = 1;
+        }),
+        ("hold 1000", |c| c.mas_mp_exit_hold = 1000),
+    ];
+    let memory = mascar::workload::builtin::builtins()
+        .iter()
+        .filter(|b| b.class != KernelClass::Compute);
+    for (i, b) in memory.enumerate() {
+        let mut k = b.kernel();
+        let defaults = Config::default();
+        k.grid = k.grid.min(4 * defaults.sms);
+        let (setting, set) = settings[i % settings.len()];
+        for s in [SchedulerKind::Mas, SchedulerKind::Mascar] {
+            let held = Config {
+                scheduler: s,
+                mas_mp_exit_hold: 1_000_000,
+                ..defaults.clone()
+            };
+            finishes(&held, &k, &format!("{} {s}, hold 1000000", b.name));
+            let mut cfg = held.clone();
+            set(&mut cfg);
+            finishes(&cfg, &k, &format!("{} {s}, hold, {setting}", b.name));
+        }
+    }
+}
+
+#[test]
 fn the_rtl_twins_hand_ownership_over_as_the_reference_does_with_mp_held() {
     use mascar::config::{Engine, NonOwnerMem};
     // Lockstep compares every block output every cycle; with MP held (within the RTL hold
@@ -392,7 +450,7 @@ fn owner_changes_split_by_cause_and_nacks_are_counted() {
         assert_eq!(
             m.owner_first
                 + m.owner_after_dependent_load
-                + m.owner_after_exit
+                + m.owner_after_finish
                 + m.owner_after_barrier
                 + m.owner_other,
             m.owner_changes,
@@ -455,6 +513,42 @@ fn the_l1_port_takes_at_most_one_access_per_sm_cycle_and_every_retry_is_one() {
             "{name} {s}: {lookups} lookups, {car:?}"
         );
     }
+}
+
+#[test]
+fn an_owner_hands_over_at_its_last_request_not_at_its_last_acknowledgement() {
+    // Issue 29 §1: an owner whose last instruction is a store has nothing left to send once
+    // the store's requests have left; the flowchart (slide 11) gives the path to the next
+    // warp then, not after the acknowledgements return (an L2 round trip, ~150 cycles here),
+    // during which every other warp's memory instruction waited.
+    let k = kernel(
+        "kernel store-last\ngrid 1\nblock 256\nbuffer A 4M\nbuffer B 4M\nbuffer C 4M\n\
+         ld.global r1, A[128*tid]\nld.global r2, B[128*tid]\nadd r3, r1, r2\n\
+         st.global C[128*tid], r3\n",
+    );
+    let t = traced(&small_l1(SchedulerKind::Mas), &k);
+    let mut owners_checked = 0;
+    for w in 0..8u8 {
+        let last_request = t.requests.iter().filter(|r| r.1 == w).map(|r| r.0).max();
+        let last_owned = t.mas.iter().filter(|m| m.owner == Some(w)).map(|m| m.cycle).max();
+        let (Some(sent), Some(owned)) = (last_request, last_owned) else {
+            continue;
+        };
+        if owned >= sent {
+            owners_checked += 1;
+            // The store leaves the LD/ST unit in the cycle it is sent; the WRC sees the
+            // finished owner the cycle after and the new owner is in force one edge later.
+            assert!(
+                owned <= sent + 3,
+                "warp {w} sent its last request at {sent} and owned the path until {owned}"
+            );
+        }
+    }
+    assert!(
+        owners_checked > 0,
+        "no owner sent its store while it owned the path: {:?}",
+        t.stats.mas
+    );
 }
 
 #[test]

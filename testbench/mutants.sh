@@ -44,6 +44,10 @@ mutant() {
   case $1 in
     owner-kept-on-dependent-load)
       plant src/mascar/wrc.rs 'waits_on_own_load \|\| idle_path' 'idle_path' ;;
+    owner-held-until-exit)
+      plant src/gpu/sm/mod.rs 'let mas_active = self\.active & !\(self\.issued_all & !unsent\);' 'let mas_active = self.active; let _ = unsent;' ;;
+    owner-at-barrier-hands-parked-request-over)
+      plant src/mascar/wrc.rs 'let barrier_done = w\.at_barrier & !w\.mem_in_flight & bit != 0;' 'let barrier_done = w.at_barrier & bit != 0;' ;;
     wrc-no-quiet-handover)
       plant src/mascar/wrc.rs 'let idle_path = w\.l1_quiet &&' 'let idle_path = false && w.l1_quiet &&'
       plant src/mascar/wrc.rs 'let owner_candidates = if w\.l1_quiet &&' 'let owner_candidates = if false && w.l1_quiet &&' ;;
@@ -114,6 +118,8 @@ describe() {
     mshr-merge-off-by-one) echo "an MSHR accepts one merge more than its limit" ;;
     rtl-queue-owner-ignores-valid) echo "RTL queue marks a stale (invalid) entry as the owner's" ;;
     rtl-wrc-always-stalls-non-owners) echo "RTL WRC ignores its parameter and stalls non-owners under hit_only" ;;
+    owner-held-until-exit) echo "MAS owner keeps the memory path until its stores are acknowledged (issue 29 §1)" ;;
+    owner-at-barrier-hands-parked-request-over) echo "MAS owner at a barrier hands over with its own request still parked (the bp-2 hold livelock, issue 29 §2)" ;;
     wrc-no-quiet-handover) echo "WRC never hands ownership to a warp waiting behind a quiet L1 (the MP-hold deadlock)" ;;
     l1-flushed-between-kernels) echo "L1 contents are dropped between the kernels of a trace although no flush was asked for" ;;
     rtl-queue-count-ignores-valid) echo "RTL queue count changes on a free of an empty entry (a free with a push leaves it at 0 with one valid entry)" ;;
@@ -132,6 +138,7 @@ describe() {
 mutants=(owner-kept-on-dependent-load queue-two-entries-per-warp lrr-pointer-moves-without-issue
   mshr-merge-off-by-one rtl-queue-owner-ignores-valid rtl-wrc-always-stalls-non-owners
   wrc-no-quiet-handover l1-flushed-between-kernels mas-mode-rechecked-every-cycle
+  owner-held-until-exit owner-at-barrier-hands-parked-request-over
   rtl-queue-count-ignores-valid rtl-second-picker-ignores-last-sp rtl-owner-never-released
   rtl-reset-keeps-mode rtl-reset-keeps-queue-count rtl-queue-accepted-retry-arms-nothing
   rtl-queue-refusal-keeps-retry rtl-lrr-pointer-moves-without-issue rtl-mp-exit-hold-not-counted-down

@@ -268,8 +268,9 @@ module formal_issue #(
     // The MAS mode machine (spec §4, slide 11): saturation is read every cycle in EP and,
     // with check_at_handover, in MP only when the owner hands over (or there is none);
     // saturation counts for mp_exit_hold cycles after the flag drops, counted down in MP.
-    // The owner hands over when its next instruction depends on its own load and its
-    // requests have left, at a barrier, when it is no longer active, or when the L1 is
+    // The owner hands over when its next instruction depends on its own load or it waits at
+    // a barrier, in both cases once its requests have left; when it is no longer active
+    // (nothing left to issue or send); or when the L1 is
     // quiet and another warp's requests wait while it has none in flight (the [design]
     // rules of src/rtl/wrc.rs).
     reg mp_s = 0;
@@ -279,7 +280,8 @@ module formal_issue #(
         && (waiting0 != 0 || waiting1 != 0);
     wire release = owner_valid && (idle_path || (has_inst0 & dep_load0 & ~mem_in_flight0 & owner_bit0) != 0
         || (has_inst1 & dep_load1 & ~mem_in_flight1 & owner_bit1) != 0
-        || (at_barrier0 & owner_bit0) != 0 || (at_barrier1 & owner_bit1) != 0
+        || (at_barrier0 & ~mem_in_flight0 & owner_bit0) != 0
+        || (at_barrier1 & ~mem_in_flight1 & owner_bit1) != 0
         || ((active0 & owner_bit0) == 0 && (active1 & owner_bit1) == 0));
     wire sat_held = mas_enable && (saturated || (mp_s && hold_s != 0));
     wire mp_next = sat_held || (check_at_handover && mp_s && owner_valid && !release);

@@ -26,7 +26,7 @@ pub struct Coverage {
     /// The previous owner waits on a load it issued (the paper's hand-over).
     pub owner_after_dependent_load: u64,
     /// The previous owner finished.
-    pub owner_after_exit: u64,
+    pub owner_after_finish: u64,
     /// The previous owner waits at a CTA barrier.
     pub owner_after_barrier: u64,
     /// Any other hand-over (e.g. a quiet L1 handed to a warp whose requests wait to leave).
@@ -90,7 +90,7 @@ impl Coverage {
             ("queue_almost_full", self.queue_almost_full),
             ("owner_first", self.owner_first),
             ("owner_after_dependent_load", self.owner_after_dependent_load),
-            ("owner_after_exit", self.owner_after_exit),
+            ("owner_after_finish", self.owner_after_finish),
             ("owner_after_barrier", self.owner_after_barrier),
             ("owner_other", self.owner_other),
             ("owner_returned_to_ep", self.owner_returned_to_ep),
@@ -113,7 +113,7 @@ impl Coverage {
         self.queue_almost_full += o.queue_almost_full;
         self.owner_first += o.owner_first;
         self.owner_after_dependent_load += o.owner_after_dependent_load;
-        self.owner_after_exit += o.owner_after_exit;
+        self.owner_after_finish += o.owner_after_finish;
         self.owner_after_barrier += o.owner_after_barrier;
         self.owner_other += o.owner_other;
         self.owner_returned_to_ep += o.owner_returned_to_ep;
@@ -163,7 +163,7 @@ impl Coverage {
         if owner.is_some() && owner != last_owner {
             match last_owner.map(u64::from) {
                 None => self.owner_first += 1,
-                Some(p) if w.active >> p & 1 == 0 => self.owner_after_exit += 1,
+                Some(p) if w.active >> p & 1 == 0 => self.owner_after_finish += 1,
                 Some(p) if w.dep_load >> p & 1 == 1 => self.owner_after_dependent_load += 1,
                 Some(p) if w.at_barrier >> p & 1 == 1 => self.owner_after_barrier += 1,
                 Some(_) => self.owner_other += 1,
@@ -302,7 +302,7 @@ mod tests {
                 c.owner_first,
                 c.owner_after_dependent_load,
                 c.owner_after_barrier,
-                c.owner_after_exit,
+                c.owner_after_finish,
                 c.owner_other,
                 c.owner_returned_to_ep
             ),

@@ -19,7 +19,9 @@ pub const RTL_ENTRIES: usize = 32;
 /// What the SM's issue stage knows about each warp this cycle (input of the WRC).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WarpSignals {
-    /// The slot holds a resident, unfinished warp.
+    /// The slot holds a warp with something left to issue or to send: a warp that has issued
+    /// its last instruction and has no request waiting to leave counts as finished here,
+    /// although it stays resident until its stores are acknowledged (issue 29 §1).
     pub active: u64,
     /// The I-buffer head holds an instruction (and the warp is not at a barrier).
     pub has_inst: u64,
@@ -79,9 +81,10 @@ pub struct WstWrite {
 pub struct WrcOut {
     pub wst: WstWrite,
     /// The owner must give up the memory path: its next instruction depends on a load it
-    /// issued and all its requests have left (none waits at the LD/ST head or in the
-    /// re-execution queue), or it waits at a barrier, or it has finished, or the L1 is quiet
-    /// while it has no request waiting to leave and another warp has.
+    /// issued, or it waits at a barrier, in both cases once all its requests have left (none
+    /// waits at the LD/ST head or in the re-execution queue); or it has finished (nothing
+    /// left to issue or send); or the L1 is quiet while it has no request waiting to leave
+    /// and another warp has.
     pub release_owner: bool,
     /// Warps that could take ownership (never the owner): those whose next instruction is a
     /// ready global memory instruction that does not wait on the warp's own load; when the

@@ -48,7 +48,14 @@ impl Wrc {
                 // every load slot taken by them): hand over, or a mode held after saturation
                 // (`mas_mp_exit_hold`, `mas_sat_margin`) could keep the SM stuck for ever.
                 let idle_path = w.l1_quiet && w.mem_in_flight & bit == 0 && waiting != 0;
-                waits_on_own_load || idle_path || w.active & bit == 0 || w.at_barrier & bit != 0
+                // At a barrier, likewise once its requests have left: handing a parked
+                // request's path to another warp at a barrier would pass ownership back and
+                // forth between them while a warp with a parked load never gets it (issue 29
+                // §2: bp-2 with the mode held stopped on the watchdog).
+                let barrier_done = w.at_barrier & !w.mem_in_flight & bit != 0;
+                // Finished: nothing left to issue or to send (`active`, issue 29 §1).
+                let finished = w.active & bit == 0;
+                waits_on_own_load || barrier_done || idle_path || finished
             }
             None => false,
         };

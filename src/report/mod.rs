@@ -25,7 +25,7 @@ const MAS_ROWS: &[Row] = &[
     ("  after dependent load", |s| {
         s.mas.owner_after_dependent_load.to_string()
     }),
-    ("  after owner exit", |s| s.mas.owner_after_exit.to_string()),
+    ("  after owner finished", |s| s.mas.owner_after_finish.to_string()),
     ("  after owner barrier", |s| s.mas.owner_after_barrier.to_string()),
     ("  other hand-over", |s| s.mas.owner_other.to_string()),
     ("owner returned to EP", |s| s.mas.owner_returned_to_ep.to_string()),

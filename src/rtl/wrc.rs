@@ -115,9 +115,9 @@ impl<const H: usize> Logic for WrcRtl<H> {
             & !((self.mem_in_flight[0].val() & self.owner_bit[0].val()).any()
                 | (self.mem_in_flight[1].val() & self.owner_bit[1].val()).any())
             & (self.waiting[0].val().any() | self.waiting[1].val().any());
-        // The owner releases when its next instruction waits on its own load and its
-        // requests have all left, when the memory path is idle for it, when it waits at a
-        // barrier, or when it has finished.
+        // The owner releases when its next instruction waits on its own load or it waits at
+        // a barrier, in both cases once its requests have all left; when the memory path is
+        // idle for it; or when it has finished.
         self.release_owner.next = self.owner_valid.val()
             & (self.idle_path.val()
                 | (self.has_inst[0].val()
@@ -130,8 +130,8 @@ impl<const H: usize> Logic for WrcRtl<H> {
                     & !self.mem_in_flight[1].val()
                     & self.owner_bit[1].val())
                 .any()
-                | (self.at_barrier[0].val() & self.owner_bit[0].val()).any()
-                | (self.at_barrier[1].val() & self.owner_bit[1].val()).any()
+                | (self.at_barrier[0].val() & !self.mem_in_flight[0].val() & self.owner_bit[0].val()).any()
+                | (self.at_barrier[1].val() & !self.mem_in_flight[1].val() & self.owner_bit[1].val()).any()
                 | !((self.active[0].val() & self.owner_bit[0].val()).any()
                     | (self.active[1].val() & self.owner_bit[1].val()).any()));
     }

@@ -103,6 +103,9 @@ pub struct Sm {
     active: u64,
     /// Bit w: warp slot w has an empty I-buffer and more to fetch.
     need_fetch: u64,
+    /// Bit w: warp w has issued its last instruction; it may still wait for store
+    /// acknowledgements, load data or requests that have not left yet.
+    issued_all: u64,
     /// Bit w: warp w has an instruction at its I-buffer head and is not at a barrier.
     issuable: u64,
     /// Bit w: warp w's head instruction is clear of the scoreboard.
@@ -250,6 +253,7 @@ impl Sm {
                 .then(|| vec![Parked::default(); cfg.car_queue_depth as usize]),
             parked_lines: [0; 64],
             store_parked: 0,
+            issued_all: 0,
             launched: 0,
             exited: 0,
             ccws: (cfg.scheduler == crate::sched::SchedulerKind::Ccws).then(|| {
@@ -331,6 +335,7 @@ impl Sm {
             }
             self.next_dyn_id += 1;
             self.active |= 1 << free;
+            self.issued_all &= !(1 << free);
             self.need_fetch |= 1 << free;
             warps |= 1 << free;
             if let Some(r) = self.blocks.reference_scheduler() {
@@ -376,9 +381,23 @@ impl Sm {
         self.is_idle() && self.blocks.registers() == (false, None)
     }
 
-    /// What [`Sm::cycle`] does to an SM at rest: every scheduler counts an idle cycle.
+    /// What [`Sm::cycle`] does to an SM at rest: every scheduler counts an idle cycle, and
+    /// MAS's statistics see the registers at rest (EP, no owner). `mas_statistics` counts a
+    /// change one cycle after the clock edge that made it, so an SM that came to rest at
+    /// that edge (its last warp was the owner and finished) still has its return to EP to
+    /// count here (issue 29 §3).
     pub fn rest_cycle(&mut self) {
         self.stats.sched.idle_cycles += self.sched_mask.len() as u64;
+        if self.mas && self.mas_last != (false, None) {
+            self.stats.mas.owner_returned_to_ep += self.mas_last.1.is_some() as u64;
+            if let Some(ev) = &mut self.events {
+                ev.push(crate::gpu::events::SmEvent::Owner {
+                    warp: None,
+                    mp: false,
+                });
+            }
+            self.mas_last = (false, None);
+        }
     }
 
     // ---------------------------------------------------------------- the cycle
@@ -513,6 +532,14 @@ impl Sm {
         // order, so an owner whose instruction waits there behind a refused non-owner must
         // be able to hand over (the WRC's idle-path rule), or MP would deadlock.
         let lsu_warp = if self.lsu.busy { 1u64 << self.lsu.warp } else { 0 };
+        // Issue 29 §1, after the flowchart (slide 11): the owner keeps the memory path while
+        // it has something to send, so for MAS a warp that has issued its last instruction
+        // and has no memory instruction left in the collector, at the LD/ST head or in the
+        // re-execution queue is no longer active, although it stays resident until its
+        // stores are acknowledged (`Warp::is_done`). An owner then hands over at its last
+        // request, not at its last acknowledgement.
+        let unsent = queue_warps | lsu_warp | self.mem_oc.warps(|op| op.warp);
+        let mas_active = self.active & !(self.issued_all & !unsent);
         let sat_in = SaturationIn {
             mshrs_used: self.l1.mshrs_used() as u32,
             miss_queue_used: self.l1.miss_queue_used() as u32,
@@ -520,7 +547,7 @@ impl Sm {
         let saturated = self.mas && self.saturation.step(&sat_in).saturated;
         let input = IssueIn {
             warps: WarpSignals {
-                active: self.active,
+                active: mas_active,
                 has_inst: self.issuable,
                 // Texture and constant loads are memory instructions for MAS (ro_ldst.rs).
                 is_mem: self.gmem_head | self.ro_mem_head,
@@ -554,7 +581,7 @@ impl Sm {
         self.launched = 0;
         self.exited = 0;
         if self.mas {
-            self.mas_statistics(now, &view, saturated);
+            self.mas_statistics(now, &view, saturated, mas_active);
         }
         for (s, pick) in view.sched.issue[..self.sched_mask.len()].iter().enumerate() {
             let Some(slot) = *pick else {
@@ -622,7 +649,13 @@ impl Sm {
         held
     }
 
-    fn mas_statistics(&mut self, now: u64, view: &crate::mascar::blocks::IssueView, saturated: bool) {
+    fn mas_statistics(
+        &mut self,
+        now: u64,
+        view: &crate::mascar::blocks::IssueView,
+        saturated: bool,
+        mas_active: u64,
+    ) {
         let (mp, owner) = (view.sched.mp, view.sched.owner);
         let st = &mut self.stats.mas;
         st.mp_cycles += mp as u64;
@@ -630,7 +663,7 @@ impl Sm {
             st.owner_changes += 1;
             match self.mas_last.1.map(u64::from) {
                 None => st.owner_first += 1,
-                Some(p) if self.active >> p & 1 == 0 => st.owner_after_exit += 1,
+                Some(p) if mas_active >> p & 1 == 0 => st.owner_after_finish += 1,
                 Some(p) if self.dep_load >> p & 1 == 1 => st.owner_after_dependent_load += 1,
                 Some(p) if self.barrier >> p & 1 == 1 => st.owner_after_barrier += 1,
                 Some(_) => st.owner_other += 1,
@@ -771,6 +804,7 @@ impl Sm {
         self.refresh(w);
         if self.warps[w].ibuf_empty() {
             if self.warps[w].fetch_done {
+                self.issued_all |= 1 << w;
                 self.try_finish(w);
             } else {
                 self.need_fetch |= 1 << w;
@@ -844,6 +878,7 @@ impl Sm {
         }
         self.warps[w].active = false;
         self.active &= !(1 << w);
+        self.issued_all &= !(1 << w);
         self.refresh(w);
         self.exited |= 1 << w;
         let cta = self.warps[w].cta_slot as usize;

@@ -87,6 +87,13 @@ impl<T> MemCollector<T> {
         (self.len > 0 && self.ready_at[self.head] <= now).then_some(self.head)
     }
 
+    /// The warps of the waiting entries, as a mask (`warp_of` gives an entry's warp slot).
+    pub(super) fn warps(&self, warp_of: impl Fn(&T) -> u8) -> u64 {
+        (0..self.len).fold(0, |m, i| {
+            m | 1u64 << warp_of(&self.slots[(self.head + i) % MEM_COLLECTOR_SLOTS])
+        })
+    }
+
     /// Drops the oldest entry (after its slot's contents were taken).
     pub(super) fn pop(&mut self) {
         debug_assert!(self.len > 0);
