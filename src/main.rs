@@ -270,9 +270,10 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         threads: usize,
         /// Run every kernel under buffer placements 1..=N (`placement`, docs/kernel-format.md)
-        /// and report each speedup as the geometric mean over them with its min–max. With 1,
-        /// the configuration's placement is used.
-        #[arg(long, value_name = "N", default_value_t = 1,
+        /// and report each speedup as the geometric mean over them with its min–max, marked
+        /// `*` where it is above 1 under one placement and below under another. With 1, the
+        /// configuration's placement is used.
+        #[arg(long, value_name = "N", default_value_t = 3,
               value_parser = clap::value_parser!(u32).range(1..=1000))]
         placements: u32,
         /// Run only slice K of N of the experiment matrix (1-based, e.g. 3/8) and write its
@@ -768,6 +769,8 @@ fn compare(
     for j in &mut jobs {
         j.config_file = m.config_file.clone();
     }
+    // Traces keep their recorded addresses: other placements would only repeat their runs.
+    let placements = if picked.is_empty() { 1 } else { placements };
     if placements > 1 {
         if base.placement != 1 {
             eprintln!(

@@ -157,6 +157,10 @@ fn compare_writes_every_report_file() {
         out.to_str().unwrap(),
         "--threads",
         "2",
+        // One placement: three runs below (the default's three placements are tested in
+        // testbench/placement.rs).
+        "--placements",
+        "1",
         "--csv",
         out.join("extra.csv").to_str().unwrap(),
         "--json",
@@ -211,6 +215,8 @@ fn compare_writes_every_report_file() {
             "--set",
             "max_cycles=2000000",
             "--threads",
+            "1",
+            "--placements",
             "1",
             "-q",
         ];

@@ -390,6 +390,8 @@ fn compare_says_it_ignores_a_configured_scheduler() {
         "1",
         "--set",
         "scheduler=car",
+        "--placements",
+        "1",
         "--out",
         s(&dir),
         "-q",

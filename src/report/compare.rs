@@ -224,7 +224,10 @@ impl SpeedupTable {
     pub fn speedup_text(&self, v: Option<(f64, f64, f64)>) -> String {
         match v {
             Some((g, lo, hi)) if self.multi_placement() && g.is_finite() => {
-                format!("{g:.3} ({lo:.3}–{hi:.3})")
+                // Faster than the baseline under one layout and slower under another: the
+                // figure rests on where the allocator put the arrays (issue 29 §4).
+                let mark = if lo < 1.0 && hi > 1.0 { " *" } else { "" };
+                format!("{g:.3} ({lo:.3}–{hi:.3}){mark}")
             }
             v => fmt_opt(v.map(|x| x.0), 3),
         }
@@ -716,8 +719,9 @@ pub fn to_markdown(t: &SpeedupTable) -> String {
             out,
             "Every kernel ran under buffer placements {} (docs/kernel-format.md); each \
              speedup is the geometric mean over them, with the smallest and largest in \
-             parentheses (for a class: of the class's geometric mean under one placement). \
-             The other figures are placement {}'s.\n",
+             parentheses (for a class: of the class's geometric mean under one placement); \
+             `*` marks a speedup above 1 under one placement and below 1 under another, a \
+             figure that rests on the layout. The other figures are placement {}'s.\n",
             placement_list(&t.placements),
             t.placements[0]
         );
@@ -1155,8 +1159,13 @@ pub(crate) mod tests {
         assert!(close(c.speedup_min, 2f64.sqrt()) && close(c.speedup_max, 2f64.sqrt()));
         let md = to_markdown(&t);
         assert!(
-            md.contains("| bw1 | bandwidth | 1000 | 1.000 (0.500–2.000) |"),
-            "{md}"
+            md.contains("| bw1 | bandwidth | 1000 | 1.000 (0.500–2.000) * |"),
+            "bw1 is faster under one placement and slower under the other: marked. {md}"
+        );
+        assert!(md.contains("`*` marks a speedup above 1"), "{md}");
+        assert!(
+            md.contains("2.000 (1.000–4.000) |"),
+            "bw2 is never slower: not marked"
         );
         assert!(md.contains("placements 1–2"));
         let out = to_stdout_table(&t);

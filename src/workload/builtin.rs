@@ -345,6 +345,24 @@ mod tests {
             let d = b.kernel_at(Scale::Default);
             let f = b.kernel_at(Scale::Full);
             assert_eq!(d.grid, b.kernel().grid, "{}", b.name);
+            // Issue 29 §4: the scaled run lays its buffers out as the full-size run does, so
+            // channel, bank and set mappings are the real run's; its contents fit inside.
+            let layout = |k: &crate::workload::Kernel| {
+                let v: Vec<_> = k
+                    .buffers
+                    .iter()
+                    .map(|b| (b.name.clone(), b.base, b.extent))
+                    .collect();
+                v
+            };
+            assert_eq!(layout(&d), layout(&f), "{}: buffer layout", b.name);
+            for (s, full) in d.buffers.iter().zip(&f.buffers) {
+                assert!(
+                    s.bytes <= s.extent && full.bytes <= full.extent,
+                    "{}: {s:?}",
+                    b.name
+                );
+            }
             match FULL_GRID.iter().find(|(n, _)| *n == b.name) {
                 Some(&(_, grid)) => {
                     assert_eq!(f.grid, grid, "{}: full-scale grid", b.name);

@@ -152,7 +152,7 @@ pub fn place(k: &Kernel, placement: Placement) -> Result<Cow<'_, Kernel>, String
     let mut alloc = Allocator::new(placement);
     let mut bases = Vec::with_capacity(k.buffers.len());
     for b in &k.buffers {
-        bases.push(alloc.alloc(b.bytes).ok_or_else(|| {
+        bases.push(alloc.alloc(b.extent).ok_or_else(|| {
             format!(
                 "buffer `{}` of kernel `{}` does not fit in the 64-bit address space under \
                  placement {} ({:?})",

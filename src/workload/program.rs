@@ -1315,6 +1315,10 @@ pub struct Buffer {
     pub name: String,
     pub base: u64,
     pub bytes: u64,
+    /// Bytes its allocation takes: its size at `kernel_scale = full` (issue 29 §4), so the
+    /// layout, and with it every channel, bank and set mapping, is the full-size run's at
+    /// every scale. At least `bytes`.
+    pub extent: u64,
     /// Initial contents (`buffer NAME from INPUT.ARRAY`), which value loads read; `None`: no
     /// contents (loads from it carry no value). Not serialized: results and snapshots name
     /// the input instead.
@@ -1327,7 +1331,8 @@ impl std::fmt::Debug for Buffer {
         let mut d = f.debug_struct("Buffer");
         d.field("name", &self.name)
             .field("base", &self.base)
-            .field("bytes", &self.bytes);
+            .field("bytes", &self.bytes)
+            .field("extent", &self.extent);
         if let Some(data) = &self.data {
             d.field("data", &format_args!("{} bytes", data.len()));
         }

@@ -152,11 +152,13 @@ pub(super) struct InputDecl {
     pub(super) arrays: Vec<(String, crate::workload::inputs::Array)>,
 }
 
-/// A `size NAME = DEFAULT full FULL` directive: the value at the parse's scale.
+/// A `size NAME = DEFAULT full FULL` directive: the value at the parse's scale, and the full
+/// value (buffers are laid out at their full-scale extent under every scale).
 pub(super) struct SizeDecl {
     pub(super) name: String,
     pub(super) line: usize,
     pub(super) value: i64,
+    pub(super) full: i64,
 }
 
 /// What the file has declared so far, with the line of each declaration for messages.

@@ -438,12 +438,14 @@ mod tests {
                     name: "A".into(),
                     base: 0x8000_0000,
                     bytes: 16 << 20,
+                    extent: 16 << 20,
                     data: None,
                 },
                 Buffer {
                     name: "B".into(),
                     base: 0x8000_0000 + (16 << 20),
                     bytes: 4 << 20,
+                    extent: 4 << 20,
                     data: None,
                 },
             ]

@@ -200,8 +200,12 @@ impl Parser {
         if cur.peek().is_none() {
             return Err(cur.expected("the full-scale value after `full`"));
         }
-        let (full, _) = parse_const(cur, &format!("the full value of size `{name}`"))?;
+        let what = format!("the full value of size `{name}`");
+        let from = cur.pos;
+        let (full, _) = parse_const(cur, &what)?;
         cur.expect_end()?;
+        // The full value with the sizes it names at their full values too.
+        let full = self.const_at_full(cur, from, &what)?.unwrap_or(full);
         let value = match self.scale {
             Scale::Default => default,
             Scale::Full => full,
@@ -210,8 +214,40 @@ impl Parser {
             name: name.to_string(),
             line,
             value,
+            full,
         });
         Ok(())
+    }
+
+    /// The constant expression `cur` just parsed from token `from`, evaluated again with every
+    /// size at its full value; `None` when it names no size or the parse is already at full
+    /// scale (the value just parsed is then the full one).
+    fn const_at_full(&self, cur: &Cursor<'_>, from: usize, what: &str) -> PResult<Option<i64>> {
+        let toks = &cur.toks[from..cur.pos];
+        if self.scale == Scale::Full || !toks.iter().any(|t| matches!(t.tok, Tok::Size(..))) {
+            return Ok(None);
+        }
+        let full: Vec<Token> = toks
+            .iter()
+            .map(|t| match &t.tok {
+                Tok::Size(n, _) => {
+                    let sz = self.decls.sizes.iter().find(|s| s.name == *n);
+                    let v = sz.map_or(0, |s| s.full);
+                    Token {
+                        tok: Tok::Size(n.clone(), v),
+                        col: t.col,
+                    }
+                }
+                _ => t.clone(),
+            })
+            .collect();
+        let mut fc = Cursor {
+            toks: &full,
+            pos: 0,
+            line: cur.line,
+            eol_col: cur.eol_col,
+        };
+        Ok(Some(parse_const(&mut fc, what)?.0))
     }
 
     /// `input NAME = GEN(key=value, …)`: runs the generator now; its arrays can then give
@@ -288,7 +324,11 @@ impl Parser {
         Ok(())
     }
 
-    /// `buffer NAME SIZE` or `buffer NAME from INPUT.ARRAY`.
+    /// `buffer NAME SIZE` or `buffer NAME from INPUT.ARRAY [reserve SIZE]`. The allocation
+    /// is the buffer's extent at `kernel_scale = full` (issue 29 §4): SIZE with every size at
+    /// its full value, or for contents the `reserve` (also at full), so that every buffer has
+    /// the address it has in the full-size run whatever the scale; never less than the
+    /// buffer's own bytes.
     fn buffer(&mut self, cur: &mut Cursor<'_>) -> PResult<()> {
         let line = cur.line;
         let (name, ncol) = cur.expect_ident("a buffer name")?;
@@ -296,7 +336,7 @@ impl Parser {
         if cur.peek().is_none() {
             return Err(cur.expected("the buffer size in bytes (e.g. `16M`) or `from INPUT.ARRAY`"));
         }
-        let (bytes, data, scol) = if cur.peek_tok() == Some(&Tok::Ident("from".to_string())) {
+        let (bytes, extent, data, scol) = if cur.peek_tok() == Some(&Tok::Ident("from".to_string())) {
             cur.bump();
             let (src, scol) = cur.expect_ident("`INPUT.ARRAY` (an input's array)")?;
             let Some((input, array)) = src.split_once('.') else {
@@ -316,19 +356,49 @@ impl Parser {
                     format!("array `{input}.{array}` is empty: a buffer needs at least 1 byte"),
                 ));
             }
-            (bytes, Some(a.data.clone()), scol)
+            let data = a.data.clone();
+            let mut extent = bytes;
+            if cur.peek_tok() == Some(&Tok::Ident("reserve".to_string())) {
+                cur.bump();
+                if cur.peek().is_none() {
+                    return Err(cur.expected("the bytes to reserve after `reserve`"));
+                }
+                let from = cur.pos;
+                let (reserve, rcol) = parse_const(cur, "a buffer reserve")?;
+                let reserve = self
+                    .const_at_full(cur, from, "a buffer reserve")?
+                    .unwrap_or(reserve);
+                let reserve = check::buffer_size(reserve, line, rcol)?;
+                if reserve < bytes {
+                    return Err(Diag::new(
+                        line,
+                        rcol,
+                        format!(
+                            "`{input}.{array}` holds {bytes} bytes, more than the {reserve} reserved \
+                             for buffer `{name}`"
+                        ),
+                    ));
+                }
+                extent = reserve;
+            }
+            (bytes, extent, Some(data), scol)
         } else {
+            let from = cur.pos;
             let (size, scol) = parse_const(cur, "a buffer size")?;
-            (check::buffer_size(size, line, scol)?, None, scol)
+            let bytes = check::buffer_size(size, line, scol)?;
+            let full = self.const_at_full(cur, from, "a buffer size")?.unwrap_or(size);
+            let extent = check::buffer_size(full, line, scol)?.max(bytes);
+            (bytes, extent, None, scol)
         };
         cur.expect_end()?;
         let bytes = check::buffer_size(bytes as i64, line, scol)?;
-        let base = self.low.alloc_buffer(bytes, line, scol)?;
+        let base = self.low.alloc_buffer(extent, line, scol)?;
         self.decls.buffers.push((
             Buffer {
                 name: name.to_string(),
                 base,
                 bytes,
+                extent,
                 data,
             },
             line,
@@ -965,6 +1035,50 @@ mod tests {
         // The full value may be the smaller one (an offset that the default needs).
         let k = "kernel k\nsize Z0 = 67 full 0\ngrid 1\nblock 32\nbuffer A 4 * (Z0 + 1)\nbar\n";
         assert_eq!(parse_kernel_at(k, "t", Scale::Full).unwrap().buffers[0].bytes, 4);
+    }
+
+    #[test]
+    fn buffers_are_laid_out_at_their_full_scale_extent() {
+        use super::super::{parse_kernel_at, Scale};
+        // Issue 29 §4: a scaled run places its buffers where the full-size run does.
+        let src = "kernel k\nsize ROWS = 4 full 16\nsize COLS = 2*ROWS full 3*ROWS\ngrid 1\n\
+                   block 32\nbuffer A 4 * ROWS * COLS\ninput S = seq(n=ROWS)\n\
+                   buffer B from S.values reserve 4 * ROWS\nbuffer C 1K\nbar\n";
+        let d = parse_kernel_at(src, "t.kern", Scale::Default).unwrap();
+        let f = parse_kernel_at(src, "t.kern", Scale::Full).unwrap();
+        assert_eq!((d.buffers[0].bytes, f.buffers[0].bytes), (4 * 4 * 8, 4 * 16 * 48));
+        assert_eq!((d.buffers[1].bytes, f.buffers[1].bytes), (4 * 4, 4 * 16));
+        for (a, b) in d.buffers.iter().zip(&f.buffers) {
+            assert_eq!((a.base, a.extent), (b.base, b.extent), "{a:?} {b:?}");
+        }
+        // COLS's full value uses ROWS's full value (3 · 16), not the default's.
+        assert_eq!(d.buffers[0].extent, 4 * 16 * 48);
+        assert_eq!(d.buffers[1].extent, 4 * 16, "the reserve, at full scale");
+        assert_eq!(d.buffers[2].base, d.buffers[1].base + 256, "64 B rounded to 256");
+        // A full value below the default (an offset the default needs) never shrinks a
+        // buffer below its own size.
+        let k = "kernel k\nsize Z0 = 67 full 0\ngrid 1\nblock 32\nbuffer A 4 * (Z0 + 1)\nbar\n";
+        let a = &parse_kernel_at(k, "t", Scale::Default).unwrap().buffers[0];
+        assert_eq!((a.bytes, a.extent), (4 * 68, 4 * 68));
+    }
+
+    #[test]
+    fn reserve_errors() {
+        let hdr = "kernel k\ngrid 1\nblock 32\nbuffer A 1K\ninput S = seq(n=8)\n";
+        let e = |b: &str| format!("{hdr}{b}bar\n");
+        check_err(
+            &e("buffer B from S.values reserve 16\n"),
+            6,
+            32,
+            "`S.values` holds 32 bytes, more than the 16 reserved for buffer `B`",
+        );
+        check_err(
+            &e("buffer B from S.values reserve\n"),
+            6,
+            31,
+            "expected the bytes to reserve after `reserve`",
+        );
+        check_err(&e("buffer B from S.values reserve 0\n"), 6, 32, "buffer size");
     }
 
     #[test]
