@@ -47,15 +47,19 @@ mod verilator {
 
     /// This generator: a change to it rebuilds the cached library.
     const GENERATOR: &str = include_str!("build.rs");
-    /// Verilator's code generation flags: `--x-initial 0` gives undriven state the zeros
-    /// rust-hdl starts from; warnings are the lint test's business (testbench/rtl.rs).
+    /// Verilator's code generation flags. `unique` X handling draws the power-on state at
+    /// construction from the model's context: zeros (what rust-hdl starts from) unless a
+    /// model is made with `new_random`, so one library serves both (the Verilog has no
+    /// explicit X, so only the constructor differs from `0`). The flops' `initial` zeros are
+    /// taken out first (`drop_zero_initials`), or they would hide the random state. Warnings
+    /// are the lint test's business (testbench/rtl.rs).
     const VERILATOR_FLAGS: &[&str] = &[
         "--cc",
         "-O3",
         "--x-assign",
-        "0",
+        "unique",
         "--x-initial",
-        "0",
+        "unique",
         "--noassert",
         "-Wno-fatal",
         "-Wno-lint",
@@ -188,6 +192,45 @@ mod verilator {
             fail(format!("{file}: module `{}` has no `clock` input", block.module));
         }
         p
+    }
+
+    /// `text` without its `initial begin NAME = N'h0; … end` blocks (rust-hdl gives every
+    /// flop one; synthesis ignores them), and how many went. A block setting anything but
+    /// zero stays: `--x-initial unique` at reset level 0 gives the same zeros, so the default
+    /// models behave as the file does.
+    fn drop_zero_initials(text: &str) -> (String, usize) {
+        let zero = |line: &str| {
+            let Some((_, rhs)) = line.trim().strip_suffix(';').and_then(|l| l.split_once(" = ")) else {
+                return false;
+            };
+            let digits = rhs
+                .split_once('\'')
+                .map_or(rhs, |(_, v)| v.get(1..).unwrap_or(""));
+            !digits.is_empty() && digits.chars().all(|c| c == '0' || c == '_')
+        };
+        let (mut out, mut dropped) = (String::with_capacity(text.len()), 0);
+        let mut lines = text.lines().peekable();
+        while let Some(line) = lines.next() {
+            if line.trim() == "initial begin" {
+                let mut body = Vec::new();
+                while let Some(l) = lines.next_if(|l| l.trim() != "end") {
+                    body.push(l);
+                }
+                let end = lines.next();
+                if end.is_some() && !body.is_empty() && body.iter().all(|l| zero(l)) {
+                    dropped += 1;
+                    continue;
+                }
+                for l in std::iter::once(line).chain(body).chain(end) {
+                    out.push_str(l);
+                    out.push('\n');
+                }
+                continue;
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+        (out, dropped)
     }
 
     fn range(w: u32) -> String {
@@ -331,10 +374,26 @@ mod verilator {
             c,
             "namespace {{\n// Its own context per model: SMs run on several threads."
         );
-        let _ = writeln!(c, "struct Model {{\n    VerilatedContext ctx;\n    {class} top;");
+        // Verilator's X reset reads the thread's context: it is this model's while `top` is
+        // built (`rand_reset` 0 zeros the state, 2 draws it from `seed`), then restored.
         let _ = writeln!(
             c,
-            "    Model() : ctx(), top(&ctx, \"{}\") {{}}\n}};",
+            "struct Bind {{\n    VerilatedContext* prev;\n    \
+             Bind(VerilatedContext& ctx, int rand_reset, int seed) : prev(Verilated::threadContextp()) {{"
+        );
+        let _ = writeln!(
+            c,
+            "        ctx.randReset(rand_reset);\n        if (seed != 0) ctx.randSeed(seed);"
+        );
+        let _ = writeln!(c, "        Verilated::threadContextp(&ctx);\n    }}\n}};");
+        let _ = writeln!(
+            c,
+            "struct Model {{\n    VerilatedContext ctx;\n    Bind bind;\n    {class} top;"
+        );
+        let _ = writeln!(
+            c,
+            "    Model(int rand_reset, int seed) : ctx(), bind(ctx, rand_reset, seed), top(&ctx, \"{}\") {{\n        \
+             Verilated::threadContextp(bind.prev);\n    }}\n}};",
             block.module
         );
         let _ = writeln!(c, "void read(const {class}& t, uint64_t* out) {{");
@@ -352,8 +411,14 @@ mod verilator {
             );
         }
         let _ = writeln!(c, "}}\n}}  // namespace\n\nextern \"C\" {{");
-        let _ = writeln!(c, "void* {f}_new() {{\n    Model* m = new Model();");
+        let _ = writeln!(c, "static void* make(int rand_reset, int seed) {{");
+        let _ = writeln!(c, "    Model* m = new Model(rand_reset, seed);");
         let _ = writeln!(c, "    m->top.clock = 0;\n    m->top.eval();\n    return m;\n}}");
+        let _ = writeln!(c, "void* {f}_new() {{ return make(0, 0); }}");
+        let _ = writeln!(
+            c,
+            "void* {f}_new_random(uint32_t seed) {{ return make(2, (int)seed); }}"
+        );
         let _ = writeln!(
             c,
             "void {f}_free(void* p) {{\n    Model* m = static_cast<Model*>(p);"
@@ -407,6 +472,10 @@ mod verilator {
         );
         let _ = writeln!(r, "extern \"C\" {{");
         let _ = writeln!(r, "    pub fn {f}_new() -> *mut std::ffi::c_void;");
+        let _ = writeln!(
+            r,
+            "    pub fn {f}_new_random(seed: u32) -> *mut std::ffi::c_void;"
+        );
         let _ = writeln!(r, "    pub fn {f}_free(p: *mut std::ffi::c_void);");
         let _ = writeln!(
             r,
@@ -422,7 +491,7 @@ mod verilator {
         );
         let _ = writeln!(
             r,
-            "    new: {f}_new,\n    free: {f}_free,\n    step: {f}_step,\n    clock: {f}_clock,"
+            "    new: {f}_new,\n    new_random: {f}_new_random,\n    free: {f}_free,\n    step: {f}_step,\n    clock: {f}_clock,"
         );
         let _ = writeln!(r, "    inputs: &INPUTS,\n    outputs: &OUTPUTS,\n}};\n}}");
     }
@@ -498,6 +567,16 @@ mod verilator {
             std::fs::create_dir_all(&dir).unwrap_or_else(|e| fail(format!("{}: {e}", dir.display())));
             let wrapper_path = dir.join(format!("{}_vl.v", b.module));
             std::fs::write(&wrapper_path, wrapper).unwrap_or_else(|e| fail(e));
+            let (verilog, dropped) =
+                drop_zero_initials(&std::fs::read_to_string(path).unwrap_or_else(|e| fail(e)));
+            if dropped == 0 {
+                fail(format!(
+                    "{}: no flop `initial` zeros to take out: has the emitter changed?",
+                    b.file
+                ));
+            }
+            let path = &dir.join(format!("{}.v", b.module));
+            std::fs::write(path, verilog).unwrap_or_else(|e| fail(e));
             let top = format!("{}_vl", b.module);
             let status = Command::new("verilator")
                 .args(VERILATOR_FLAGS)

@@ -437,3 +437,19 @@ fn a_reset_in_mid_run_gives_what_a_fresh_start_gives_on_both_twins() {
     let mut rtl = RtlBlocks::like(&reference_blocks(&cfg, 0));
     reset_mid_run_replay(&mut rtl);
 }
+
+/// Issue 32 §2: the same on the emitted Verilog (Verilated), from a zero power-on state and
+/// from a random one (X-randomised, two seeds) cleared by the kernel-launch reset first.
+#[cfg(feature = "verilator")]
+#[test]
+fn a_reset_in_mid_run_gives_what_a_fresh_start_gives_on_the_verilog() {
+    use mascar::rtl::verilator::VerilatorBlocks;
+    let cfg = reset_run().cfg;
+    let mut verilog = VerilatorBlocks::like(&reference_blocks(&cfg, 0));
+    assert!(reset_mid_run_replay(&mut verilog).reset_mid_run > 0);
+    for seed in [3, 0x5eed] {
+        let mut verilog = VerilatorBlocks::like_random(&reference_blocks(&cfg, 0), seed);
+        verilog.launch_clear(0);
+        reset_mid_run_replay(&mut verilog);
+    }
+}
