@@ -297,22 +297,27 @@ fn a_full_queue_of_hit_only_misses_does_not_strand_the_owner() {
     );
 }
 
+/// A named change to the configuration, for the MP-hold sweeps.
+type Setting = (&'static str, fn(&mut Config));
+
+/// Settings that clog the LD/ST side or keep MP saturated.
+const CLOGS: [Setting; 4] = [
+    ("one queue entry", |c| c.car_queue_depth = 1),
+    ("full queue blocks issue", |c| {
+        c.car_queue_depth = 2;
+        c.car_full_blocks_issue = true;
+    }),
+    ("one load slot", |c| c.max_inflight_loads = 1),
+    ("always saturated", |c| c.mas_sat_margin = c.l1_mshrs),
+];
+
 #[test]
 fn no_mp_hold_deadlocks_any_mas_or_car_scheduler() {
     use mascar::config::{MasModeCheck, NonOwnerMem};
     // Property over the settings that keep MP up or clog the LD/ST side: every combination
     // finishes the first CTAs of two memory-intensive kernels.
-    type Clog = (&'static str, fn(&mut Config));
-    let clogs: [Clog; 5] = [
-        ("defaults", |_| {}),
-        ("one queue entry", |c| c.car_queue_depth = 1),
-        ("full queue blocks issue", |c| {
-            c.car_queue_depth = 2;
-            c.car_full_blocks_issue = true;
-        }),
-        ("one load slot", |c| c.max_inflight_loads = 1),
-        ("always saturated", |c| c.mas_sat_margin = c.l1_mshrs),
-    ];
+    let defaults: Setting = ("defaults", |_| {});
+    let clogs: Vec<Setting> = std::iter::once(defaults).chain(CLOGS).collect();
     for name in ["bp-2", "kmeans-1"] {
         let mut k = mascar::workload::builtin::find(name).unwrap().kernel();
         k.grid = k.grid.min(12);
@@ -360,18 +365,10 @@ fn no_mp_hold_deadlocks_any_memory_intensive_builtin_on_the_default_machine() {
     // for ever at the defaults, and one more setting that holds or clogs, taken in turn from
     // the sweep's list so that across the kernels every one is run on 15 SMs. The grid is cut
     // to four CTAs per SM: every SM gets a full mix of resident CTAs and the turnover.
-    type Setting = (&'static str, fn(&mut Config));
-    let settings: [Setting; 8] = [
-        ("hit-only non-owners", |c| {
-            c.mascar_non_owner_mem = NonOwnerMem::HitOnly
-        }),
-        ("one queue entry", |c| c.car_queue_depth = 1),
-        ("full queue blocks issue", |c| {
-            c.car_queue_depth = 2;
-            c.car_full_blocks_issue = true;
-        }),
-        ("one load slot", |c| c.max_inflight_loads = 1),
-        ("always saturated", |c| c.mas_sat_margin = c.l1_mshrs),
+    let hit_only: Setting = ("hit-only non-owners", |c| {
+        c.mascar_non_owner_mem = NonOwnerMem::HitOnly
+    });
+    let more: [Setting; 3] = [
         ("mode checked every cycle", |c| {
             c.mas_mode_check = MasModeCheck::EveryCycle
         }),
@@ -381,6 +378,7 @@ fn no_mp_hold_deadlocks_any_memory_intensive_builtin_on_the_default_machine() {
         }),
         ("hold 1000", |c| c.mas_mp_exit_hold = 1000),
     ];
+    let settings: Vec<Setting> = std::iter::once(hit_only).chain(CLOGS).chain(more).collect();
     let memory = mascar::workload::builtin::builtins()
         .iter()
         .filter(|b| b.class != KernelClass::Compute);
