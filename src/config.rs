@@ -242,6 +242,22 @@ pub struct Config {
     pub idiv_latency: u32,
     /// SFU op latency.
     pub sfu_latency: u32,
+    /// Double-precision latencies, GPGPU-Sim 3.2.2's `-ptx_opcode_latency_dp` entries
+    /// (ADD, MAX/MIN, MUL, MAD, DIV; GTX480 file `8,19,8,8,330`). ADD to MAD run on an SP
+    /// pipeline, DIV on the SFU (`AluKind::DAdd` …).
+    pub dp_add_latency: u32,
+    pub dp_minmax_latency: u32,
+    pub dp_mul_latency: u32,
+    pub dp_fma_latency: u32,
+    pub dp_div_latency: u32,
+    /// Double-precision initiation intervals, `-ptx_opcode_initiation_dp` (GTX480 file
+    /// `8,16,8,8,130`): cycles the pipeline is busy per warp instruction (Fermi's DP runs
+    /// at 1/8 of the single-precision rate).
+    pub dp_add_initiation: u32,
+    pub dp_minmax_initiation: u32,
+    pub dp_mul_initiation: u32,
+    pub dp_fma_initiation: u32,
+    pub dp_div_initiation: u32,
     /// Shared-memory load latency from the LD/ST unit's first cycle to the register
     /// release: 4.x's `smem_latency` pipeline (3, as port322 sets it) and the LD/ST
     /// writeback register `m_next_wb` (1). [design: no bank conflicts modelled]
@@ -464,6 +480,16 @@ impl Default for Config {
             imul_latency: 8,
             idiv_latency: 40,
             sfu_latency: 20,
+            dp_add_latency: 8,
+            dp_minmax_latency: 19,
+            dp_mul_latency: 8,
+            dp_fma_latency: 8,
+            dp_div_latency: 330,
+            dp_add_initiation: 8,
+            dp_minmax_initiation: 16,
+            dp_mul_initiation: 8,
+            dp_fma_initiation: 8,
+            dp_div_initiation: 130,
             shared_latency: 4,
             l1_hit_latency: 1,
             max_inflight_loads: 256,
@@ -689,6 +715,16 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
             int("imul_latency", "cycles", 1, LAT, 8, "Integer multiply latency."),
             int("idiv_latency", "cycles", 1, LAT, 40, "Integer divide latency."),
             int("sfu_latency", "cycles", 1, LAT, 20, "SFU op latency."),
+            int("dp_add_latency", "cycles", 1, LAT, 8, "Double-precision add/sub latency (3.2.2 -ptx_opcode_latency_dp ADD; SP pipeline)."),
+            int("dp_minmax_latency", "cycles", 1, LAT, 19, "Double-precision min/max latency (-ptx_opcode_latency_dp MAX; SP pipeline)."),
+            int("dp_mul_latency", "cycles", 1, LAT, 8, "Double-precision multiply latency (-ptx_opcode_latency_dp MUL; SP pipeline)."),
+            int("dp_fma_latency", "cycles", 1, LAT, 8, "Double-precision fma/mad latency (-ptx_opcode_latency_dp MAD; SP pipeline)."),
+            int("dp_div_latency", "cycles", 1, LAT, 330, "Double-precision divide latency (-ptx_opcode_latency_dp DIV; SFU, as 3.2.2 runs every div)."),
+            int("dp_add_initiation", "cycles", 1, LAT, 8, "Cycles an SP pipeline is busy per DP add/sub (-ptx_opcode_initiation_dp ADD)."),
+            int("dp_minmax_initiation", "cycles", 1, LAT, 16, "Cycles an SP pipeline is busy per DP min/max (-ptx_opcode_initiation_dp MAX)."),
+            int("dp_mul_initiation", "cycles", 1, LAT, 8, "Cycles an SP pipeline is busy per DP multiply (-ptx_opcode_initiation_dp MUL)."),
+            int("dp_fma_initiation", "cycles", 1, LAT, 8, "Cycles an SP pipeline is busy per DP fma/mad (-ptx_opcode_initiation_dp MAD)."),
+            int("dp_div_initiation", "cycles", 1, LAT, 130, "Cycles the SFU is busy per DP divide (-ptx_opcode_initiation_dp DIV)."),
             int("shared_latency", "cycles", 1, LAT, 4, "Shared-memory load latency from the LD/ST unit to the register release (no bank conflicts modelled)."),
             int("l1_hit_latency", "cycles", 1, LAT, 1, "L1 hit latency from the access to the register release (Accel-Sim's l1_latency queue)."),
             int("max_inflight_loads", "loads", 1, 65535, 256, "In-flight load instructions an SM tracks; a full table stalls the LSU."),

@@ -98,6 +98,28 @@ const GROUPS: &[(&str, &[&str], &[&str])] = &[
         &["alu_latency", "imul_latency", "idiv_latency"],
     ),
     (
+        "double-precision latencies",
+        &["ptx_opcode_latency_dp"],
+        &[
+            "dp_add_latency",
+            "dp_minmax_latency",
+            "dp_mul_latency",
+            "dp_fma_latency",
+            "dp_div_latency",
+        ],
+    ),
+    (
+        "double-precision initiation intervals",
+        &["ptx_opcode_initiation_dp"],
+        &[
+            "dp_add_initiation",
+            "dp_minmax_initiation",
+            "dp_mul_initiation",
+            "dp_fma_initiation",
+            "dp_div_initiation",
+        ],
+    ),
+    (
         "L1 data cache",
         &["gpgpu_cache:dl1"],
         &[
@@ -435,6 +457,44 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
                 Ok(format!(
                     "alu_latency = {} (ADD), imul_latency = {} (MUL), idiv_latency = {} (DIV)",
                     v[0], v[2], v[4]
+                ))
+            }
+            // 3.2.2 `ptx_instruction::set_opcode_and_latency`: entries ADD, MAX, MUL, MAD, DIV
+            // of an F64_TYPE op.
+            "ptx_opcode_latency_dp" | "ptx_opcode_initiation_dp" => {
+                let v = list(value)?;
+                if v.len() < 5 {
+                    return Err(err("expected ADD,MAX,MUL,MAD,DIV".into()));
+                }
+                let (kind, slots) = if name == "ptx_opcode_latency_dp" {
+                    (
+                        "latency",
+                        [
+                            &mut c.dp_add_latency,
+                            &mut c.dp_minmax_latency,
+                            &mut c.dp_mul_latency,
+                            &mut c.dp_fma_latency,
+                            &mut c.dp_div_latency,
+                        ],
+                    )
+                } else {
+                    (
+                        "initiation",
+                        [
+                            &mut c.dp_add_initiation,
+                            &mut c.dp_minmax_initiation,
+                            &mut c.dp_mul_initiation,
+                            &mut c.dp_fma_initiation,
+                            &mut c.dp_div_initiation,
+                        ],
+                    )
+                };
+                for (slot, &x) in slots.into_iter().zip(&v) {
+                    *slot = x;
+                }
+                Ok(format!(
+                    "dp_add_{kind} = {}, dp_minmax_{kind} = {}, dp_mul_{kind} = {}, dp_fma_{kind} = {}, dp_div_{kind} = {}",
+                    v[0], v[1], v[2], v[3], v[4]
                 ))
             }
             "gpgpu_cache:dl1" => {

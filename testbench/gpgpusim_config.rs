@@ -87,6 +87,53 @@ fn the_stock_gtx480_config_reads_and_differs_from_our_defaults_only_where_expect
     assert!(imported.used.iter().any(|u| u.option == "gpgpu_cache:dl1"));
 }
 
+/// `-ptx_opcode_latency_dp` / `-ptx_opcode_initiation_dp` give the five DP classes in 3.2.2's
+/// order (ADD, MAX, MUL, MAD, DIV); the GTX480 file's are the defaults.
+#[test]
+fn double_precision_latencies_come_from_the_ptx_opcode_lists() {
+    let c = &import(&gtx480(), "gtx480.config", &Config::default())
+        .unwrap()
+        .config;
+    let d = Config::default();
+    let lat = |c: &Config| {
+        [
+            c.dp_add_latency,
+            c.dp_minmax_latency,
+            c.dp_mul_latency,
+            c.dp_fma_latency,
+            c.dp_div_latency,
+        ]
+    };
+    let ini = |c: &Config| {
+        [
+            c.dp_add_initiation,
+            c.dp_minmax_initiation,
+            c.dp_mul_initiation,
+            c.dp_fma_initiation,
+            c.dp_div_initiation,
+        ]
+    };
+    assert_eq!((lat(c), ini(c)), ([8, 19, 8, 8, 330], [8, 16, 8, 8, 130]));
+    assert_eq!((lat(&d), ini(&d)), (lat(c), ini(c)));
+    let text = gtx480()
+        .replace(
+            "-ptx_opcode_latency_dp 8,19,8,8,330",
+            "-ptx_opcode_latency_dp 1,2,3,4,5",
+        )
+        .replace(
+            "-ptx_opcode_initiation_dp 8,16,8,8,130",
+            "-ptx_opcode_initiation_dp 6,7,8,9,10",
+        );
+    let c = import(&text, "dp.config", &Config::default()).unwrap().config;
+    assert_eq!((lat(&c), ini(&c)), ([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]));
+    let text = gtx480().replace(
+        "-ptx_opcode_latency_dp 8,19,8,8,330",
+        "-ptx_opcode_latency_dp 8,19",
+    );
+    let e = import(&text, "short.config", &Config::default()).unwrap_err();
+    assert_eq!(e.option, "ptx_opcode_latency_dp");
+}
+
 #[test]
 fn a_malformed_config_names_file_line_and_option() {
     let text = gtx480().replace("-gpgpu_shader_cta 8", "-gpgpu_shader_cta eight");

@@ -121,6 +121,80 @@ fn warps_alternate_between_the_two_schedulers() {
         .any(|p| p[0].cycle == p[1].cycle && p[0].scheduler == 0 && p[1].scheduler == 1));
 }
 
+/// Cycles between successive issues in the issue log of SM 0.
+fn issue_cycles(cfg: &Config, k: &Kernel) -> Vec<u64> {
+    let mut gpu = mascar::engine::gpu(cfg).unwrap();
+    gpu.sms[0].issue_log = Some(vec![]);
+    gpu.run(k, None).unwrap();
+    gpu.sms[0]
+        .issue_log
+        .take()
+        .unwrap()
+        .iter()
+        .map(|r| r.cycle)
+        .collect()
+}
+
+/// Double precision follows the GTX480 file's `-ptx_opcode_latency_dp 8,19,8,8,330` and
+/// `-ptx_opcode_initiation_dp 8,16,8,8,130` (GPGPU-Sim 3.2.2 `set_opcode_and_latency`): a
+/// dependent `fma.f64` chain issues every 8 + 6 cycles (collector and writeback, pipeline.rs),
+/// where an `fma` chain issues every 10.
+#[test]
+fn a_dependent_double_precision_chain_takes_the_dp_latency() {
+    let chain = |op: &str| {
+        let k = kernel(&format!(
+            "kernel dp\ngrid 1\nblock 32\nloop i 20 {{\n {op} r1, r1, r2, r1\n}}\n"
+        ));
+        let c = issue_cycles(&one_sm(), &k);
+        c.windows(2).map(|p| p[1] - p[0]).collect::<Vec<_>>()
+    };
+    assert!(
+        chain("fma.f64").iter().all(|&d| d == 14),
+        "{:?}",
+        chain("fma.f64")
+    );
+    assert!(chain("fma").iter().all(|&d| d == 10), "{:?}", chain("fma"));
+    // The file's values reach the model through `--config`'s reader too.
+    let cfg = Config {
+        dp_fma_latency: 20,
+        ..one_sm()
+    };
+    let k = kernel("kernel dp\ngrid 1\nblock 32\nloop i 4 {\n fma.f64 r1, r1, r2, r1\n}\n");
+    let c = issue_cycles(&cfg, &k);
+    assert_eq!(c[1] - c[0], 26);
+}
+
+/// An SP pipeline that takes a DP instruction is busy for its initiation interval (8): with
+/// the default two SP pipelines, independent `add.f64` from many warps issue two per 8
+/// cycles, where `add` issues two per cycle. A DP divide occupies the SFU for 130 cycles.
+#[test]
+fn double_precision_occupies_its_pipeline_for_the_initiation_interval() {
+    let issues = |op: &str, n: u64| {
+        let k = kernel(&format!(
+            "kernel dp\ngrid 1\nblock 512\nloop i {n} {{\n {op} r1, r2, r3\n}}\n"
+        ));
+        issue_cycles(&one_sm(), &k)
+    };
+    let c = issues("add.f64", 8);
+    assert_eq!(c.len(), 16 * 8);
+    // Never a third DP issue within 8 cycles of the one two before it ...
+    assert!(c.windows(3).all(|w| w[2] - w[0] >= 8), "{c:?}");
+    // ... and the pipelines are kept busy: 128 instructions in 64 intervals (+1 for the
+    // two schedulers' first fetches).
+    let span = c.last().unwrap() - c[0];
+    assert!(
+        (63 * 8..=63 * 8 + 1).contains(&span),
+        "add.f64: 128 issues over {span} cycles"
+    );
+    let c = issues("add", 8);
+    let span = c.last().unwrap() - c[0];
+    assert!(span < 100, "add: 128 issues over {span} cycles");
+    // One SFU: 16 divides, one per 130 cycles.
+    let c = issues("div.f64", 1);
+    assert_eq!(c.len(), 16);
+    assert!(c.windows(2).all(|w| w[1] - w[0] == 130), "{c:?}");
+}
+
 fn one_load(stride: u32) -> Kernel {
     kernel(&format!(
         "kernel c\ngrid 1\nblock 32\nbuffer A 1M\nld.global r1, A[{stride}*tid]\nalu r2, r1\n"

@@ -48,6 +48,34 @@ pub enum AluKind {
     IMul,
     /// Integer divide.
     IDiv,
+    /// Double-precision add/sub (PTX `add.f64`). The five DP classes are GPGPU-Sim 3.2.2's
+    /// (`cuda-sim.cc`, `ptx_instruction::set_opcode_and_latency`: an `F64_TYPE` op takes
+    /// `-ptx_opcode_latency_dp` / `-ptx_opcode_initiation_dp` entry 0 ADD, 1 MAX/MIN, 2 MUL,
+    /// 3 MAD, 4 DIV).
+    DAdd,
+    /// Double-precision min/max.
+    DMinMax,
+    /// Double-precision multiply. [design] 3.2.2 makes it `ALU_SFU_OP` (the SP pipe when its
+    /// register is free, else the SFU); the model always sends it to the SP pipe.
+    DMul,
+    /// Double-precision fused multiply-add (`fma.f64`, `mad.f64`).
+    DFma,
+    /// Double-precision divide: runs on the SFU (3.2.2 makes every `DIV_OP` an `SFU_OP`).
+    DDiv,
+}
+
+impl AluKind {
+    /// Index into GPGPU-Sim's five-entry DP latency / initiation lists, for a DP class.
+    pub fn dp_index(self) -> Option<usize> {
+        match self {
+            AluKind::DAdd => Some(0),
+            AluKind::DMinMax => Some(1),
+            AluKind::DMul => Some(2),
+            AluKind::DFma => Some(3),
+            AluKind::DDiv => Some(4),
+            AluKind::Simple | AluKind::IMul | AluKind::IDiv => None,
+        }
+    }
 }
 
 /// What an instruction does, as far as timing is concerned.
@@ -77,8 +105,8 @@ pub enum OpKind {
 impl OpKind {
     pub fn pipe(self) -> Pipe {
         match self {
+            OpKind::Alu(AluKind::DDiv) | OpKind::Sfu => Pipe::Sfu,
             OpKind::Alu(_) | OpKind::Barrier | OpKind::Branch => Pipe::Sp,
-            OpKind::Sfu => Pipe::Sfu,
             OpKind::LoadGlobal
             | OpKind::StoreGlobal
             | OpKind::LoadShared

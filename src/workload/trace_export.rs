@@ -83,6 +83,7 @@ fn width_suffix(width: u8) -> &'static str {
 ///   `IMUL`, `idiv` → `IMUL` too: SASS has no divide, and no opcode is read back with the
 ///   divide latency, so the multiply is the nearest (same pipe, longer than `IADD`);
 /// - `sfu` → `MUFU`; `bar` → `BAR.SYNC`; branches → `BRA`;
+/// - `.f64` arithmetic → `DADD`, `DMNMX`, `DMUL`, `DFMA`; `div.f64` → `MUFU.RCP64H`;
 /// - global / shared loads and stores → `LDG.E`, `STG.E`, `LDS.U.32`, `STS` with the width;
 /// - `atom.global` → `ATOMG.E.ADD`, `red.global` (no destination) → `RED.E.ADD` (the kernel
 ///   does not keep which operation: the timing is the same);
@@ -94,6 +95,13 @@ pub fn sass_opcode(op: OpKind, width: u8, has_dst: bool) -> String {
     match op {
         OpKind::Alu(AluKind::Simple) => "IADD".into(),
         OpKind::Alu(AluKind::IMul | AluKind::IDiv) => "IMUL".into(),
+        OpKind::Alu(AluKind::DAdd) => "DADD".into(),
+        OpKind::Alu(AluKind::DMinMax) => "DMNMX".into(),
+        OpKind::Alu(AluKind::DMul) => "DMUL".into(),
+        OpKind::Alu(AluKind::DFma) => "DFMA".into(),
+        // nvcc expands a DP divide into MUFU.RCP64H and a DFMA refinement; the trace keeps
+        // its one SFU instruction (docs/traces.md).
+        OpKind::Alu(AluKind::DDiv) => "MUFU.RCP64H".into(),
         OpKind::Sfu => "MUFU".into(),
         OpKind::LoadGlobal => format!("LDG.E{w}"),
         OpKind::StoreGlobal => format!("STG.E{w}"),
@@ -367,14 +375,18 @@ mod tests {
         );
     }
 
-    /// The pipes and latency classes read back are the model's (the divide excepted: no SASS
-    /// opcode is read with its latency).
+    /// The pipes and latency classes read back are the model's (the divides excepted: no SASS
+    /// opcode is read with their latency).
     #[test]
     fn non_memory_opcodes_read_back_on_their_pipe() {
         use crate::workload::trace_kernel::op_kind;
         let ops = [
             OpKind::Alu(AluKind::Simple),
             OpKind::Alu(AluKind::IMul),
+            OpKind::Alu(AluKind::DAdd),
+            OpKind::Alu(AluKind::DMinMax),
+            OpKind::Alu(AluKind::DMul),
+            OpKind::Alu(AluKind::DFma),
             OpKind::Sfu,
             OpKind::Barrier,
             OpKind::LoadGlobal,
@@ -389,6 +401,9 @@ mod tests {
             assert_eq!(back, op, "{name}");
         }
         assert_eq!(sass_opcode(OpKind::Alu(AluKind::IDiv), 4, true), "IMUL");
+        // The DP divide is written as its one SFU instruction (docs/traces.md).
+        assert_eq!(sass_opcode(OpKind::Alu(AluKind::DDiv), 8, true), "MUFU.RCP64H");
+        assert_eq!(classify("MUFU.RCP64H"), OpClass::Sfu);
         assert_eq!(classify("BRA"), OpClass::Branch);
         assert_eq!(classify("EXIT"), OpClass::Exit);
     }

@@ -74,6 +74,11 @@ pub(crate) fn op_kind(class: OpClass, mnemonic: &str) -> OpKind {
         OpClass::Sfu => OpKind::Sfu,
         _ => match mnemonic {
             "IMUL" | "IMUL32I" => OpKind::Alu(AluKind::IMul),
+            // Fermi runs double precision at its own rate (`-ptx_opcode_latency_dp`).
+            "DADD" => OpKind::Alu(AluKind::DAdd),
+            "DMNMX" => OpKind::Alu(AluKind::DMinMax),
+            "DMUL" => OpKind::Alu(AluKind::DMul),
+            "DFMA" => OpKind::Alu(AluKind::DFma),
             _ => OpKind::Alu(AluKind::Simple),
         },
     }

@@ -20,7 +20,7 @@ use crate::mascar::saturation::Saturation;
 use crate::mascar::{SaturationIn, SchedIn, WarpSignals};
 use crate::sched::ccws::{Ccws, CcwsParams};
 use crate::stats::{CacheStats, SmStats};
-use crate::workload::program::{AluKind, OpKind, Reg, NO_REG};
+use crate::workload::program::{OpKind, Pipe, Reg, NO_REG};
 use crate::workload::Kernel;
 use l1::L1;
 use ldst::LsuOp;
@@ -156,6 +156,9 @@ pub struct Sm {
     used_regs: u32,
     used_shared: u32,
     sfu_free_at: Vec<u64>,
+    /// Per SP pipeline, the cycle from which it accepts a warp instruction: one cycle after
+    /// an issue, `initiation` cycles after a double-precision one.
+    sp_free_at: Vec<u64>,
     wheel: EventWheel,
     due: Vec<Event>,
     loads: Vec<InflightLoad>,
@@ -215,17 +218,25 @@ impl Sm {
     pub fn new(id: usize, cfg: &Config, blocks: Box<dyn MascarBlocks + Send>) -> Self {
         let warps = cfg.warps_per_sm as usize;
         let nsched = cfg.schedulers_per_sm as usize;
+        // Events are scheduled up to the longest latency plus the collector and writeback
+        // stages ahead (pipeline.rs).
         let max_latency = [
             cfg.alu_latency,
             cfg.imul_latency,
             cfg.idiv_latency,
             cfg.sfu_latency,
+            cfg.dp_add_latency,
+            cfg.dp_minmax_latency,
+            cfg.dp_mul_latency,
+            cfg.dp_fma_latency,
+            cfg.dp_div_latency,
             cfg.shared_latency,
             cfg.l1_hit_latency,
         ]
         .into_iter()
         .max()
-        .unwrap_or(1);
+        .unwrap_or(1)
+            + (pipeline::ISSUE_TO_UNIT + pipeline::RESULT_TO_WRITEBACK) as u32;
         Sm {
             id,
             cfg: cfg.clone(),
@@ -280,6 +291,7 @@ impl Sm {
             used_regs: 0,
             used_shared: 0,
             sfu_free_at: vec![0; cfg.sfu_units as usize],
+            sp_free_at: vec![0; cfg.sp_units as usize],
             wheel: EventWheel::new(max_latency),
             due: Vec::with_capacity(64),
             loads: vec![InflightLoad::default(); cfg.max_inflight_loads as usize],
@@ -564,7 +576,7 @@ impl Sm {
                 ldst: self.mem_head,
                 ldst_take: self.gmem_head | self.ro_mem_head,
                 gload: self.load_head | self.ro_mem_head,
-                sp_free: self.cfg.sp_units.min(255) as u8,
+                sp_free: self.sp_free_at.iter().filter(|&&t| t <= now).count().min(255) as u8,
                 sfu_free: self.sfu_free_at.iter().filter(|&&t| t <= now).count().min(255) as u8,
                 lsu_free: !self.mem_oc.is_full(),
                 load_slot_free: !self.free_loads.is_empty(),
@@ -709,23 +721,25 @@ impl Sm {
         // Cycles from issue to the writeback that frees the destination (pipeline.rs): the
         // operand collector, the unit's latency, the writeback stage. A shared load goes
         // through the LD/ST unit's pipeline instead (`shared_latency` from its first cycle).
-        let latency = |c: &Config| match inst.op {
-            OpKind::Alu(AluKind::Simple) => pipeline::alu_dependent_distance(c.alu_latency as u64),
-            OpKind::Alu(AluKind::IMul) => pipeline::alu_dependent_distance(c.imul_latency as u64),
-            OpKind::Alu(AluKind::IDiv) => pipeline::alu_dependent_distance(c.idiv_latency as u64),
-            OpKind::Sfu => pipeline::alu_dependent_distance(c.sfu_latency as u64),
-            _ => pipeline::ISSUE_TO_UNIT + c.shared_latency as u64,
+        let (unit_latency, initiation) = pipeline::unit_timing(&self.cfg, inst.op);
+        // An SP or SFU pipeline takes the instruction and stays busy for its initiation
+        // interval (`pipelined_simd_unit`: it waits in the dispatch register); the issue
+        // stage saw it free (`sp_free` / `sfu_free`).
+        let units = match inst.op.pipe() {
+            Pipe::Sp if inst.op != OpKind::Barrier => Some(&mut self.sp_free_at),
+            Pipe::Sfu => Some(&mut self.sfu_free_at),
+            _ => None,
+        };
+        if let Some(units) = units {
+            let unit = units.iter().position(|&t| t <= now).expect("unit_free checked");
+            units[unit] = now + initiation;
+        }
+        let latency = match inst.op {
+            OpKind::Alu(_) | OpKind::Sfu => pipeline::alu_dependent_distance(unit_latency),
+            _ => pipeline::ISSUE_TO_UNIT + self.cfg.shared_latency as u64,
         };
         match inst.op {
             OpKind::Alu(_) | OpKind::Sfu | OpKind::LoadShared => {
-                if inst.op == OpKind::Sfu {
-                    let unit = self
-                        .sfu_free_at
-                        .iter()
-                        .position(|&t| t <= now)
-                        .expect("unit_free checked");
-                    self.sfu_free_at[unit] = now + self.cfg.sfu_initiation as u64;
-                }
                 if inst.op == OpKind::LoadShared {
                     self.stats.shared_accesses += 1;
                 }
@@ -735,7 +749,7 @@ impl Sm {
                     warp.pending.insert(inst.dst);
                 }
                 self.wheel.schedule(
-                    now + latency(&self.cfg),
+                    now + latency,
                     Event::Writeback {
                         warp: w as u8,
                         reg: inst.dst,
@@ -840,8 +854,9 @@ impl Sm {
             None => (false, false, false, false, false, false),
         };
         let op = head.map(|e| e.inst.op);
-        let alu = matches!(op, Some(OpKind::Alu(_) | OpKind::Branch));
-        let sfu = op == Some(OpKind::Sfu);
+        let pipe = op.map(OpKind::pipe);
+        let alu = matches!(op, Some(OpKind::Alu(_) | OpKind::Branch)) && pipe == Some(Pipe::Sp);
+        let sfu = pipe == Some(Pipe::Sfu);
         let set = |m: &mut u64, on: bool| if on { *m |= bit } else { *m &= !bit };
         set(&mut self.issuable, issuable);
         set(&mut self.sb_ready, ready);

@@ -19,6 +19,9 @@
 //! cycles after its issue. [design] Register-bank conflicts in the collector are not modelled
 //! (docs/correlation.md).
 
+use crate::config::Config;
+use crate::workload::program::{AluKind, OpKind};
+
 /// Cycles from issue to the unit's first cycle: collector allocation, bank read, dispatch
 /// into OC_EX, the unit's dispatch register (table above, t+1 … t+5).
 pub const ISSUE_TO_UNIT: u64 = 5;
@@ -31,6 +34,27 @@ pub const RESULT_TO_WRITEBACK: u64 = 1;
 /// `latency` may issue.
 pub const fn alu_dependent_distance(latency: u64) -> u64 {
     ISSUE_TO_UNIT + latency + RESULT_TO_WRITEBACK
+}
+
+/// The pipeline latency L and initiation interval I of an SP or SFU instruction. Only the
+/// double-precision classes have I > 1 on the SP pipe (GPGPU-Sim 3.2.2
+/// `ptx_instruction::set_opcode_and_latency`; the integer and single-precision intervals
+/// are not modelled [design]); the SFU's single-precision interval is `sfu_initiation`.
+pub fn unit_timing(c: &Config, op: OpKind) -> (u64, u64) {
+    let (l, i) = match op {
+        OpKind::Alu(AluKind::Simple) => (c.alu_latency, 1),
+        OpKind::Alu(AluKind::IMul) => (c.imul_latency, 1),
+        OpKind::Alu(AluKind::IDiv) => (c.idiv_latency, 1),
+        OpKind::Alu(AluKind::DAdd) => (c.dp_add_latency, c.dp_add_initiation),
+        OpKind::Alu(AluKind::DMinMax) => (c.dp_minmax_latency, c.dp_minmax_initiation),
+        OpKind::Alu(AluKind::DMul) => (c.dp_mul_latency, c.dp_mul_initiation),
+        OpKind::Alu(AluKind::DFma) => (c.dp_fma_latency, c.dp_fma_initiation),
+        OpKind::Alu(AluKind::DDiv) => (c.dp_div_latency, c.dp_div_initiation),
+        OpKind::Sfu => (c.sfu_latency, c.sfu_initiation),
+        // A branch is an SP op without a destination (3.2.2 `BRANCH_OP`).
+        _ => (c.alu_latency, 1),
+    };
+    (l as u64, i.max(1) as u64)
 }
 
 /// Memory instructions between issue and the LD/ST unit: the ID_OC_MEM register (width 1),

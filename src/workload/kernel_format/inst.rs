@@ -15,10 +15,24 @@ const SIMPLE_ALU: [&str; 16] = [
 ];
 const SFU_OPS: [&str; 8] = ["sfu", "sin", "cos", "ex2", "lg2", "rcp", "rsqrt", "sqrt"];
 
+/// The double-precision class of an arithmetic mnemonic with a `.f64` suffix (`cvt.f64`,
+/// `mov.f64`, `setp.f64` keep the simple class: 3.2.2 gives them no DP latency either).
+fn dp_kind(base: &str) -> Option<AluKind> {
+    match base {
+        "add" | "sub" => Some(AluKind::DAdd),
+        "min" | "max" => Some(AluKind::DMinMax),
+        "mul" => Some(AluKind::DMul),
+        "fma" | "mad" => Some(AluKind::DFma),
+        "div" => Some(AluKind::DDiv),
+        _ => None,
+    }
+}
+
 /// Every keyword, for the message on an unknown one.
 const KNOWN_LIST: &str = "directives: kernel grid block regs shared buffer loop if; \
 SP: alu add sub mul fma mad mov and or xor shl shr min max setp cvt imul idiv; \
-SFU: sfu sin cos ex2 lg2 rcp rsqrt sqrt; memory: ld.global st.global ld.shared st.shared \
+SFU: sfu sin cos ex2 lg2 rcp rsqrt sqrt div.f64; \
+double precision (SP): add.f64 sub.f64 min.f64 max.f64 mul.f64 fma.f64 mad.f64; memory: ld.global st.global ld.shared st.shared \
 ld.tex ld.const; \
 atomics: atom.global red.global; \
 barrier: bar";
@@ -77,7 +91,22 @@ impl Parser {
                 format!("malformed mnemonic `{}`", show(word)),
             ));
         }
-        let alu = if SIMPLE_ALU.contains(&base) {
+        let f64 = suffixes.contains(&"f64");
+        let alu = if let (true, Some(kind)) = (f64, dp_kind(base)) {
+            // A `.f64` type selects the double-precision timing, as the PTX type does in
+            // GPGPU-Sim 3.2.2 (`set_opcode_and_latency`, `F64_TYPE`).
+            Some(OpKind::Alu(kind))
+        } else if base == "div" {
+            return Err(Diag::new(
+                line,
+                col,
+                format!(
+                    "`{}`: only `div.f64` is an instruction (write `idiv` for an integer divide, \
+                     `rcp` and a multiply for a single-precision one)",
+                    show(word)
+                ),
+            ));
+        } else if SIMPLE_ALU.contains(&base) {
             Some(OpKind::Alu(AluKind::Simple))
         } else if base == "imul" {
             Some(OpKind::Alu(AluKind::IMul))
@@ -658,5 +687,65 @@ mod atomic_tests {
             19,
             "`atom.global` at line 5:1 writes it without a value (an atomic's old value is not modelled)",
         );
+    }
+}
+
+#[cfg(test)]
+mod double_precision_tests {
+    use super::super::test_util::*;
+    use crate::workload::program::{AluKind, Item, OpKind, Pipe};
+
+    /// `.f64` on arithmetic picks 3.2.2's DP class (ADD, MAX, MUL, MAD, DIV); conversions,
+    /// moves and compares keep the simple class; `div.f64` runs on the SFU.
+    #[test]
+    fn f64_arithmetic_selects_the_double_precision_classes() {
+        let k = parse(&body(
+            "add.f64 r1, r2, r3\nsub.f64 r1, r2, r3\nmax.f64 r1, r2, r3\nmul.f64 r1, r2, r3\n\
+             fma.f64 r1, r2, r3, r4\nmad.f64 r1, r2, r3, r4\ndiv.f64 r1, r2, r3\n\
+             cvt.f64 r1, r2\nsetp.lt.f64 r1, r2, r3\nadd.f32 r1, r2, r3\n",
+        ))
+        .unwrap();
+        let ops: Vec<_> = k
+            .program
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Inst(x) => Some(x.op),
+                _ => None,
+            })
+            .collect();
+        use AluKind::*;
+        let want = [
+            DAdd, DAdd, DMinMax, DMul, DFma, DFma, DDiv, Simple, Simple, Simple,
+        ];
+        assert_eq!(ops, want.map(OpKind::Alu).to_vec());
+        assert_eq!(OpKind::Alu(DDiv).pipe(), Pipe::Sfu);
+        assert_eq!(OpKind::Alu(DFma).pipe(), Pipe::Sp);
+        assert_eq!(
+            want.map(|k| k.dp_index()),
+            [
+                Some(0),
+                Some(0),
+                Some(1),
+                Some(2),
+                Some(3),
+                Some(3),
+                Some(4),
+                None,
+                None,
+                None
+            ]
+        );
+    }
+
+    #[test]
+    fn div_without_f64_is_an_error_that_says_what_to_write() {
+        check_err(
+            &body("div r1, r2, r3\n"),
+            5,
+            1,
+            "only `div.f64` is an instruction",
+        );
+        check_err(&body("div.f32 r1, r2, r3\n"), 5, 1, "write `idiv`");
     }
 }
