@@ -66,11 +66,18 @@ impl Parser {
                 }
                 "loop" => {
                     self.decls.body_started = true;
+                    self.decls.reachable(line, col)?;
                     self.open_loop(&mut cur, col)
                 }
                 "if" => {
                     self.decls.body_started = true;
+                    self.decls.reachable(line, col)?;
                     self.open_if(&mut cur, col)
+                }
+                "break" => {
+                    self.decls.body_started = true;
+                    self.decls.reachable(line, col)?;
+                    self.break_line(&mut cur, col)
                 }
                 "else" => Err(Diag::new(
                     line,
@@ -79,6 +86,7 @@ impl Parser {
                 )),
                 _ => {
                     self.decls.body_started = true;
+                    self.decls.reachable(line, col)?;
                     self.instruction(word, &mut cur, col)
                 }
             },
@@ -478,6 +486,81 @@ impl Parser {
         Ok(())
     }
 
+    /// `break` or `break if COND`, the `break` at `col`: a branch that the lanes whose
+    /// condition holds (every lane that reaches a bare `break`) take to the exit of the
+    /// innermost loop, which must be a per-lane loop. Its target is patched at the loop's `}`.
+    fn break_line(&mut self, cur: &mut Cursor<'_>, col: usize) -> PResult<()> {
+        let line = cur.line;
+        let blocks = &self.decls.blocks;
+        let Some(bi) = blocks.iter().rposition(|b| !matches!(b.kind, BlockKind::If { .. })) else {
+            return Err(Diag::new(
+                line,
+                col,
+                "`break` outside a loop: it leaves the innermost per-lane loop (`loop NAME < EXPR {`)",
+            ));
+        };
+        let name = self.decls.loops.last().map_or(String::new(), |l| l.name.clone());
+        let BlockKind::LaneLoop { depth } = blocks[bi].kind else {
+            return Err(Diag::new(
+                line,
+                col,
+                format!(
+                    "`break` inside the constant loop `{name}` (line {}): only a per-lane loop \
+                     (`loop NAME < EXPR {{`) can be left early, and the innermost loop is the one left",
+                    blocks[bi].first_line
+                ),
+            ));
+        };
+        let start = blocks[bi].start + 1;
+        let mut reads = Vec::new();
+        let cond = match cur.peek() {
+            Some(t) if t.tok == Tok::Ident("if".to_string()) => {
+                cur.bump();
+                if cur.peek().is_none() {
+                    return Err(cur.expected("a condition after `break if`"));
+                }
+                let ccol = cur.col();
+                let nodes = parse_condition(cur, Scope::Addr(&self.decls.loops), &mut reads)?;
+                cur.expect_end()?;
+                Some((nodes, ccol))
+            }
+            Some(_) => return Err(cur.expected("`if COND` or the end of the line after `break`")),
+            None => {
+                if bi + 1 == blocks.len() {
+                    return Err(Diag::new(
+                        line,
+                        col,
+                        format!(
+                            "unconditional `break` directly in the body of loop `{name}`: no lane \
+                             would run a second iteration; write `break if COND`, or put the \
+                             `break` in an `if` block"
+                        ),
+                    ));
+                }
+                None
+            }
+        };
+        let src = check::sources(&[], &reads, line)?;
+        let cond = match cond {
+            Some((nodes, ccol)) => Some(self.low.lane_expr(nodes, line, ccol)?),
+            None => None,
+        };
+        let Ok(start) = u32::try_from(start) else {
+            return Err(Diag::new(line, col, "program too long"));
+        };
+        let item = self
+            .low
+            .branch_reading(BranchKind::Break { cond, depth, start }, src, line, col)?;
+        self.low.reads(line, &reads, true);
+        self.decls.blocks[bi].breaks.push(item);
+        if cond.is_none() {
+            if let Some(b) = self.decls.blocks.last_mut() {
+                b.ended = Some(line);
+            }
+        }
+        Ok(())
+    }
+
     /// `{` ending the line of a block keyword `kw`.
     fn open_brace(&self, cur: &mut Cursor<'_>, kw: &str) -> PResult<()> {
         if !cur.is_punct('{') {
@@ -507,6 +590,8 @@ impl Parser {
             line,
             col,
             first_line: line,
+            breaks: Vec::new(),
+            ended: None,
         });
     }
 
@@ -547,6 +632,10 @@ impl Parser {
                 // Lanes leave the loop, and reconverge, right after the back edge.
                 self.low.patch_branch(back, Some(b.start + 1), Some(back + 1));
                 self.low.patch_branch(b.start, Some(back + 1), Some(back + 1));
+                // A `break` goes to the loop's exit, where its lanes wait for the others.
+                for &brk in &b.breaks {
+                    self.low.patch_branch(brk, Some(back + 1), Some(back + 1));
+                }
                 Ok(())
             }
             BlockKind::If { jump: None } => {
@@ -562,6 +651,8 @@ impl Parser {
                         line,
                         col,
                         first_line: b.first_line,
+                        breaks: Vec::new(),
+                        ended: None,
                     });
                 } else {
                     self.low.patch_branch(b.start, Some(end), Some(end));
