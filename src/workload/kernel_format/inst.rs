@@ -16,7 +16,7 @@ const SIMPLE_ALU: [&str; 16] = [
 const SFU_OPS: [&str; 8] = ["sfu", "sin", "cos", "ex2", "lg2", "rcp", "rsqrt", "sqrt"];
 
 /// Every keyword, for the message on an unknown one.
-const KNOWN_LIST: &str = "directives: kernel grid block regs shared buffer loop if; \
+const KNOWN_LIST: &str = "directives: kernel grid block regs shared buffer loop if break; \
 SP: alu add sub mul fma mad mov and or xor shl shr min max setp cvt imul idiv; \
 SFU: sfu sin cos ex2 lg2 rcp rsqrt sqrt; memory: ld.global st.global ld.shared st.shared \
 ld.tex ld.const; \
