@@ -279,6 +279,25 @@ mod tests {
         assert_eq!(k.total_thread_instructions(), Some(8 * 320));
     }
 
+    /// The `break` example in docs/kernel-format.md has the counts the doc states, and the
+    /// error the doc quotes is the parser's.
+    #[test]
+    fn doc_break_example() {
+        let doc = include_str!("../../../docs/kernel-format.md");
+        let start = doc
+            .find("```\n# Each thread looks through")
+            .expect("example in doc")
+            + 4;
+        let len = doc[start..].find("```").expect("end of example");
+        let k = parse_kernel(&doc[start..start + len], "doc").unwrap();
+        assert_eq!(k.total_warp_instructions(), 16);
+        assert_eq!(k.total_thread_instructions(), Some(320));
+        let e = parse_kernel(&body("add r1\n break\n"), "k.kern")
+            .unwrap_err()
+            .to_string();
+        assert!(doc.contains(&e), "the doc quotes `{e}`");
+    }
+
     /// The values example and the error message in docs/kernel-format.md.
     #[test]
     fn doc_values_example() {
