@@ -24,7 +24,8 @@ pub const MAX_LOOP_DEPTH: usize = 4;
 pub const MAX_DIVERGENT_NESTING: usize = 8;
 /// SIMT stack entries per warp. A divergent branch turns the top entry into a reconvergence
 /// entry and pushes at most two paths, so each nesting level adds at most two entries above
-/// the base entry.
+/// the base entry. A per-lane loop pushes one path (its other path is its exit); a `break`
+/// adds at most the loop's exit entry below it ([`SimtStack::break_out`]), still two.
 pub const SIMT_STACK_CAPACITY: usize = 2 * MAX_DIVERGENT_NESTING + 1;
 /// The reconvergence pc of the base SIMT stack entry: none.
 pub const NO_PC: u32 = u32::MAX;
@@ -258,9 +259,9 @@ impl SimtStack {
     /// A `break`: the lanes `lanes` of the top entry leave the per-lane loop whose body is
     /// items `start .. exit` and wait at `exit`, its reconvergence point, until every lane has
     /// left the loop; the others go on to `next`. They are removed from every entry of the
-    /// loop (the top run of entries
-    /// whose pc is in the body: the paths of `if`s inside it and their reconvergence entries)
-    /// and stay in the entry that waits at `exit`. When there is none yet (the loop was
+    /// loop (the top run of entries whose pc is in the body: the loop's own entry, the paths
+    /// of `if`s inside it and their reconvergence entries) and stay in the entry that waits
+    /// at `exit`. When there is none yet (no lane has skipped or left the loop so far: it was
     /// entered, and iterated, by all its lanes together), the loop's entry becomes it and its
     /// lanes go on in a new entry above, as a divergent back edge would do. That adds at most
     /// one entry per loop, within the two per divergent level the capacity allows (see
