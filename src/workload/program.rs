@@ -1818,6 +1818,29 @@ mod tests {
             "iteration i: lanes below 8 + 8i leave and wait at the exit; the back edge of the \
              last iteration is never reached: every lane has left"
         );
+        // While the others iterate, lanes 0..8 wait in the entry at the exit (pc 5).
+        let k = crate::workload::kernel_format::parse_kernel(
+            "kernel k\ngrid 1\nblock 32\nloop i < 4 {\n add r1\n break if lane < 8 + 8 * i\n add r2\n}\nadd r3\n",
+            "w.kern",
+        )
+        .unwrap();
+        let mut flow = Flow::default();
+        flow.launch(32);
+        let env = k.warp_start_env(0, 0);
+        for _ in 0..3 {
+            let f = flow.next(&k.program).unwrap();
+            if f.inst.op == OpKind::Branch {
+                flow.resolve(
+                    &k.program,
+                    f.pc,
+                    &LaneEnv {
+                        loops: f.loops,
+                        ..env
+                    },
+                );
+            }
+        }
+        assert_eq!(flow.stack.entries(), [entry(5, NO_PC, !0), entry(3, 5, m(8))]);
         // Per lane: entry, then add + break (+ add + back edge when it stays), then the exit.
         for lane in 0..32 {
             let iters = lane / 8;
