@@ -5,7 +5,9 @@
 //! executed-instruction count must equal that of a simple reference interpreter that walks
 //! the structured program one lane at a time, keeping each lane's register values. Plus
 //! hand-checked cases: SIMD efficiency, memory instructions that access only through their
-//! active lanes, and data-dependent addresses as the coalescer sees them.
+//! active lanes, and data-dependent addresses as the coalescer sees them. The same programs
+//! with `break` / `break if COND` (conditions on loaded values) in their per-lane loops: each
+//! lane's sequence of issued instructions must be the interpreter's walk of that lane.
 //! `PROPTEST_CASES=N` runs more cases than the CI default.
 
 use mascar::config::Config;
@@ -13,6 +15,7 @@ use mascar::sched::SchedulerKind;
 use mascar::stats::RunStats;
 use mascar::workload::inputs::{generate, Arg, ArgValue};
 use mascar::workload::kernel_format::parse_kernel;
+use mascar::workload::program::OpKind;
 use mascar::workload::Kernel;
 use proptest::prelude::*;
 
@@ -146,6 +149,17 @@ enum Cmp {
     Ne,
 }
 
+impl Cmp {
+    fn text(self) -> &'static str {
+        match self {
+            Cmp::Lt => "<",
+            Cmp::Ge => ">=",
+            Cmp::Eq => "==",
+            Cmp::Ne => "!=",
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 enum Stmt {
     Alu,
@@ -186,6 +200,31 @@ enum Stmt {
         count: u32,
         body: Vec<Stmt>,
     },
+    /// `break if EXPR CMP T`, or `break` (`None`): leaves the innermost (per-lane) loop.
+    Break(Option<(LaneExpr, Cmp, i64)>),
+}
+
+/// Where a statement is, for `break`: outside any per-lane loop (or with a constant loop
+/// innermost), directly in a per-lane loop's body, or in an `if`/`else` inside one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Brk {
+    No,
+    Loop,
+    If,
+}
+
+/// The instruction classes the interpreter and the issue log are compared in.
+fn class(op: OpKind) -> char {
+    match op {
+        OpKind::Alu(_) => 'a',
+        OpKind::Sfu => 's',
+        OpKind::LoadGlobal => 'l',
+        OpKind::StoreGlobal => 'S',
+        OpKind::LoadShared | OpKind::StoreShared => 'm',
+        OpKind::Barrier => 'B',
+        OpKind::Branch => 'b',
+        OpKind::LoadTex | OpKind::LoadConst | OpKind::AtomGlobal => '?',
+    }
 }
 
 /// Values one lane sees.
@@ -197,23 +236,48 @@ struct Vars<'d> {
     regs: [i64; 4],
     /// The data buffer's elements.
     data: &'d [i64],
+    /// `break`s taken so far.
+    breaks: u64,
 }
 
-/// The reference: instructions one lane executes. A branch is an instruction of every lane
-/// that reaches it: the `if` branch, the jump over the `else` block (lanes that ran the
-/// `then` block), the per-lane loop's entry branch and its back edge once per iteration.
+/// Whether a comparison holds.
+fn holds(cmp: Cmp, x: i64, t: i64) -> bool {
+    match cmp {
+        Cmp::Lt => x < t,
+        Cmp::Ge => x >= t,
+        Cmp::Eq => x == t,
+        Cmp::Ne => x != t,
+    }
+}
+
+/// The reference: instructions one lane executes, as the number of them.
 fn lane_count(stmts: &[Stmt], v: &mut Vars) -> u64 {
-    let mut n = 0;
+    let mut seq = String::new();
+    lane_walk(stmts, v, &mut seq);
+    seq.len() as u64
+}
+
+/// The reference: the instructions one lane executes, in order, as [`class`] characters;
+/// `true` when the lane left its innermost per-lane loop at a `break`. A branch is an
+/// instruction of every lane that reaches it: the `if` branch, the jump over the `else` block
+/// (lanes that ran the `then` block to its end), the per-lane loop's entry branch, its back
+/// edge once per iteration the lane finishes, and a `break` (taken or not).
+fn lane_walk(stmts: &[Stmt], v: &mut Vars, out: &mut String) -> bool {
     for s in stmts {
         match s {
-            Stmt::Alu | Stmt::Sfu | Stmt::Load(_) | Stmt::Store | Stmt::Shared | Stmt::Bar => n += 1,
+            Stmt::Alu => out.push('a'),
+            Stmt::Sfu => out.push('s'),
+            Stmt::Load(_) => out.push('l'),
+            Stmt::Store => out.push('S'),
+            Stmt::Shared => out.push('m'),
+            Stmt::Bar => out.push('B'),
             Stmt::VLoad { dst, idx, past } => {
-                n += 1;
+                out.push('l');
                 let i = idx.eval(v);
                 v.regs[*dst] = if *past { 0 } else { v.data[i as usize] };
             }
             Stmt::VInt { op, dst, a, b } => {
-                n += 1;
+                out.push('a');
                 let b = match *b {
                     VSrc::Reg(r) => v.regs[r],
                     VSrc::Const(c) => c,
@@ -221,50 +285,66 @@ fn lane_count(stmts: &[Stmt], v: &mut Vars) -> u64 {
                 v.regs[*dst] = op.apply(v.regs[*a], b);
             }
             Stmt::If { e, cmp, t, then, els } => {
-                n += 1;
-                let x = e.eval(v);
-                let taken = match cmp {
-                    Cmp::Lt => x < *t,
-                    Cmp::Ge => x >= *t,
-                    Cmp::Eq => x == *t,
-                    Cmp::Ne => x != *t,
-                };
-                if taken {
-                    n += lane_count(then, v);
-                    n += els.is_some() as u64;
+                out.push('b');
+                if holds(*cmp, e.eval(v), *t) {
+                    if lane_walk(then, v, out) {
+                        return true;
+                    }
+                    if els.is_some() {
+                        out.push('b');
+                    }
                 } else if let Some(e) = els {
-                    n += lane_count(e, v);
+                    if lane_walk(e, v, out) {
+                        return true;
+                    }
                 }
             }
             Stmt::LaneLoop { count, body } => {
-                n += 1;
+                out.push('b');
                 for i in 0..count.eval(v) {
                     v.loops.push(i);
-                    n += lane_count(body, v) + 1;
+                    let broke = lane_walk(body, v, out);
                     v.loops.pop();
+                    if broke {
+                        break;
+                    }
+                    out.push('b');
                 }
             }
             Stmt::Loop { count, body } => {
                 for i in 0..*count {
                     v.loops.push(i as i64);
-                    n += lane_count(body, v);
+                    // A `break` never has a constant loop innermost.
+                    let broke = lane_walk(body, v, out);
                     v.loops.pop();
+                    assert!(!broke, "`break` in a constant loop");
+                }
+            }
+            Stmt::Break(cond) => {
+                out.push('b');
+                if cond.as_ref().is_none_or(|(e, cmp, t)| holds(*cmp, e.eval(v), *t)) {
+                    v.breaks += 1;
+                    return true;
                 }
             }
         }
     }
-    n
+    false
 }
 
-/// A small deterministic generator (the property's input is its seed).
-struct Gen(u64);
+/// A small deterministic generator (the property's input is its seed); with `breaks`, the
+/// per-lane loops get `break`s (without, it draws what it drew before they existed).
+struct Gen {
+    x: u64,
+    breaks: bool,
+}
 
 impl Gen {
     fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+        self.x ^= self.x << 13;
+        self.x ^= self.x >> 7;
+        self.x ^= self.x << 17;
+        self.x
     }
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n
@@ -308,13 +388,25 @@ impl Gen {
         }
     }
 
-    /// A block of 1..=4 statements at `divergent` divergent levels and `loops` loop levels.
-    fn block(&mut self, divergent: usize, loops: usize, budget: &mut u32) -> Vec<Stmt> {
+    /// A block of 1..=4 statements at `divergent` divergent levels and `loops` loop levels;
+    /// in an `if`/`else` inside a per-lane loop, sometimes ended by a bare `break`.
+    fn block(&mut self, divergent: usize, loops: usize, budget: &mut u32, brk: Brk) -> Vec<Stmt> {
         let n = 1 + self.below(5);
-        (0..n).map(|_| self.stmt(divergent, loops, budget)).collect()
+        let mut b: Vec<Stmt> = (0..n).map(|_| self.stmt(divergent, loops, budget, brk)).collect();
+        if self.breaks && brk == Brk::If && self.below(4) == 0 {
+            b.push(Stmt::Break(None));
+        }
+        b
     }
 
-    fn stmt(&mut self, divergent: usize, loops: usize, budget: &mut u32) -> Stmt {
+    fn stmt(&mut self, divergent: usize, loops: usize, budget: &mut u32, brk: Brk) -> Stmt {
+        if self.breaks && brk != Brk::No && self.below(4) == 0 {
+            // Conditions on the lane, the loop counters and loaded values.
+            let m = 2 + self.below(5) as i64;
+            let cmp = [Cmp::Lt, Cmp::Ge, Cmp::Eq, Cmp::Ne][self.below(4) as usize];
+            return Stmt::Break(Some((self.expr(loops, m), cmp, self.below(m as u64) as i64)));
+        }
+        let in_if = if brk == Brk::No { Brk::No } else { Brk::If };
         if self.below(4) == 0 {
             return self.value_stmt(loops);
         }
@@ -334,8 +426,8 @@ impl Gen {
                     e: self.expr(loops, m),
                     cmp,
                     t: self.below(m as u64) as i64,
-                    then: self.block(divergent + 1, loops, budget),
-                    els: (self.below(2) == 0).then(|| self.block(divergent + 1, loops, budget)),
+                    then: self.block(divergent + 1, loops, budget, in_if),
+                    els: (self.below(2) == 0).then(|| self.block(divergent + 1, loops, budget, in_if)),
                 }
             }
             9 | 10 if loops < 3 && divergent < 4 => {
@@ -343,14 +435,14 @@ impl Gen {
                 let m = 2 + self.below(4) as i64;
                 Stmt::LaneLoop {
                     count: self.expr(loops, m),
-                    body: self.block(divergent + 1, loops + 1, budget),
+                    body: self.block(divergent + 1, loops + 1, budget, Brk::Loop),
                 }
             }
             _ if loops < 3 && nest => {
                 *budget -= 1;
                 Stmt::Loop {
                     count: [0, 1, 2, 2, 3][self.below(5) as usize],
-                    body: self.block(divergent, loops + 1, budget),
+                    body: self.block(divergent, loops + 1, budget, Brk::No),
                 }
             }
             _ => Stmt::Alu,
@@ -396,13 +488,7 @@ fn render(stmts: &[Stmt], names: &mut Vec<String>, g: &mut Gen, out: &mut String
             }
             Stmt::Bar => "bar".to_string(),
             Stmt::If { e, cmp, t, then, els } => {
-                let op = match cmp {
-                    Cmp::Lt => "<",
-                    Cmp::Ge => ">=",
-                    Cmp::Eq => "==",
-                    Cmp::Ne => "!=",
-                };
-                out.push_str(&format!("{ind}if {} {op} {t} {{\n", e.render(names)));
+                out.push_str(&format!("{ind}if {} {} {t} {{\n", e.render(names), cmp.text()));
                 render(then, names, g, out, depth + 1);
                 if let Some(e) = els {
                     out.push_str(&format!("{ind}}} else {{\n"));
@@ -429,6 +515,8 @@ fn render(stmts: &[Stmt], names: &mut Vec<String>, g: &mut Gen, out: &mut String
                 out.push_str(&format!("{ind}}}\n"));
                 continue;
             }
+            Stmt::Break(None) => "break".to_string(),
+            Stmt::Break(Some((e, cmp, t))) => format!("break if {} {} {t}", e.render(names), cmp.text()),
         };
         out.push_str(&format!("{ind}{line}\n"));
     }
@@ -456,9 +544,10 @@ fn data(seed: i64) -> Vec<i64> {
 }
 
 /// A random kernel: its source, its statements, its shape and its data seed. The value
-/// registers start with a value (`mov rV, EXPR`), so every writer of theirs gives one.
-fn random_kernel(seed: u64) -> (String, Vec<Stmt>, u32, u32, i64) {
-    let mut g = Gen(seed | 1);
+/// registers start with a value (`mov rV, EXPR`), so every writer of theirs gives one. With
+/// `breaks`, per-lane loops hold `break`s, and the kernel ends with one more per-lane loop.
+fn random_kernel(seed: u64, breaks: bool) -> (String, Vec<Stmt>, u32, u32, i64) {
+    let mut g = Gen { x: seed | 1, breaks };
     let mut budget = 3 + g.below(8) as u32;
     let mut body: Vec<Stmt> = (0..4)
         .map(|dst| Stmt::VLoad {
@@ -473,7 +562,15 @@ fn random_kernel(seed: u64) -> (String, Vec<Stmt>, u32, u32, i64) {
             past: false,
         })
         .collect();
-    body.extend(g.block(0, 0, &mut budget));
+    body.extend(g.block(0, 0, &mut budget, Brk::No));
+    if breaks {
+        let mut budget = 2 + g.below(4) as u32;
+        let m = 3 + g.below(6) as i64;
+        body.push(Stmt::LaneLoop {
+            count: g.expr(0, m),
+            body: g.block(1, 1, &mut budget, Brk::Loop),
+        });
+    }
     let grid = 1 + g.below(3) as u32;
     let block = [32, 48, 64, 96, 100][g.below(5) as usize];
     let data_seed = g.below(1000) as i64;
@@ -483,6 +580,23 @@ fn random_kernel(seed: u64) -> (String, Vec<Stmt>, u32, u32, i64) {
     );
     render(&body, &mut vec![], &mut g, &mut src, 0);
     (src, body, grid, block, data_seed)
+}
+
+/// Runs `k` on one SM (so the issue log sees every warp) and returns the statistics and each
+/// global thread's issued instructions it was active in, in issue order, as [`class`]es.
+fn run_per_thread_seq(cfg: &Config, k: &Kernel) -> (RunStats, Vec<String>) {
+    let mut gpu = mascar::engine::gpu(cfg).unwrap();
+    gpu.sms[0].issue_log = Some(vec![]);
+    let stats = gpu.run(k, None).unwrap_or_else(|e| panic!("{e}"));
+    let mut seqs = vec![String::new(); (k.grid * k.block) as usize];
+    for r in gpu.sms[0].issue_log.take().unwrap() {
+        for lane in 0..32 {
+            if r.mask >> lane & 1 == 1 {
+                seqs[(r.first_thread + lane) as usize].push(class(r.op));
+            }
+        }
+    }
+    (stats, seqs)
 }
 
 /// Runs `k` on one SM (so the issue log sees every warp) and returns the statistics and each
@@ -515,7 +629,7 @@ proptest! {
 
     #[test]
     fn every_lane_executes_what_the_interpreter_says(seed in any::<u64>(), sched in 0usize..4) {
-        let (src, body, grid, block, data_seed) = random_kernel(seed);
+        let (src, body, grid, block, data_seed) = random_kernel(seed, false);
         let data = data(data_seed);
         let k = parse_kernel(&src, "random.kern").unwrap_or_else(|e| panic!("{e}\n{src}"));
         let sched = [SchedulerKind::Lrr, SchedulerKind::Gto, SchedulerKind::Mas, SchedulerKind::Mascar][sched];
@@ -527,6 +641,7 @@ proptest! {
                 loops: vec![],
                 regs: [0; 4],
                 data: &data,
+                breaks: 0,
             };
             let want = lane_count(&body, &mut v);
             prop_assert_eq!(counts[gtid as usize], want, "thread {} under {:?}\n{}", gtid, sched, src);
@@ -541,6 +656,72 @@ proptest! {
         };
         prop_assert!((stats.simd_efficiency - eff).abs() < 1e-12);
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// `break` / `break if` on lane indices, loop counters and loaded values, at any depth of
+    /// `if`s inside nests of per-lane loops: the SIMT stack's execution gives every lane
+    /// exactly the instruction sequence of the per-thread interpreter.
+    #[test]
+    fn breaks_give_each_lane_the_interpreters_instruction_sequence(seed in any::<u64>(), sched in 0usize..4) {
+        let (src, body, grid, block, data_seed) = random_kernel(seed, true);
+        let data = data(data_seed);
+        let k = parse_kernel(&src, "random.kern").unwrap_or_else(|e| panic!("{e}\n{src}"));
+        let sched = [SchedulerKind::Lrr, SchedulerKind::Gto, SchedulerKind::Mas, SchedulerKind::Mascar][sched];
+        let (stats, seqs) = run_per_thread_seq(&one_sm(sched), &k);
+        for gtid in 0..grid * block {
+            let mut v = Vars {
+                tid: (gtid % block) as i64,
+                cta: (gtid / block) as i64,
+                loops: vec![],
+                regs: [0; 4],
+                data: &data,
+                breaks: 0,
+            };
+            let mut want = String::new();
+            prop_assert!(!lane_walk(&body, &mut v, &mut want), "a `break` outside a loop");
+            prop_assert_eq!(&seqs[gtid as usize], &want, "thread {} under {:?}\n{}", gtid, sched, src);
+        }
+        prop_assert_eq!(stats.warp_instructions, k.total_warp_instructions(), "{}", src);
+        let thread: u64 = seqs.iter().map(|s| s.len() as u64).sum();
+        prop_assert_eq!(stats.sm.thread_instructions, thread);
+        prop_assert_eq!(Some(thread), k.total_thread_instructions());
+    }
+}
+
+/// The `break` property is not vacuous: most of its kernels have lanes that leave a loop at a
+/// `break`, conditional or bare, before its trip count.
+#[test]
+fn the_break_generator_takes_breaks() {
+    let (mut cond, mut bare) = (0, 0);
+    for seed in 0..64u64 {
+        let (src, body, grid, block, data_seed) =
+            random_kernel(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15), true);
+        parse_kernel(&src, "random.kern").unwrap_or_else(|e| panic!("{e}\n{src}"));
+        let data = data(data_seed);
+        let mut v = Vars {
+            tid: 0,
+            cta: 0,
+            loops: vec![],
+            regs: [0; 4],
+            data: &data,
+            breaks: 0,
+        };
+        for gtid in 0..grid * block {
+            v.tid = (gtid % block) as i64;
+            v.cta = (gtid / block) as i64;
+            v.regs = [0; 4];
+            lane_walk(&body, &mut v, &mut String::new());
+        }
+        if v.breaks > 0 {
+            cond += 1;
+            bare += src.lines().any(|l| l.trim() == "break") as u32;
+        }
+    }
+    assert!(cond >= 40, "{cond} of 64 kernels take a `break`");
+    assert!(bare >= 10, "{bare} of 64 kernels with a bare `break` take one");
 }
 
 /// A divergent `if` over a quarter of each warp: SIMD efficiency is exactly the active lanes

@@ -137,6 +137,8 @@ fn mutated_kernel() -> impl Strategy<Value = String> {
             "bar",
             "st.shared",
             " i ",
+            "break",
+            "break if ",
         ]),
         1usize..4,
     )

@@ -24,7 +24,8 @@ pub const MAX_LOOP_DEPTH: usize = 4;
 pub const MAX_DIVERGENT_NESTING: usize = 8;
 /// SIMT stack entries per warp. A divergent branch turns the top entry into a reconvergence
 /// entry and pushes at most two paths, so each nesting level adds at most two entries above
-/// the base entry.
+/// the base entry. A per-lane loop pushes one path (its other path is its exit); a `break`
+/// adds at most the loop's exit entry below it ([`SimtStack::break_out`]), still two.
 pub const SIMT_STACK_CAPACITY: usize = 2 * MAX_DIVERGENT_NESTING + 1;
 /// The reconvergence pc of the base SIMT stack entry: none.
 pub const NO_PC: u32 = u32::MAX;
@@ -204,6 +205,15 @@ pub enum BranchKind {
     /// Back edge of the per-lane loop at nesting `depth`: the iteration counter steps, and
     /// the lanes whose trip count is not reached yet are taken (back to the body).
     LoopBack { depth: u8 },
+    /// `break` out of the innermost per-lane loop (nesting `depth`, body from item `start`,
+    /// `target` = `reconv` = the item after its back edge): the lanes where `exprs[cond]` is
+    /// not 0 (every active lane when `cond` is `None`) leave the loop and wait at its exit
+    /// for the others (a predicated `bra` to the exit; Fermi's `@P BRK`).
+    Break {
+        cond: Option<u16>,
+        depth: u8,
+        start: u32,
+    },
 }
 
 /// One SIMT stack entry: the next pc of its lanes, where they reconverge with the entry
@@ -272,6 +282,58 @@ impl SimtStack {
             self.entries[i as usize].pc = next;
             self.settle(end);
         }
+    }
+
+    /// A `break`: the lanes `lanes` of the top entry leave the per-lane loop whose body is
+    /// items `start .. exit` and wait at `exit`, its reconvergence point, until every lane has
+    /// left the loop; the others go on to `next`. They are removed from every entry of the
+    /// loop (the top run of entries whose pc is in the body: the loop's own entry, the paths
+    /// of `if`s inside it and their reconvergence entries) and stay in the entry that waits
+    /// at `exit`. When there is none yet (no lane has skipped or left the loop so far: it was
+    /// entered, and iterated, by all its lanes together), the loop's entry becomes it and its
+    /// lanes go on in a new entry above, as a divergent back edge would do. That adds at most
+    /// one entry per loop, within the two per divergent level the capacity allows (see
+    /// [`SIMT_STACK_CAPACITY`]). Fixed capacity, no allocation.
+    pub fn break_out(&mut self, lanes: u32, next: u32, start: u32, exit: u32, end: u32) {
+        let Some(top) = self.top() else {
+            return;
+        };
+        let lanes = lanes & top.mask;
+        self.entries[self.len as usize - 1].pc = next;
+        if lanes == 0 {
+            self.settle(end);
+            return;
+        }
+        let in_body = |e: &SimtEntry| (start..exit).contains(&e.pc);
+        let mut k = self.len as usize - 1;
+        while k > 0 && in_body(&self.entries[k - 1]) {
+            k -= 1;
+        }
+        if self.entries[k].rpc != exit {
+            let len = self.len as usize;
+            debug_assert!(len < SIMT_STACK_CAPACITY, "validated nesting bounds the stack");
+            self.entries.copy_within(k..len, k + 1);
+            self.entries[k] = SimtEntry {
+                pc: exit,
+                ..self.entries[k + 1]
+            };
+            self.entries[k + 1].rpc = exit;
+            self.len += 1;
+            k += 1;
+        }
+        // Entries above a reconvergence entry hold subsets of its lanes, so the entries
+        // emptied here are a top run; compacting keeps the order either way.
+        let mut w = k;
+        for r in k..self.len as usize {
+            let mut e = self.entries[r];
+            e.mask &= !lanes;
+            if e.mask != 0 {
+                self.entries[w] = e;
+                w += 1;
+            }
+        }
+        self.len = w as u8;
+        self.settle(end);
     }
 
     /// A branch: the active lanes in `taken` go to `target`, the others to `fallthrough`;
@@ -489,6 +551,30 @@ impl Flow {
                 if taken == 0 {
                     self.depth = depth;
                 }
+            }
+            BranchKind::Break { cond, depth, start } => {
+                match cond {
+                    None => taken = top.mask,
+                    Some(c) => {
+                        let e = &program.exprs[c as usize];
+                        for l in lanes() {
+                            if e.eval_in(&lane_env(l, self.iter), values, l as usize) != e.base {
+                                taken |= 1 << l;
+                            }
+                        }
+                    }
+                }
+                self.stack
+                    .break_out(taken, pc + 1, start, b.target, program.items.len() as u32);
+                // Every lane has left the loop (the rest of the warp runs outside it).
+                if !self
+                    .stack
+                    .top()
+                    .is_some_and(|t| (start..b.target).contains(&t.pc))
+                {
+                    self.depth = depth;
+                }
+                return taken;
             }
         }
         self.stack
@@ -1177,6 +1263,24 @@ impl Program {
                                 return Err(format!("instruction {i}: loop back edge without its loop"));
                             }
                         }
+                        BranchKind::Break { cond, depth, start } => {
+                            if cond.is_some_and(|c| !expr_ok(c)) {
+                                return Err(format!("instruction {i}: condition expression out of range"));
+                            }
+                            // The innermost open loop is the per-lane loop it leaves.
+                            let inner = open.iter().rev().find(|o| !o.region || o.div_loop.is_some());
+                            let ok = inner.and_then(|o| o.div_loop.map(|s| (s, o.close))).is_some_and(|(s, close)| {
+                                start as usize == s + 1
+                                    && t == close
+                                    && r == close
+                                    && matches!(self.items[s], Item::Inst(e)
+                                        if matches!(self.branches.get(e.addr as usize),
+                                            Some(Branch { kind: BranchKind::LoopEnter { depth: d, .. }, .. }) if *d == depth))
+                            });
+                            if !ok {
+                                return Err(format!("instruction {i}: `break` outside its per-lane loop"));
+                            }
+                        }
                         BranchKind::Always => {
                             if !(t == r
                                 && open
@@ -1632,6 +1736,263 @@ mod tests {
         assert_eq!(s.top(), Some(entry(21, 30, 0xF0)));
         s.advance(30, 40);
         assert_eq!(s.entries(), [entry(30, NO_PC, 0xFF)]);
+    }
+
+    #[test]
+    fn simt_stack_break_waits_at_the_loop_exit() {
+        // A per-lane loop entered by all lanes: body 1..6, back edge at 6, exit 7; the program
+        // ends at 20. An `if` inside it at 2 runs 3..5 and reconverges at 5; a `break` at 3.
+        let mut s = SimtStack::default();
+        s.launch(0xFF);
+        s.advance(1, 20);
+        s.advance(2, 20);
+        s.branch(0x0F, 5, 3, 5, 20);
+        assert_eq!(
+            s.entries(),
+            [entry(5, NO_PC, 0xFF), entry(3, 5, 0xF0)],
+            "lanes 0..4 skip the `then` block"
+        );
+        s.break_out(0x30, 4, 1, 7, 20);
+        assert_eq!(
+            s.entries(),
+            [entry(7, NO_PC, 0xFF), entry(5, 7, 0xCF), entry(4, 5, 0xC0)],
+            "no entry waited at the exit: the loop's entry becomes it; lanes 4, 5 leave every \
+             entry of the loop"
+        );
+        s.advance(5, 20);
+        assert_eq!(
+            s.top(),
+            Some(entry(5, 7, 0xCF)),
+            "the `if` reconverges without them"
+        );
+        // A second break, outside the `if`: the exit entry exists, nothing is pushed.
+        s.break_out(0x03, 6, 1, 7, 20);
+        assert_eq!(s.entries(), [entry(7, NO_PC, 0xFF), entry(6, 7, 0xCC)]);
+        // The back edge: lanes 2, 3 iterate, 6, 7 leave normally and wait with the others.
+        s.branch(0x0C, 1, 7, 7, 20);
+        assert_eq!(s.entries(), [entry(7, NO_PC, 0xFF), entry(1, 7, 0x0C)]);
+        // Every lane left breaks: the warp goes on past the loop with all its lanes.
+        s.advance(2, 20);
+        s.break_out(0x0C, 3, 1, 7, 20);
+        assert_eq!(s.entries(), [entry(7, NO_PC, 0xFF)]);
+        // No lane breaks: the lanes just go on.
+        s.launch(0x3);
+        s.break_out(0, 1, 0, 4, 20);
+        assert_eq!(s.entries(), [entry(1, NO_PC, 0x3)]);
+    }
+
+    /// Warp 0 of CTA 0 of `src` (one warp of 32 lanes), walked functionally: each
+    /// instruction's pc, active mask and loop counters, in issue order.
+    fn walk(src: &str) -> (Kernel, Vec<(u32, u32, [u32; MAX_LOOP_DEPTH])>) {
+        let k = crate::workload::kernel_format::parse_kernel(src, "w.kern").unwrap_or_else(|e| panic!("{e}"));
+        let mut flow = Flow::default();
+        flow.launch(32);
+        let env = k.warp_start_env(0, 0);
+        let mut out = Vec::new();
+        while let Some(f) = flow.next(&k.program) {
+            out.push((f.pc, f.mask, f.loops));
+            if f.inst.op == OpKind::Branch {
+                flow.resolve(
+                    &k.program,
+                    f.pc,
+                    &LaneEnv {
+                        loops: f.loops,
+                        ..env
+                    },
+                );
+            }
+        }
+        assert_eq!(
+            k.total_warp_instructions(),
+            out.len() as u64,
+            "warp_counts walks the same way"
+        );
+        (k, out)
+    }
+
+    fn lane_count(trace: &[(u32, u32, [u32; MAX_LOOP_DEPTH])], lane: u32) -> usize {
+        trace.iter().filter(|t| t.1 >> lane & 1 == 1).count()
+    }
+
+    #[test]
+    fn lanes_that_break_wait_at_the_loop_exit_while_the_others_go_on() {
+        // 0 enter, 1 add, 2 break, 3 add, 4 back edge, 5 add (the exit).
+        let (_, t) = walk(
+            "kernel k\ngrid 1\nblock 32\n\
+             loop i < 4 {\n add r1\n break if lane < 8 + 8 * i\n add r2\n}\nadd r3\n",
+        );
+        let m = |lo: u32| u32::MAX << lo;
+        let pcs: Vec<(u32, u32)> = t.iter().map(|x| (x.0, x.1)).collect();
+        assert_eq!(
+            pcs,
+            [
+                (0, !0),
+                (1, !0),
+                (2, !0),
+                (3, m(8)),
+                (4, m(8)),
+                (1, m(8)),
+                (2, m(8)),
+                (3, m(16)),
+                (4, m(16)),
+                (1, m(16)),
+                (2, m(16)),
+                (3, m(24)),
+                (4, m(24)),
+                (1, m(24)),
+                (2, m(24)),
+                (5, !0),
+            ],
+            "iteration i: lanes below 8 + 8i leave and wait at the exit; the back edge of the \
+             last iteration is never reached: every lane has left"
+        );
+        // While the others iterate, lanes 0..8 wait in the entry at the exit (pc 5).
+        let k = crate::workload::kernel_format::parse_kernel(
+            "kernel k\ngrid 1\nblock 32\nloop i < 4 {\n add r1\n break if lane < 8 + 8 * i\n add r2\n}\nadd r3\n",
+            "w.kern",
+        )
+        .unwrap();
+        let mut flow = Flow::default();
+        flow.launch(32);
+        let env = k.warp_start_env(0, 0);
+        for _ in 0..3 {
+            let f = flow.next(&k.program).unwrap();
+            if f.inst.op == OpKind::Branch {
+                flow.resolve(
+                    &k.program,
+                    f.pc,
+                    &LaneEnv {
+                        loops: f.loops,
+                        ..env
+                    },
+                );
+            }
+        }
+        assert_eq!(flow.stack.entries(), [entry(5, NO_PC, !0), entry(3, 5, m(8))]);
+        // Per lane: entry, then add + break (+ add + back edge when it stays), then the exit.
+        for lane in 0..32 {
+            let iters = lane / 8;
+            assert_eq!(
+                lane_count(&t, lane),
+                1 + 4 * iters as usize + 2 + 1,
+                "lane {lane}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_loop_whose_lanes_all_break_exits_early() {
+        // Trip count 100, every lane leaves in iteration `lane % 3`: the loop ends after
+        // three iterations, and the next loop's counter is at depth 0 again.
+        let (_, t) = walk(
+            "kernel k\ngrid 1\nblock 32\nbuffer A 1M\n\
+             loop i < 100 {\n add r1\n break if i == lane % 3\n}\n\
+             loop j < 2 {\n ld.global r2, A[4*j]\n}\n",
+        );
+        // 0 enter i, 1 add, 2 break, 3 back i, 4 enter j, 5 load, 6 back j.
+        let pcs: Vec<u32> = t.iter().map(|x| x.0).collect();
+        assert_eq!(pcs, [0, 1, 2, 3, 1, 2, 3, 1, 2, 4, 5, 6, 5, 6]);
+        let loads: Vec<[u32; MAX_LOOP_DEPTH]> = t.iter().filter(|x| x.0 == 5).map(|x| x.2).collect();
+        assert_eq!(loads, [[0, 0, 0, 0], [1, 0, 0, 0]], "`j` is loop depth 0");
+        // An unconditional `break` in an `if`/`else` taken by every lane.
+        let (_, t) = walk(
+            "kernel k\ngrid 1\nblock 32\n\
+             loop i < 1000 {\n if lane < 5 {\n  break\n } else {\n  add r1\n  break\n }\n}\nadd r2\n",
+        );
+        // 0 enter, 1 if, 2 break, 3 jump over else, 4 add, 5 break, 6 back edge, 7 exit.
+        let pcs: Vec<(u32, u32)> = t.iter().map(|x| (x.0, x.1)).collect();
+        // The `then` path runs first (the other path holds the highest lane, so it is pushed
+        // first); its lanes wait at the exit while the `else` path runs.
+        assert_eq!(
+            pcs,
+            [(0, !0), (1, !0), (2, 0x1F), (4, !0 << 5), (5, !0 << 5), (7, !0)]
+        );
+    }
+
+    #[test]
+    fn break_leaves_only_the_innermost_loop() {
+        // 0 enter i, 1 enter j, 2 add, 3 break, 4 back j, 5 add, 6 back i, 7 exit.
+        let (_, t) = walk(
+            "kernel k\ngrid 1\nblock 32\n\
+             loop i < 3 {\n loop j < 5 {\n  add r1\n  break if j == (lane + i) % 4\n }\n add r2\n}\nadd r3\n",
+        );
+        for lane in 0..32u32 {
+            let on = |pc: u32| t.iter().filter(|x| x.0 == pc && x.1 >> lane & 1 == 1).count();
+            let inner: usize = (0..3).map(|i| (lane as usize + i) % 4 + 1).sum();
+            assert_eq!(on(2), inner, "lane {lane}: inner iterations");
+            assert_eq!(on(3), inner, "lane {lane}: one `break` per inner iteration");
+            assert_eq!(on(4), inner - 3, "lane {lane}: back edges of the inner loop");
+            assert_eq!(on(5), 3, "lane {lane}: every outer iteration runs");
+            assert_eq!(on(6), 3, "lane {lane}: outer back edges");
+            assert_eq!(on(7), 1);
+        }
+        // The outer counter is unchanged by the inner loop's breaks.
+        let outer: Vec<u32> = t.iter().filter(|x| x.0 == 5).map(|x| x.2[0]).collect();
+        assert_eq!(outer, [0, 1, 2]);
+    }
+
+    #[test]
+    fn break_keeps_the_stack_within_its_capacity() {
+        // Deepest nesting the validator accepts, breaks everywhere: per-lane loops at four
+        // depths, each holding an `if` that holds a `break` and the next loop (8 divergent
+        // levels). Every warp of 32 lanes with trip counts from its tid must stay within
+        // SIMT_STACK_CAPACITY: at most two entries per divergent region holding its top
+        // entry's pc, above the base entry.
+        let src = "kernel deep\ngrid 1\nblock 1024\n\
+            loop a < tid % 3 + 1 {\n if (tid + a) % 2 {\n  break if tid % 5 == a\n\
+            loop b < (tid / 3) % 3 + 1 {\n  if (tid + b) % 3 != 1 {\n   break if (tid / 7 + b) % 4 == 0\n\
+            loop c < (tid / 9) % 3 + 1 {\n   if (tid / 2 + c) % 2 {\n    break if (tid / 5 + c) % 3 == 0\n\
+            loop d < (tid / 27) % 3 + 1 {\n    if (tid / 4 + d) % 2 {\n     break if (tid / 11 + d) % 2 == 0\n\
+            add r1\n    } else {\n     break\n    }\n    add r2\n   }\n   add r3\n   }\n  add r4\n  }\n  add r5\n  }\n add r6\n }\n add r7\n }\n}\n";
+        let k =
+            crate::workload::kernel_format::parse_kernel(src, "deep.kern").unwrap_or_else(|e| panic!("{e}"));
+        let p = &k.program;
+        // Divergent regions (`if` and per-lane loop, from the branch to its reconvergence
+        // point) that hold item `pc`.
+        let nesting = |pc: u32| {
+            p.items[..pc as usize]
+                .iter()
+                .enumerate()
+                .filter(|&(i, it)| match *it {
+                    Item::Inst(x) if x.op == OpKind::Branch => {
+                        let b = p.branches[x.addr as usize];
+                        matches!(b.kind, BranchKind::IfNot { .. } | BranchKind::LoopEnter { .. })
+                            && (i as u32) < pc
+                            && pc < b.reconv
+                    }
+                    _ => false,
+                })
+                .count()
+        };
+        let check = |s: &SimtStack, deepest: &mut usize| {
+            if let Some(t) = s.top() {
+                let n = nesting(t.pc);
+                assert!(s.depth() <= 1 + 2 * n, "{:?} at nesting {n}", s.entries());
+                *deepest = (*deepest).max(s.depth());
+            }
+        };
+        let mut deepest = 0;
+        for w in 0..32 {
+            let mut flow = Flow::default();
+            flow.launch(32);
+            let env = k.warp_start_env(0, w);
+            while let Some(f) = flow.next(p) {
+                check(&flow.stack, &mut deepest);
+                if f.inst.op == OpKind::Branch {
+                    flow.resolve(
+                        p,
+                        f.pc,
+                        &LaneEnv {
+                            loops: f.loops,
+                            ..env
+                        },
+                    );
+                    check(&flow.stack, &mut deepest);
+                }
+            }
+        }
+        // The walk went deep (base entry + 8), so the bound was tested where it matters.
+        assert!(deepest >= 9, "{deepest}");
     }
 
     #[test]

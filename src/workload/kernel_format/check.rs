@@ -58,6 +58,10 @@ pub(super) struct OpenBlock {
     pub(super) col: usize,
     /// Line of the `loop` or `if` keyword.
     pub(super) first_line: usize,
+    /// A per-lane loop: the `break` branches that leave it (patched at its `}`).
+    pub(super) breaks: Vec<usize>,
+    /// Line of an unconditional `break` in this block: nothing may follow it.
+    pub(super) ended: Option<usize>,
 }
 
 impl OpenBlock {
@@ -455,6 +459,21 @@ impl Decls {
                 format!(
                     "divergent blocks (`if` and per-lane loops) nested deeper than \
                      MAX_DIVERGENT_NESTING = {MAX_DIVERGENT_NESTING}"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Nothing may follow an unconditional `break` in its block: no lane would run it.
+    pub(super) fn reachable(&self, line: usize, col: usize) -> PResult<()> {
+        if let Some(l) = self.blocks.last().and_then(|b| b.ended) {
+            return Err(Diag::new(
+                line,
+                col,
+                format!(
+                    "unreachable: every lane that gets here has left the loop at the `break` of \
+                     line {l}; move the line before the `break`, or end the block"
                 ),
             ));
         }

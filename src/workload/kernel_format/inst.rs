@@ -29,7 +29,7 @@ fn dp_kind(base: &str) -> Option<AluKind> {
 }
 
 /// Every keyword, for the message on an unknown one.
-const KNOWN_LIST: &str = "directives: kernel grid block regs shared buffer loop if; \
+const KNOWN_LIST: &str = "directives: kernel grid block regs shared buffer loop if break; \
 SP: alu add sub mul fma mad mov and or xor shl shr min max setp cvt imul idiv; \
 SFU: sfu sin cos ex2 lg2 rcp rsqrt sqrt div.f64; \
 double precision (SP): add.f64 sub.f64 min.f64 max.f64 mul.f64 fma.f64 mad.f64; memory: ld.global st.global ld.shared st.shared \

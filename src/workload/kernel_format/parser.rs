@@ -66,11 +66,18 @@ impl Parser {
                 }
                 "loop" => {
                     self.decls.body_started = true;
+                    self.decls.reachable(line, col)?;
                     self.open_loop(&mut cur, col)
                 }
                 "if" => {
                     self.decls.body_started = true;
+                    self.decls.reachable(line, col)?;
                     self.open_if(&mut cur, col)
+                }
+                "break" => {
+                    self.decls.body_started = true;
+                    self.decls.reachable(line, col)?;
+                    self.break_line(&mut cur, col)
                 }
                 "else" => Err(Diag::new(
                     line,
@@ -79,6 +86,7 @@ impl Parser {
                 )),
                 _ => {
                     self.decls.body_started = true;
+                    self.decls.reachable(line, col)?;
                     self.instruction(word, &mut cur, col)
                 }
             },
@@ -478,6 +486,84 @@ impl Parser {
         Ok(())
     }
 
+    /// `break` or `break if COND`, the `break` at `col`: a branch that the lanes whose
+    /// condition holds (every lane that reaches a bare `break`) take to the exit of the
+    /// innermost loop, which must be a per-lane loop. Its target is patched at the loop's `}`.
+    fn break_line(&mut self, cur: &mut Cursor<'_>, col: usize) -> PResult<()> {
+        let line = cur.line;
+        let blocks = &self.decls.blocks;
+        let Some(bi) = blocks
+            .iter()
+            .rposition(|b| !matches!(b.kind, BlockKind::If { .. }))
+        else {
+            return Err(Diag::new(
+                line,
+                col,
+                "`break` outside a loop: it leaves the innermost per-lane loop (`loop NAME < EXPR {`)",
+            ));
+        };
+        let name = self.decls.loops.last().map_or(String::new(), |l| l.name.clone());
+        let BlockKind::LaneLoop { depth } = blocks[bi].kind else {
+            return Err(Diag::new(
+                line,
+                col,
+                format!(
+                    "`break` inside the constant loop `{name}` (line {}): only a per-lane loop \
+                     (`loop NAME < EXPR {{`) can be left early, and the innermost loop is the one left",
+                    blocks[bi].first_line
+                ),
+            ));
+        };
+        let start = blocks[bi].start + 1;
+        let mut reads = Vec::new();
+        let cond = match cur.peek() {
+            Some(t) if t.tok == Tok::Ident("if".to_string()) => {
+                cur.bump();
+                if cur.peek().is_none() {
+                    return Err(cur.expected("a condition after `break if`"));
+                }
+                let ccol = cur.col();
+                let nodes = parse_condition(cur, Scope::Addr(&self.decls.loops), &mut reads)?;
+                cur.expect_end()?;
+                Some((nodes, ccol))
+            }
+            Some(_) => return Err(cur.expected("`if COND` or the end of the line after `break`")),
+            None => {
+                if bi + 1 == blocks.len() {
+                    return Err(Diag::new(
+                        line,
+                        col,
+                        format!(
+                            "unconditional `break` directly in the body of loop `{name}`: no lane \
+                             would run a second iteration; write `break if COND`, or put the \
+                             `break` in an `if` block"
+                        ),
+                    ));
+                }
+                None
+            }
+        };
+        let src = check::sources(&[], &reads, line)?;
+        let cond = match cond {
+            Some((nodes, ccol)) => Some(self.low.lane_expr(nodes, line, ccol)?),
+            None => None,
+        };
+        let Ok(start) = u32::try_from(start) else {
+            return Err(Diag::new(line, col, "program too long"));
+        };
+        let item = self
+            .low
+            .branch_reading(BranchKind::Break { cond, depth, start }, src, line, col)?;
+        self.low.reads(line, &reads, true);
+        self.decls.blocks[bi].breaks.push(item);
+        if cond.is_none() {
+            if let Some(b) = self.decls.blocks.last_mut() {
+                b.ended = Some(line);
+            }
+        }
+        Ok(())
+    }
+
     /// `{` ending the line of a block keyword `kw`.
     fn open_brace(&self, cur: &mut Cursor<'_>, kw: &str) -> PResult<()> {
         if !cur.is_punct('{') {
@@ -507,6 +593,8 @@ impl Parser {
             line,
             col,
             first_line: line,
+            breaks: Vec::new(),
+            ended: None,
         });
     }
 
@@ -547,6 +635,10 @@ impl Parser {
                 // Lanes leave the loop, and reconverge, right after the back edge.
                 self.low.patch_branch(back, Some(b.start + 1), Some(back + 1));
                 self.low.patch_branch(b.start, Some(back + 1), Some(back + 1));
+                // A `break` goes to the loop's exit, where its lanes wait for the others.
+                for &brk in &b.breaks {
+                    self.low.patch_branch(brk, Some(back + 1), Some(back + 1));
+                }
                 Ok(())
             }
             BlockKind::If { jump: None } => {
@@ -562,6 +654,8 @@ impl Parser {
                         line,
                         col,
                         first_line: b.first_line,
+                        breaks: Vec::new(),
+                        ended: None,
                     });
                 } else {
                     self.low.patch_branch(b.start, Some(end), Some(end));
@@ -900,6 +994,186 @@ mod tests {
         assert!(parse(&body(&ok)).is_ok());
         // A barrier after the block has closed is fine.
         assert!(parse(&body("if lane < 8 {\nadd r1\n}\nbar\n")).is_ok());
+    }
+
+    #[test]
+    fn break_lowers_to_a_branch_to_the_innermost_loop_exit() {
+        use crate::workload::program::{Branch, BranchKind};
+        let k = parse(&body(
+            "loop i < lane {\n add r5\n loop j < 4 {\n  break if j == i\n  if lane < 3 {\n   break\n  }\n  add r2\n }\n break if r1\n}\n",
+        ));
+        // `r1` carries no value: that is the value check's error, at the register.
+        let e = k.unwrap_err();
+        assert_eq!((e.line, e.col), (14, 11), "{e}");
+        assert!(
+            e.message
+                .contains("`r1` carries no value, so an expression cannot read it: no instruction writes it"),
+            "{e}"
+        );
+        let k = parse(&body(
+            "mov r1, lane\nloop i < lane {\n add r5\n loop j < 4 {\n  break if j == i\n  if lane < 3 {\n   break\n  }\n  add r2\n }\n break if r1\n}\n",
+        ))
+        .unwrap();
+        let p = &k.program;
+        let br = |i: usize| match p.items[i] {
+            Item::Inst(x) if x.op == OpKind::Branch => p.branches[x.addr as usize],
+            other => panic!("item {i} is {other:?}"),
+        };
+        let b = |kind, target, reconv| Branch { kind, target, reconv };
+        // 0 mov, 1 enter i, 2 add, 3 enter j, 4 break, 5 if, 6 break, 7 add, 8 back j,
+        // 9 break, 10 back i, 11 end. Expressions: 0 the `mov`, 1 and 2 the trip counts.
+        assert_eq!(p.items.len(), 11);
+        assert_eq!(br(3), b(BranchKind::LoopEnter { count: 2, depth: 1 }, 9, 9));
+        assert_eq!(
+            br(4),
+            b(
+                BranchKind::Break {
+                    cond: Some(3),
+                    depth: 1,
+                    start: 4
+                },
+                9,
+                9
+            ),
+            "the inner loop's exit, after its back edge"
+        );
+        assert_eq!(br(5), b(BranchKind::IfNot { cond: 4 }, 7, 7));
+        assert_eq!(
+            br(6),
+            b(
+                BranchKind::Break {
+                    cond: None,
+                    depth: 1,
+                    start: 4
+                },
+                9,
+                9
+            )
+        );
+        assert_eq!(br(8), b(BranchKind::LoopBack { depth: 1 }, 4, 9));
+        assert_eq!(
+            br(9),
+            b(
+                BranchKind::Break {
+                    cond: Some(5),
+                    depth: 0,
+                    start: 2
+                },
+                11,
+                11
+            ),
+            "after the inner loop, the outer loop is the innermost"
+        );
+        // The condition reads `r1`: the scoreboard waits for it.
+        let Item::Inst(x) = p.items[9] else { panic!() };
+        assert_eq!(x.src[0], 1);
+        // `break` in an `else` block, and a bare `break` after which the block ends.
+        assert!(parse(&body(
+            "loop i < lane {\n if lane < i {\n  add r1\n } else {\n  add r2\n  break\n }\n}\n"
+        ))
+        .is_ok());
+        assert!(parse(&body(
+            "loop i < lane {\n if lane < i {\n  break\n } else {\n  add r2\n }\n}\n"
+        ))
+        .is_ok());
+    }
+
+    #[test]
+    fn break_errors() {
+        check_err(&body("break\n"), 5, 1, "`break` outside a loop");
+        check_err(
+            &body("add r1\nbreak if lane < 2\n"),
+            6,
+            1,
+            "`break` outside a loop",
+        );
+        check_err(
+            &body("if lane < 2 {\n break if lane < 1\n}\n"),
+            6,
+            2,
+            "`break` outside a loop",
+        );
+        check_err(
+            &body("loop i 4 {\n add r1\n break if lane < i\n}\n"),
+            7,
+            2,
+            "`break` inside the constant loop `i` (line 5)",
+        );
+        // The innermost loop is the one left, even when an outer one is per-lane.
+        check_err(
+            &body("loop i < lane {\n loop j 2 {\n  if lane < j {\n   break\n  }\n }\n}\n"),
+            8,
+            4,
+            "`break` inside the constant loop `j` (line 6)",
+        );
+        check_err(
+            &body("loop i < lane {\n add r1\n break\n}\n"),
+            7,
+            2,
+            "unconditional `break` directly in the body of loop `i`",
+        );
+        check_err(
+            &body("loop i < lane {\n if lane < 3 {\n  break\n  add r1\n }\n}\n"),
+            8,
+            3,
+            "unreachable: every lane that gets here has left the loop at the `break` of line 7",
+        );
+        check_err(
+            &body("loop i < lane {\n if lane < 3 {\n  break\n  break if lane < 2\n }\n}\n"),
+            8,
+            3,
+            "unreachable",
+        );
+        check_err(
+            &body("loop i < lane {\n if lane < 3 {\n  break\n  if lane < 2 {\n"),
+            8,
+            3,
+            "unreachable",
+        );
+        check_err(
+            &body("loop i < lane {\n break if\n}\n"),
+            6,
+            10,
+            "expected a condition after `break if`",
+        );
+        check_err(
+            &body("loop i < lane {\n break when lane < 2\n}\n"),
+            6,
+            8,
+            "expected `if COND` or the end of the line after `break`",
+        );
+        check_err(
+            &body("loop i < lane {\n break if lane = 2\n}\n"),
+            6,
+            16,
+            "expected a comparison",
+        );
+        check_err(
+            &body("loop i < lane {\n break if lane < 2 < 3\n}\n"),
+            6,
+            20,
+            "expected end of line",
+        );
+        check_err(
+            &body("loop i < lane {\n break if lane < 2 {\n}\n"),
+            6,
+            20,
+            "expected end of line",
+        );
+        check_err(
+            &body("loop i < lane {\n break if k < 2\n}\n"),
+            6,
+            11,
+            "unknown variable `k`",
+        );
+        check_err(
+            &body("loop i < lane {\n break if i / 0\n}\n"),
+            6,
+            13,
+            "division by zero",
+        );
+        // A loop whose body is a conditional `break` alone still has a body.
+        assert!(parse(&body("loop i < lane {\n break if i == 2\n}\n")).is_ok());
     }
 
     #[test]
