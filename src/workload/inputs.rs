@@ -54,7 +54,16 @@ pub struct InputError {
 pub const MAX_INPUT_BYTES: u64 = 256 << 20;
 
 /// The generators, for error messages and docs.
-pub const GENERATORS: &[&str] = &["graph", "sparse", "perm", "uniform", "seq", "file", "suffix_tree"];
+pub const GENERATORS: &[&str] = &[
+    "graph",
+    "sparse",
+    "perm",
+    "uniform",
+    "seq",
+    "file",
+    "suffix_tree",
+    "kspace",
+];
 
 /// Runs generator `generator` with `args`; `dir` is the .kern file's directory (None for built-in
 /// kernels, which cannot read files). Returns the named arrays in a fixed order.
@@ -86,6 +95,11 @@ pub fn generate(
             "suffix_tree",
             args,
             &["len", "reads", "read_len", "mismatch", "seed"],
+        )?),
+        "kspace" => kspace(&Params::new(
+            "kspace",
+            args,
+            &["samples", "grid", "readout", "binsize", "seed"],
         )?),
         _ => Err(InputError {
             arg: None,
@@ -1030,6 +1044,97 @@ fn seq(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
     }
     let v: Vec<i32> = (0..n).map(|i| (start + i * step) as i32).collect();
     Ok(named(vec![("values", i32s(&v))]))
+}
+
+// ---------------------------------------------------------------------------------------------
+// kspace: Parboil mri-gridding's samples, binned and sorted as its host code does
+
+const MAX_KSPACE_SAMPLES: i64 = 1 << 24;
+const MAX_KSPACE_GRID: i64 = 256;
+
+/// The 3-D radial ("kooshball") trajectory's spoke directions: `spokes` points of a Fibonacci
+/// lattice on the upper half of the unit sphere, taken in lattice order, so that spokes
+/// acquired one after the other are a golden angle apart (each spoke covers both halves of the
+/// sphere, as it passes through the centre).
+fn radial_directions(spokes: usize) -> impl Iterator<Item = [f64; 3]> {
+    let golden = std::f64::consts::PI * (3.0 - 5f64.sqrt());
+    (0..spokes).map(move |s| {
+        let z = (s as f64 + 0.5) / spokes as f64;
+        let r = (1.0 - z * z).sqrt();
+        let phi = s as f64 * golden;
+        [r * phi.cos(), r * phi.sin(), z]
+    })
+}
+
+/// `kspace(samples, grid, readout, binsize=128, seed)`: the input of Parboil 2.5's mri-gridding
+/// (benchmarks/mri-gridding/src/cuda). The dataset (`small.uks`) is not in the repository, so
+/// the trajectory is an assumption, stated in docs/workloads-inputs.md: 3-D radial spokes of
+/// `readout` samples each from −kmax to +kmax.
+///
+/// - `samples`: `ReconstructionSample` records (6 × f32: real, imag, kX, kY, kZ, sdc) with the
+///   coordinates already mapped to the grid as `readSampleData` (main.cu) does:
+///   `k = floor(k·(grid−1)/2 + (grid−1)/2)` with k in −1 ..= 1 (kScale·kmax = 1), in f32.
+/// - `idx_key` / `idx_value`: what `binning_kernel` (GPU_kernels.cu) writes, after `sort`
+///   (sort.cu, a stable radix sort by key): bin = kZ·grid² + kY·grid + kX, or gridNumElems
+///   (= grid³, the CPU's bin) for a sample beyond `binsize` in its bin. On the GPU the atomics
+///   decide which samples of a full bin overflow; here the first `binsize` in sample order keep
+///   it. `idx_value` is the permutation `reorder_kernel` gathers through.
+/// - `bin_start`: the exclusive prefix sum of the final bin counts (`scanLargeArray` over
+///   `binCount_d`, gridNumElems + 1 entries), the `binStartAddr` that `gridding_GPU` reads.
+fn kspace(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
+    let n = p.int("samples", 1, MAX_KSPACE_SAMPLES, None)? as usize;
+    let grid = p.int("grid", 2, MAX_KSPACE_GRID, None)? as usize;
+    let readout = p.int("readout", 2, MAX_KSPACE_SAMPLES, None)? as usize;
+    let binsize = p.int("binsize", 1, MAX_KSPACE_SAMPLES, Some(128))? as u32;
+    let seed = p.seed()?;
+    let bins = grid * grid * grid;
+    // samples (24 B), idx_key and idx_value (4 B each), bin_start (4 B per bin + 1).
+    let bytes = n as u64 * 32 + (bins as u64 + 1) * 4;
+    check_cap("samples", "kspace()", bytes)?;
+
+    let spokes = n.div_ceil(readout);
+    let half = (grid - 1) as f32 / 2.0;
+    let mut rng = Rng::new(seed, 7);
+    let mut records: Vec<f32> = Vec::with_capacity(6 * n);
+    let mut key: Vec<u32> = Vec::with_capacity(n);
+    let mut count = vec![0u32; bins];
+    'spokes: for dir in radial_directions(spokes) {
+        for t in 0..readout {
+            if key.len() == n {
+                break 'spokes;
+            }
+            let u = -1.0 + 2.0 * t as f64 / (readout - 1) as f64;
+            // main.cu readSampleData: kX = floor(kX·ax + bx), in f32.
+            let c = dir.map(|d| ((u * d) as f32 * half + half).floor().clamp(0.0, (grid - 1) as f32));
+            records.extend_from_slice(&[rng.value(), rng.value(), c[0], c[1], c[2], (u * u) as f32]);
+            // binning_kernel: binIdx = (uint)kZ·size_xy + (uint)kY·gridSize[0] + (uint)kX.
+            let bin = c[2] as usize * grid * grid + c[1] as usize * grid + c[0] as usize;
+            key.push(if count[bin] < binsize {
+                count[bin] += 1;
+                bin as u32
+            } else {
+                bins as u32
+            });
+        }
+    }
+    // sort.cu: a stable radix sort of (key, value) pairs, value = the sample's index.
+    let mut value: Vec<u32> = (0..n as u32).collect();
+    value.sort_by_key(|&i| key[i as usize]);
+    let sorted_key: Vec<i32> = value.iter().map(|&i| key[i as usize] as i32).collect();
+    let mut bin_start = Vec::with_capacity(bins + 1);
+    let mut sum = 0i32;
+    for &c in &count {
+        bin_start.push(sum);
+        sum += c as i32;
+    }
+    bin_start.push(sum);
+    let value: Vec<i32> = value.into_iter().map(|v| v as i32).collect();
+    Ok(named(vec![
+        ("samples", f32s(&records)),
+        ("idx_key", i32s(&sorted_key)),
+        ("idx_value", i32s(&value)),
+        ("bin_start", i32s(&bin_start)),
+    ]))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2045,5 +2150,90 @@ mod tests {
             );
             assert!(ms < 2000.0, "{g} took {ms} ms");
         }
+    }
+
+    fn kspace_args(samples: i64, grid: i64, readout: i64) -> Vec<Arg> {
+        vec![
+            int("samples", samples),
+            int("grid", grid),
+            int("readout", readout),
+            int("seed", 1),
+        ]
+    }
+
+    /// The arrays are what mri-gridding's binning_kernel, sort and scan give for the samples
+    /// (recomputed here from the records, independently of the generator's own bookkeeping).
+    #[test]
+    fn kspace_bins_and_sorts_as_the_host_code_does() {
+        let (n, grid, binsize) = (100_000usize, 32usize, 128usize);
+        let out = gen("kspace", &kspace_args(n as i64, grid as i64, 64));
+        let names: Vec<&str> = out.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["samples", "idx_key", "idx_value", "bin_start"]);
+        let rec = as_f32(get(&out, "samples"));
+        let key = as_i32(get(&out, "idx_key"));
+        let value = as_i32(get(&out, "idx_value"));
+        let start = as_i32(get(&out, "bin_start"));
+        let bins = grid * grid * grid;
+        assert_eq!((rec.len(), key.len(), value.len(), start.len()), (6 * n, n, n, bins + 1));
+        // Coordinates are whole grid cells (readSampleData floors them).
+        let bin_of = |i: usize| {
+            let c = &rec[6 * i + 2..6 * i + 5];
+            for &x in c {
+                assert!(x == x.floor() && (0.0..grid as f32).contains(&x), "sample {i}: {c:?}");
+            }
+            c[2] as usize * grid * grid + c[1] as usize * grid + c[0] as usize
+        };
+        // The first `binsize` samples of a bin (in sample order) keep it, the rest go to the
+        // CPU's bin (gridNumElems).
+        let mut count = vec![0usize; bins];
+        let mut expect_key = vec![0usize; n];
+        for (i, k) in expect_key.iter_mut().enumerate() {
+            let b = bin_of(i);
+            *k = if count[b] < binsize {
+                count[b] += 1;
+                b
+            } else {
+                bins
+            };
+        }
+        // idx_value is a permutation, sorted stably by key.
+        let mut seen = vec![false; n];
+        for (p, (&v, &k)) in value.iter().zip(&key).enumerate() {
+            assert!(!std::mem::replace(&mut seen[v as usize], true), "{v} twice");
+            assert_eq!(k as usize, expect_key[v as usize], "position {p}");
+            if p > 0 {
+                assert!((key[p - 1], value[p - 1]) < (k, v), "not a stable sort at {p}");
+            }
+        }
+        // bin_start is the exclusive scan of the kept counts.
+        let mut sum = 0;
+        for b in 0..bins {
+            assert_eq!(start[b], sum, "bin {b}");
+            sum += count[b] as i32;
+        }
+        assert_eq!(start[bins], sum);
+        // Every spoke crosses the centre, so the centre bins overflow and the rim is sparse.
+        let centre = (grid / 2 - 1) * (grid * grid + grid + 1);
+        assert_eq!(count[centre], binsize);
+        let overflow = n - sum as usize;
+        assert!(overflow > 0 && overflow < n / 4, "overflow {overflow}");
+    }
+
+    #[test]
+    fn kspace_is_deterministic_and_its_arguments_are_checked() {
+        let a = kspace_args(5000, 16, 32);
+        assert_eq!(gen("kspace", &a), gen("kspace", &a));
+        // The seed changes only the sample values, not the trajectory.
+        let mut b = a.clone();
+        b[3] = int("seed", 2);
+        assert_ne!(gen("kspace", &a), gen("kspace", &b));
+        assert_eq!(get(&gen("kspace", &a), "idx_value"), get(&gen("kspace", &b), "idx_value"));
+        let e = fails("kspace", &kspace_args(5000, 1000, 32), None);
+        assert_eq!(e.arg.as_deref(), Some("grid"));
+        assert!(e.message.contains("grid must be 2 ..= 256"), "{e}");
+        let e = fails("kspace", &kspace_args(5000, 16, 1), None);
+        assert_eq!(e.arg.as_deref(), Some("readout"));
+        let e = fails("kspace", &kspace_args(1 << 24, 256, 64), None);
+        assert!(e.message.contains("capped"), "{e}");
     }
 }
