@@ -14,7 +14,7 @@ use mascar::config::Config;
 use mascar::sched::SchedulerKind;
 use mascar::stats::RunStats;
 use mascar::workload::inputs::{generate, Arg, ArgValue};
-use mascar::workload::kernel_format::parse_kernel;
+use mascar::workload::kernel_format::{parse_kernel, parse_kernel_file};
 use mascar::workload::program::OpKind;
 use mascar::workload::Kernel;
 use proptest::prelude::*;
@@ -806,6 +806,35 @@ fn data_dependent_addresses_reach_the_coalescer() {
     let s = run(32, "4*r2");
     assert_eq!(s.sm.global_loads, 2);
     assert!(s.l1.misses >= 33, "{} misses", s.l1.misses);
+}
+
+/// `cvt.rzi.u32.f32` on floats loaded from an f32 file gives the index of an address, as
+/// Parboil mri-gridding's `binning_kernel` does with `(unsigned int)(pt.kZ)`: floats
+/// `l + 0.5` send the 32 lanes to 32 consecutive words (one 128 B line), floats `32·l + 0.9`
+/// to 32 lines, and negative floats clamp to index 0 (one line).
+#[test]
+fn cvt_rzi_addresses_from_loaded_floats_reach_the_coalescer() {
+    let dir = std::env::temp_dir().join(format!("mascar-divergence-cvt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |name: &str, f: &dyn Fn(usize) -> f32| {
+        let bytes: Vec<u8> = (0..32).flat_map(|l| f(l).to_le_bytes()).collect();
+        std::fs::write(dir.join(format!("{name}.bin")), bytes).unwrap();
+        let src = format!(
+            "kernel k\ngrid 1\nblock 32\ninput F = file(path=\"{name}.bin\", type=f32)\n\
+             buffer P from F.values\nbuffer X 64K\nld.global r1, P[4*lane]\n\
+             cvt.rzi.u32.f32 r2, r1\nld.global r3, X[4*r2]\n"
+        );
+        let k = parse_kernel_file(&src, &dir.join("k.kern")).unwrap_or_else(|e| panic!("{e}"));
+        let s = mascar::engine::simulate(&one_sm(SchedulerKind::Gto), &k, None).unwrap();
+        assert_eq!(s.warp_instructions, k.total_warp_instructions(), "{name}");
+        assert_eq!(s.sm.global_loads, 2, "{name}");
+        s.sm.coalesced_requests
+    };
+    // The P load is one line; the X load as the converted floats say.
+    assert_eq!(run("near", &|l| l as f32 + 0.5), 1 + 1);
+    assert_eq!(run("far", &|l| 32.0 * l as f32 + 0.9), 1 + 32);
+    assert_eq!(run("negative", &|l| -(l as f32) - 0.5), 1 + 1);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A BFS-like kernel on a CSR graph from the `graph` generator: each thread whose frontier

@@ -926,7 +926,8 @@ impl AddrExpr {
 pub const MAX_VALUE_SLOTS: usize = 16;
 
 /// An integer operation on per-lane values (`add r3, r1, r2` in the kernel format). Every
-/// operation is on 64-bit signed integers and wraps.
+/// operation is on 64-bit signed integers and wraps, except the conversions, which read the
+/// low 32 bits of their source as an `f32`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum IntOp {
     Add,
@@ -950,9 +951,25 @@ pub enum IntOp {
     Ge,
     Eq,
     Ne,
+    /// `cvt.rzi.s32.f32`: the low 32 bits of `a` as an IEEE `f32`, truncated toward zero to
+    /// an `i32`; out-of-range values saturate to `i32::MIN ..= i32::MAX` and NaN gives 0 (PTX
+    /// ISA, `cvt`: float-to-integer conversions clamp to the destination range by default).
+    /// Unary like `Mov`: `b` is ignored.
+    CvtRziS32F32,
+    /// `cvt.rzi.u32.f32`: as [`CvtRziS32F32`](Self::CvtRziS32F32) into `0 ..= u32::MAX`, so
+    /// negative values give 0; the result is never negative.
+    CvtRziU32F32,
 }
 
 impl IntOp {
+    /// Sources the operation reads: 1 for `Mov` and the conversions, else 2.
+    pub fn arity(self) -> usize {
+        match self {
+            IntOp::Mov | IntOp::CvtRziS32F32 | IntOp::CvtRziU32F32 => 1,
+            _ => 2,
+        }
+    }
+
     pub fn apply(self, a: i64, b: i64) -> i64 {
         match self {
             IntOp::Add => a.wrapping_add(b),
@@ -972,6 +989,10 @@ impl IntOp {
             IntOp::Ge => (a >= b) as i64,
             IntOp::Eq => (a == b) as i64,
             IntOp::Ne => (a != b) as i64,
+            // Rust's float-to-integer `as` truncates toward zero, saturates and maps NaN to
+            // 0: exactly `cvt.rzi` with its default clamping.
+            IntOp::CvtRziS32F32 => f32::from_bits(a as u32) as i32 as i64,
+            IntOp::CvtRziU32F32 => f32::from_bits(a as u32) as u32 as i64,
         }
     }
 }
@@ -1609,6 +1630,60 @@ impl Kernel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `cvt.rzi.{s32,u32}.f32` on the low 32 bits of the source: truncation toward zero,
+    /// NaN to 0, saturation to the destination type; the high bits are ignored.
+    #[test]
+    fn cvt_rzi_truncates_and_saturates_like_ptx() {
+        let bits = |x: f32| x.to_bits() as i64;
+        let s = |x: f32| IntOp::CvtRziS32F32.apply(bits(x), 0);
+        let u = |x: f32| IntOp::CvtRziU32F32.apply(bits(x), 0);
+        // Exact integers.
+        for x in [0.0f32, 1.0, 12.0, 255.0, 16_777_216.0] {
+            assert_eq!(s(x), x as i64, "{x}");
+            assert_eq!(u(x), x as i64, "{x}");
+        }
+        assert_eq!(s(-12.0), -12);
+        assert_eq!(s(-0.0), 0);
+        assert_eq!(u(-0.0), 0);
+        // Fractions go toward zero; negatives give 0 for u32.
+        assert_eq!((s(2.7), u(2.7)), (2, 2));
+        assert_eq!((s(-2.7), u(-2.7)), (-2, 0));
+        assert_eq!((s(0.999_999), u(0.999_999)), (0, 0));
+        assert_eq!((s(-0.5), u(-0.5)), (0, 0));
+        assert_eq!(s(f32::MIN_POSITIVE / 2.0), 0, "subnormal");
+        // NaN (either sign, any payload) gives 0.
+        assert_eq!((s(f32::NAN), u(f32::NAN)), (0, 0));
+        assert_eq!((s(-f32::NAN), u(-f32::NAN)), (0, 0));
+        assert_eq!(IntOp::CvtRziU32F32.apply(0x7fc0_1234, 0), 0);
+        // Infinities and out-of-range values saturate to the destination range.
+        let (smin, smax, umax) = (i32::MIN as i64, i32::MAX as i64, u32::MAX as i64);
+        assert_eq!((s(f32::INFINITY), u(f32::INFINITY)), (smax, umax));
+        assert_eq!((s(f32::NEG_INFINITY), u(f32::NEG_INFINITY)), (smin, 0));
+        assert_eq!((s(3e9), u(3e9)), (smax, 3_000_000_000));
+        assert_eq!((s(5e9), u(5e9)), (smax, umax));
+        assert_eq!((s(-3e9), u(-3e9)), (smin, 0));
+        assert_eq!(s(f32::MAX), smax);
+        assert_eq!(s(f32::MIN), smin);
+        // The largest f32 below 2^31 converts exactly; 2^31 itself saturates for s32 only.
+        assert_eq!(s(2_147_483_520.0), 2_147_483_520);
+        assert_eq!((s(2_147_483_648.0), u(2_147_483_648.0)), (smax, 1 << 31));
+        assert_eq!(s(-2_147_483_648.0), smin, "i32::MIN is representable");
+        assert_eq!(u(4_294_967_040.0), 4_294_967_040, "largest f32 below 2^32");
+        assert!(u(f32::INFINITY) > 0, "u32 stays non-negative as an i64");
+        // Only the low 32 bits are the f32: a sign-extended load of negative bits, or junk in
+        // the high half, reads the same float.
+        assert_eq!(IntOp::CvtRziS32F32.apply(bits(-2.7) as u32 as i32 as i64, 0), -2);
+        assert_eq!(
+            IntOp::CvtRziS32F32.apply(bits(12.0) | 0x5555_0000_0000_0000, 0),
+            12
+        );
+        // The second operand is ignored; both are unary.
+        assert_eq!(IntOp::CvtRziS32F32.apply(bits(7.5), 99), 7);
+        assert_eq!(IntOp::CvtRziS32F32.arity(), 1);
+        assert_eq!(IntOp::CvtRziU32F32.arity(), 1);
+        assert_eq!((IntOp::Mov.arity(), IntOp::Add.arity()), (1, 2));
+    }
 
     #[test]
     fn lane_evaluation_matches_scalar_evaluation() {

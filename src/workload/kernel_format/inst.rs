@@ -30,7 +30,8 @@ fn dp_kind(base: &str) -> Option<AluKind> {
 
 /// Every keyword, for the message on an unknown one.
 const KNOWN_LIST: &str = "directives: kernel grid block regs shared buffer loop if break; \
-SP: alu add sub mul fma mad mov and or xor shl shr min max setp cvt imul idiv; \
+SP: alu add sub mul fma mad mov and or xor shl shr min max setp cvt cvt.rzi.s32.f32 \
+cvt.rzi.u32.f32 imul idiv; \
 SFU: sfu sin cos ex2 lg2 rcp rsqrt sqrt div.f64; \
 double precision (SP): add.f64 sub.f64 min.f64 max.f64 mul.f64 fma.f64 mad.f64; memory: ld.global st.global ld.shared st.shared \
 ld.tex ld.const; \
@@ -62,6 +63,22 @@ fn int_op(base: &str, suffixes: &[&str]) -> Option<IntOp> {
         },
         _ => return None,
     })
+}
+
+/// The conversion a `cvt.rzi.TYPE.TYPE` mnemonic computes (`suffixes` after `cvt`, starting
+/// with `rzi`): only float-to-32-bit-integer from `f32` has a value; any other type pair is an
+/// error (a plain `cvt` keeps its timing without a value).
+fn cvt_rzi(word: &str, suffixes: &[&str]) -> Result<IntOp, String> {
+    match suffixes {
+        ["rzi", "s32", "f32"] => Ok(IntOp::CvtRziS32F32),
+        ["rzi", "u32", "f32"] => Ok(IntOp::CvtRziU32F32),
+        _ => Err(format!(
+            "`{}`: the conversions that compute a value are `cvt.rzi.s32.f32` and \
+             `cvt.rzi.u32.f32` (f32 to a 32-bit integer, rounding toward zero); write `cvt` \
+             without `.rzi` for an instruction that only takes time",
+            show(word)
+        )),
+    }
 }
 
 /// Mnemonics that may compute values, and so take expression operands.
@@ -218,6 +235,12 @@ impl Parser {
         col: usize,
     ) -> PResult<()> {
         let line = cur.line;
+        // `cvt.rzi.{s32,u32}.f32`: a value from one register, read as an f32.
+        let cvt = if base == "cvt" && suffixes.first() == Some(&"rzi") {
+            Some(cvt_rzi(word, suffixes).map_err(|m| Diag::new(line, col, m))?)
+        } else {
+            None
+        };
         let mut inst = Inst::new(op);
         inst.dst = cur.expect_reg()?;
         let valued = VALUE_OPS.contains(&base);
@@ -229,6 +252,14 @@ impl Parser {
         while cur.eat_punct(',') {
             if operands.len() == 3 {
                 return Err(cur.err(format!("too many source operands for `{base}`: at most 3")));
+            }
+            if cvt.is_some() && !cur.at_lone_register() {
+                // The source is f32 bits in a register; an expression is an integer.
+                return Err(cur.err(format!(
+                    "`{}` converts the f32 in a register: its source must be one register like \
+                     `r3`, not an expression",
+                    show(word)
+                )));
             }
             if !valued || cur.at_lone_register() {
                 let rcol = cur.col();
@@ -248,14 +279,26 @@ impl Parser {
             return Err(cur.expected("`,` or end of line"));
         }
         let float = suffixes.iter().any(|s| matches!(*s, "f16" | "f32" | "f64"));
-        let iop = int_op(base, suffixes).filter(|_| !float);
-        let arity = if iop == Some(IntOp::Mov) { 1 } else { 2 };
+        // The conversions read an f32; every other value op is on integers.
+        let iop = cvt.or_else(|| int_op(base, suffixes).filter(|_| !float));
+        let arity = iop.map_or(2, IntOp::arity);
         let kind = match iop {
             Some(iop) if operands.len() == arity => DefKind::Int {
                 op: iop,
                 a: operands[0],
                 b: operands[arity - 1],
             },
+            _ if cvt.is_some() => {
+                return Err(Diag::new(
+                    line,
+                    col,
+                    format!(
+                        "`{}` takes 1 source register, found {}",
+                        show(word),
+                        operands.len()
+                    ),
+                ))
+            }
             _ => {
                 let why = if !valued {
                     format!("`{base}` computes no integer value")
@@ -747,5 +790,229 @@ mod double_precision_tests {
             "only `div.f64` is an instruction",
         );
         check_err(&body("div.f32 r1, r2, r3\n"), 5, 1, "write `idiv`");
+    }
+}
+
+#[cfg(test)]
+mod cvt_tests {
+    use super::super::test_util::*;
+    use crate::workload::program::{
+        AluKind, IntOp, Item, Kernel, LaneStack, OpKind, ValueKind, Values, MAX_EXPR_STACK, NO_REG,
+        WARP_LANES,
+    };
+
+    /// f32 values, one per lane of a 32-thread CTA: 24 lanes `l + 0.75`, then the edge cases.
+    fn lane_floats() -> [f32; 32] {
+        let mut v: [f32; 32] = std::array::from_fn(|l| l as f32 + 0.75);
+        let edge = [
+            -2.7,
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            5e9,
+            -0.0,
+            1e-40, // subnormal
+            3e9,
+        ];
+        v[24..].copy_from_slice(&edge);
+        v
+    }
+
+    /// Parses `src` with `floats` as the raw f32 file `f.bin` beside it (a directory per
+    /// call: tests run in parallel).
+    fn parse_with_floats(src: &str, floats: &[f32]) -> Kernel {
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("mascar-cvt-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bytes: Vec<u8> = floats.iter().flat_map(|x| x.to_le_bytes()).collect();
+        std::fs::write(dir.join("f.bin"), bytes).unwrap();
+        let k = super::super::parse_kernel_file(src, &dir.join("k.kern")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::remove_dir_all(&dir).unwrap();
+        k
+    }
+
+    /// The per-lane addresses of every memory instruction of the one warp of `k`, by pc, as
+    /// the functional walk gives them.
+    fn addresses(k: &Kernel) -> Vec<(u32, [u64; WARP_LANES])> {
+        let p = &k.program;
+        let mut values = Values::default();
+        let mut stack: LaneStack = [[0; WARP_LANES]; MAX_EXPR_STACK];
+        let mut out = Vec::new();
+        p.walk(
+            &k.warp_start_env(0, 0),
+            32,
+            &k.buffers,
+            &mut values,
+            |f, env, vals| {
+                if f.inst.op.is_memory() {
+                    let mut a = [0u64; WARP_LANES];
+                    p.exprs[f.inst.addr as usize].eval_lanes_in(env, vals.file(), 32, &mut stack, &mut a);
+                    out.push((f.pc, a));
+                }
+            },
+        );
+        out
+    }
+
+    /// `ld.global r1, X[4*gtid]` from an f32 input, `cvt.rzi.{u32,s32}.f32`, then addresses
+    /// `Y[4*r2]`: each lane's address is Y's base plus 4 × the truncated, saturated float.
+    #[test]
+    fn cvt_rzi_turns_a_loaded_f32_into_an_address() {
+        let src = body(
+            "input F = file(path=\"f.bin\", type=f32)\nbuffer X from F.values\nbuffer Y 4K\n\
+             ld.global r1, X[4*gtid]\ncvt.rzi.u32.f32 r2, r1\nld.global r3, Y[4*r2]\n\
+             cvt.rzi.s32.f32 r4, r1\nld.global r5, Y[4*r4]\n",
+        );
+        let floats = lane_floats();
+        let k = parse_with_floats(&src, &floats);
+        let y = k.buffers.iter().find(|b| b.name == "Y").unwrap().base;
+        let insts: Vec<_> = k
+            .program
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Inst(x) => Some(*x),
+                _ => None,
+            })
+            .collect();
+        // The conversions time as every cvt, read their source and feed the loads' scoreboard.
+        for (i, dst) in [(1, 2), (3, 4)] {
+            assert_eq!(insts[i].op, OpKind::Alu(AluKind::Simple));
+            assert_eq!((insts[i].dst, insts[i].src), (dst, [1, NO_REG, NO_REG]));
+            assert_eq!(insts[i + 1].src, [dst, NO_REG, NO_REG]);
+        }
+        let ops: Vec<_> = k.program.values.iter().map(|v| v.kind).collect();
+        assert!(matches!(ops[1], ValueKind::Int { op: IntOp::CvtRziU32F32, a, b } if a == b));
+        assert!(matches!(
+            ops[2],
+            ValueKind::Int {
+                op: IntOp::CvtRziS32F32,
+                ..
+            }
+        ));
+        assert_eq!(k.program.value_slots, 3, "r1 r2 r4");
+        let want_u: [i64; 32] = std::array::from_fn(|l| {
+            if l < 24 {
+                l as i64
+            } else {
+                [0, 0, u32::MAX as i64, 0, u32::MAX as i64, 0, 0, 3_000_000_000][l - 24]
+            }
+        });
+        let (smin, smax) = (i32::MIN as i64, i32::MAX as i64);
+        let want_s: [i64; 32] = std::array::from_fn(|l| {
+            if l < 24 {
+                l as i64
+            } else {
+                [-2, 0, smax, smin, smax, 0, 0, smax][l - 24]
+            }
+        });
+        let addrs = addresses(&k);
+        assert_eq!(addrs.len(), 3);
+        let at =
+            |want: &[i64; 32]| -> [u64; 32] { std::array::from_fn(|l| y.wrapping_add((4 * want[l]) as u64)) };
+        assert_eq!(addrs[1].1, at(&want_u), "Y[4*r2], r2 = cvt.rzi.u32.f32");
+        assert_eq!(addrs[2].1, at(&want_s), "Y[4*r4], r4 = cvt.rzi.s32.f32");
+        // The functional walk counts them as issued instructions.
+        assert_eq!(k.total_warp_instructions(), 5);
+    }
+
+    /// A converted value as a per-lane loop bound and an `if` condition; the conversion's
+    /// source may also come from integer ops (the bits are what they are).
+    #[test]
+    fn cvt_rzi_values_drive_conditions_and_loop_bounds() {
+        let src = body(
+            "input F = file(path=\"f.bin\", type=f32)\nbuffer X from F.values\n\
+             ld.global r1, X[4*lane]\ncvt.rzi.s32.f32 r2, r1\nloop i < r2 % 4 {\n  add r3, r3\n}\n\
+             if r2 < 3 {\n  add r4, r4\n}\n",
+        );
+        let k = parse_with_floats(&src, &lane_floats());
+        // r2: l on lanes 0..24, then -2 0 MAX MIN MAX 0 0 MAX. Trip counts r2 % 4
+        // (Euclidean): 0 on 10 lanes, 1 on 6, 2 on 7, 3 on 9; so iterations of 22, 16 and 9
+        // lanes. `r2 < 3` holds on lanes 0, 1, 2 and on 5 of the 8 edge cases.
+        // Per warp: load, cvt, loop entry, 3 × (add + back edge), if, add.
+        assert_eq!(k.total_warp_instructions(), 3 + 3 * 2 + 2);
+        assert_eq!(
+            k.total_thread_instructions(),
+            Some(3 * 32 + 2 * (22 + 16 + 9) + 32 + 8)
+        );
+        // Bits built by integer ops: 0x41400000 is 12.0f32.
+        let k = parse(&body(
+            "mov r1, 0x41400000\ncvt.rzi.u32.f32 r2, r1\nld.global r3, A[4*r2]\n",
+        ))
+        .unwrap();
+        let addrs = addresses(&k);
+        assert_eq!(addrs[0].1, [k.buffers[0].base + 48; WARP_LANES]);
+    }
+
+    /// Other conversions keep today's timing-only behaviour; `cvt.rzi` with another type pair
+    /// or an expression source is an error at the mnemonic or the operand.
+    #[test]
+    fn other_cvt_forms_and_cvt_rzi_errors() {
+        for ok in [
+            "cvt r3, r3\n",
+            "cvt.f64 r1, r2\n",
+            "cvt.rn.f32.s32 r1, r2\n",
+            "cvt.u32.u16 r1, r2\n",
+            "cvt r1, r2, r3\n",
+        ] {
+            let k = parse(&body(ok)).unwrap_or_else(|e| panic!("{ok}: {e}"));
+            let Item::Inst(i) = k.program.items[0] else {
+                panic!()
+            };
+            assert_eq!(i.op, OpKind::Alu(AluKind::Simple), "{ok}");
+        }
+        // A plain cvt's destination carries no value, and the error names it.
+        check_err(
+            &body("mov r1, gtid\ncvt.s32.f32 r2, r1\nld.global r3, A[4*r2]\n"),
+            7,
+            19,
+            "`r2` carries no value, so an expression cannot read it: `cvt.s32.f32` at line 6:1 \
+             writes it without a value (`cvt` computes no integer value)",
+        );
+        check_err(
+            &body("cvt.rzi.s32.f64 r2, r1\n"),
+            5,
+            1,
+            "`cvt.rzi.s32.f64`: the conversions that compute a value are `cvt.rzi.s32.f32` and \
+             `cvt.rzi.u32.f32`",
+        );
+        for bad in [
+            "cvt.rzi.f32.f32 r2, r1\n",
+            "cvt.rzi.s64.f32 r2, r1\n",
+            "cvt.rzi.u32.f32.sat r2, r1\n",
+            "cvt.rzi r2, r1\n",
+            "cvt.rzi.ftz.s32.f32 r2, r1\n",
+        ] {
+            check_err(&body(bad), 5, 1, "the conversions that compute a value are");
+        }
+        check_err(
+            &body("cvt.rzi.u32.f32 r2, 4*gtid\n"),
+            5,
+            21,
+            "`cvt.rzi.u32.f32` converts the f32 in a register: its source must be one register \
+             like `r3`, not an expression",
+        );
+        check_err(&body("cvt.rzi.u32.f32 r2, r1 + 1\n"), 5, 21, "not an expression");
+        check_err(
+            &body("cvt.rzi.s32.f32 r2\n"),
+            5,
+            1,
+            "takes 1 source register, found 0",
+        );
+        check_err(
+            &body("cvt.rzi.s32.f32 r2, r1, r3\n"),
+            5,
+            1,
+            "takes 1 source register, found 2",
+        );
+        // A source without a value: the error names the conversion and what it reads.
+        check_err(
+            &body("ld.global r1, A[4*gtid]\ncvt.rzi.u32.f32 r2, r1\nld.global r3, A[4*r2]\n"),
+            7,
+            19,
+            "`r2` carries no value, so an expression cannot read it: `cvt.rzi.u32.f32` at line \
+             6:1 computes it from `r1`, which carries no value",
+        );
     }
 }
