@@ -3,7 +3,7 @@
 //! Each generator is deterministic from its arguments (a `seed` where random) and returns named
 //! arrays of little-endian elements; `buffer B from NAME.ARRAY` gives a buffer those contents.
 //! docs/workloads-inputs.md lists every generator, its arguments and ranges, its arrays and the
-//! source each follows (Rodinia's bfs graphgen, Parboil 2.5's spmv JDS).
+//! source each follows (Rodinia's bfs graphgen, Parboil 2.5's spmv JDS and mri-gridding binning).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -1105,7 +1105,11 @@ fn kspace(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
             }
             let u = -1.0 + 2.0 * t as f64 / (readout - 1) as f64;
             // main.cu readSampleData: kX = floor(kX·ax + bx), in f32.
-            let c = dir.map(|d| ((u * d) as f32 * half + half).floor().clamp(0.0, (grid - 1) as f32));
+            let c = dir.map(|d| {
+                ((u * d) as f32 * half + half)
+                    .floor()
+                    .clamp(0.0, (grid - 1) as f32)
+            });
             records.extend_from_slice(&[rng.value(), rng.value(), c[0], c[1], c[2], (u * u) as f32]);
             // binning_kernel: binIdx = (uint)kZ·size_xy + (uint)kY·gridSize[0] + (uint)kX.
             let bin = c[2] as usize * grid * grid + c[1] as usize * grid + c[0] as usize;
@@ -2174,12 +2178,18 @@ mod tests {
         let value = as_i32(get(&out, "idx_value"));
         let start = as_i32(get(&out, "bin_start"));
         let bins = grid * grid * grid;
-        assert_eq!((rec.len(), key.len(), value.len(), start.len()), (6 * n, n, n, bins + 1));
+        assert_eq!(
+            (rec.len(), key.len(), value.len(), start.len()),
+            (6 * n, n, n, bins + 1)
+        );
         // Coordinates are whole grid cells (readSampleData floors them).
         let bin_of = |i: usize| {
             let c = &rec[6 * i + 2..6 * i + 5];
             for &x in c {
-                assert!(x == x.floor() && (0.0..grid as f32).contains(&x), "sample {i}: {c:?}");
+                assert!(
+                    x == x.floor() && (0.0..grid as f32).contains(&x),
+                    "sample {i}: {c:?}"
+                );
             }
             c[2] as usize * grid * grid + c[1] as usize * grid + c[0] as usize
         };
@@ -2227,7 +2237,10 @@ mod tests {
         let mut b = a.clone();
         b[3] = int("seed", 2);
         assert_ne!(gen("kspace", &a), gen("kspace", &b));
-        assert_eq!(get(&gen("kspace", &a), "idx_value"), get(&gen("kspace", &b), "idx_value"));
+        assert_eq!(
+            get(&gen("kspace", &a), "idx_value"),
+            get(&gen("kspace", &b), "idx_value")
+        );
         let e = fails("kspace", &kspace_args(5000, 1000, 32), None);
         assert_eq!(e.arg.as_deref(), Some("grid"));
         assert!(e.message.contains("grid must be 2 ..= 256"), "{e}");
