@@ -63,6 +63,7 @@ pub const GENERATORS: &[&str] = &[
     "file",
     "suffix_tree",
     "kspace",
+    "fem2d",
 ];
 
 /// Runs generator `generator` with `args`; `dir` is the .kern file's directory (None for built-in
@@ -100,6 +101,11 @@ pub fn generate(
             "kspace",
             args,
             &["samples", "grid", "readout", "binsize", "seed"],
+        )?),
+        "fem2d" => fem2d(&Params::new(
+            "fem2d",
+            args,
+            &["elements", "order", "numbering", "seed", "form"],
         )?),
         _ => Err(InputError {
             arg: None,
@@ -542,6 +548,171 @@ fn graph(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
 /// Parboil's spmv `cuda` passes warp_size (`pad`) 32, pad_rows 1, pack_size 1 to coo_to_jds.
 const JDS_WARP: usize = 32;
 
+/// Which of the three forms a `sparse`/`fem2d` call builds (`form=all|csr|ell|jds`).
+#[derive(Clone, Copy)]
+struct Forms {
+    csr: bool,
+    ell: bool,
+    jds: bool,
+}
+
+impl Forms {
+    fn from_params(p: &Params) -> Result<(&'static str, Forms), InputError> {
+        let form = p.word("form", &["all", "csr", "ell", "jds"], Some("all"))?;
+        Ok((
+            form,
+            Forms {
+                csr: matches!(form, "all" | "csr"),
+                ell: matches!(form, "all" | "ell"),
+                jds: matches!(form, "all" | "jds"),
+            },
+        ))
+    }
+}
+
+/// A matrix's row lengths with the JDS row order, checked against the input cap before any form
+/// is built; `build` then writes the forms from the CSR pattern (shared by `sparse` and `fem2d`).
+struct SparseForms {
+    forms: Forms,
+    rows: usize,
+    rows_p: usize,
+    ell_width: usize,
+    len: Vec<usize>,
+    order: Vec<u32>,
+    sh_zcnt: Vec<i32>,
+    jds_total: u64,
+}
+
+impl SparseForms {
+    /// `call` names the call in the error; `avg_len` is the average row length, for the hint that
+    /// ELL's padding is what is too large.
+    fn check(len: Vec<usize>, forms: Forms, call: &str, avg_len: usize) -> Result<SparseForms, InputError> {
+        let rows = len.len();
+        let (want_csr, want_ell, want_jds) = (forms.csr, forms.ell, forms.jds);
+        // Sizes of each form, checked before they are built.
+        let nnz: u64 = len.iter().map(|&l| l as u64).sum();
+        let ell_width = len.iter().copied().max().unwrap_or(0);
+        let rows_p = rows.div_ceil(JDS_WARP) * JDS_WARP;
+        let mut order: Vec<u32> = (0..rows as u32).collect();
+        // coo_to_jds sorts rows longest first (qsort, so ties fall in any order; here by row).
+        order.sort_by(|&a, &b| len[b as usize].cmp(&len[a as usize]).then(a.cmp(&b)));
+        let jds_len = |i: usize| if i < rows { len[order[i] as usize] } else { 0 };
+        let sh_zcnt: Vec<i32> = (0..rows_p / JDS_WARP)
+            .map(|g| jds_len(g * JDS_WARP) as i32)
+            .collect();
+        let jds_total: u64 = sh_zcnt.iter().map(|&z| z as u64 * JDS_WARP as u64).sum();
+        let bytes = want_csr as u64 * (nnz * 8 + rows as u64 * 4)
+            + want_ell as u64 * (rows as u64 * ell_width as u64 * 8)
+            + want_jds as u64 * (jds_total * 8 + rows as u64 * 4);
+        if bytes > MAX_INPUT_BYTES {
+            let hint = if want_ell && ell_width > 4 * avg_len {
+                format!(
+                    " (ELL pads every row to the longest, {ell_width}; form=csr or form=jds leaves ELL out)"
+                )
+            } else {
+                String::new()
+            };
+            return Err(err(
+                Some("rows"),
+                format!(
+                    "{call} would take {}; an input is capped at {}{hint}",
+                    mib(bytes),
+                    mib(MAX_INPUT_BYTES)
+                ),
+            ));
+        }
+        Ok(SparseForms {
+            forms,
+            rows,
+            rows_p,
+            ell_width,
+            len,
+            order,
+            sh_zcnt,
+            jds_total,
+        })
+    }
+
+    fn nnz(&self) -> usize {
+        self.len.iter().sum()
+    }
+
+    /// The forms asked for, from the CSR pattern (columns ascending within a row).
+    fn build(&self, csr_ptr: &[i32], csr_cols: &[i32], csr_vals: &[f32]) -> Vec<(String, Array)> {
+        let SparseForms {
+            forms,
+            rows,
+            rows_p,
+            ell_width,
+            ref len,
+            ref order,
+            ref sh_zcnt,
+            jds_total,
+        } = *self;
+        let (want_csr, want_ell, want_jds) = (forms.csr, forms.ell, forms.jds);
+        let jds_len = |i: usize| if i < rows { len[order[i] as usize] } else { 0 };
+
+        let mut out = Vec::new();
+        if want_ell {
+            // ELL: ell_width slots per row, column-major (slot k of row r at k * rows + r), so a warp
+            // reading slot k of consecutive rows is coalesced. Padding: column 0, value 0.
+            let mut ell_cols = vec![0i32; rows * ell_width];
+            let mut ell_vals = vec![0f32; rows * ell_width];
+            for r in 0..rows {
+                for (k, e) in (csr_ptr[r] as usize..csr_ptr[r + 1] as usize).enumerate() {
+                    ell_cols[k * rows + r] = csr_cols[e];
+                    ell_vals[k * rows + r] = csr_vals[e];
+                }
+            }
+            out.push(("ell_cols", i32s(&ell_cols)));
+            out.push(("ell_vals", f32s(&ell_vals)));
+        }
+        if want_jds {
+            // coo_to_jds with pad_rows = pack_size = 1: rows (padded to a multiple of 32) sorted
+            // longest first; each group of 32 JDS rows is padded to its first (longest) row, whose
+            // length is sh_zcnt[group]. Column k of the JDS matrix starts at jds_ptr[k] and holds entry
+            // k of every row of the groups longer than k; padding has index -1 and value 0, exactly as
+            // coo_to_jds writes it (so spmv_jds reads x_vec[-1] for padding, multiplied by 0).
+            let depth = sh_zcnt.first().copied().unwrap_or(0) as usize;
+            let mut jds_ptr = Vec::with_capacity(depth + 1);
+            let mut data = Vec::with_capacity(jds_total as usize);
+            let mut index = Vec::with_capacity(jds_total as usize);
+            for k in 0..depth {
+                jds_ptr.push(data.len() as i32);
+                for i in 0..rows_p {
+                    if jds_len(i) > k {
+                        let e = csr_ptr[order[i] as usize] as usize + k;
+                        data.push(csr_vals[e]);
+                        index.push(csr_cols[e]);
+                    } else if sh_zcnt[i / JDS_WARP] as usize > k {
+                        data.push(0.0);
+                        index.push(-1);
+                    } else {
+                        break; // groups are sorted, so no later row reaches column k either
+                    }
+                }
+            }
+            jds_ptr.push(data.len() as i32);
+            let perm: Vec<i32> = order.iter().map(|&r| r as i32).collect();
+            out.push(("jds_ptr", i32s(&jds_ptr)));
+            out.push(("sh_zcnt", i32s(sh_zcnt)));
+            out.push(("perm", i32s(&perm)));
+            out.push(("data", f32s(&data)));
+            out.push(("index", i32s(&index)));
+        }
+        if want_csr {
+            let mut csr = vec![
+                ("csr_ptr", i32s(csr_ptr)),
+                ("csr_cols", i32s(csr_cols)),
+                ("csr_vals", f32s(csr_vals)),
+            ];
+            csr.append(&mut out);
+            out = csr;
+        }
+        named(out)
+    }
+}
+
 fn sparse(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
     let rows = p.int("rows", 1, MAX_NODES, None)? as usize;
     let cols = p.int("cols", 1, MAX_NODES, None)? as usize;
@@ -563,12 +734,7 @@ fn sparse(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
     })? as usize;
     let dist = p.word("dist", &["uniform", "powerlaw"], Some("uniform"))?;
     let seed = p.seed()?;
-    let form = p.word("form", &["all", "csr", "ell", "jds"], Some("all"))?;
-    let (want_csr, want_ell, want_jds) = (
-        matches!(form, "all" | "csr"),
-        matches!(form, "all" | "ell"),
-        matches!(form, "all" | "jds"),
-    );
+    let (form, forms) = Forms::from_params(p)?;
     check_cap(
         "rows",
         &format!("sparse(rows={rows}, nnz_per_row={nnz_per_row})"),
@@ -602,37 +768,9 @@ fn sparse(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
         *l = (*l).clamp(1, hi - lo);
     }
 
-    // Sizes of each form, checked before they are built.
-    let nnz: u64 = len.iter().map(|&l| l as u64).sum();
-    let ell_width = len.iter().copied().max().unwrap_or(0);
-    let rows_p = rows.div_ceil(JDS_WARP) * JDS_WARP;
-    let mut order: Vec<u32> = (0..rows as u32).collect();
-    // coo_to_jds sorts rows longest first (qsort, so ties fall in any order; here by row).
-    order.sort_by(|&a, &b| len[b as usize].cmp(&len[a as usize]).then(a.cmp(&b)));
-    let jds_len = |i: usize| if i < rows { len[order[i] as usize] } else { 0 };
-    let sh_zcnt: Vec<i32> = (0..rows_p / JDS_WARP)
-        .map(|g| jds_len(g * JDS_WARP) as i32)
-        .collect();
-    let jds_total: u64 = sh_zcnt.iter().map(|&z| z as u64 * JDS_WARP as u64).sum();
-    let bytes = want_csr as u64 * (nnz * 8 + rows as u64 * 4)
-        + want_ell as u64 * (rows as u64 * ell_width as u64 * 8)
-        + want_jds as u64 * (jds_total * 8 + rows as u64 * 4);
-    if bytes > MAX_INPUT_BYTES {
-        let hint = if want_ell && ell_width > 4 * nnz_per_row {
-            format!(" (ELL pads every row to the longest, {ell_width}; form=csr or form=jds leaves ELL out)")
-        } else {
-            String::new()
-        };
-        return Err(err(
-            Some("rows"),
-            format!(
-                "sparse(rows={rows}, nnz_per_row={nnz_per_row}, dist={dist}, form={form}) would take {}; \
-                 an input is capped at {}{hint}",
-                mib(bytes),
-                mib(MAX_INPUT_BYTES)
-            ),
-        ));
-    }
+    let call = format!("sparse(rows={rows}, nnz_per_row={nnz_per_row}, dist={dist}, form={form})");
+    let jds = SparseForms::check(len, forms, &call, nnz_per_row)?;
+    let (len, nnz) = (&jds.len, jds.nnz());
 
     // The pattern: distinct columns per row, ascending, values in (0, 1].
     let mut csr_ptr = Vec::with_capacity(rows + 1);
@@ -673,65 +811,88 @@ fn sparse(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
         csr_ptr.push(csr_cols.len() as i32);
     }
     let csr_vals: Vec<f32> = (0..csr_cols.len()).map(|_| rng.value()).collect();
+    Ok(jds.build(&csr_ptr, &csr_cols, &csr_vals))
+}
 
-    let mut out = Vec::new();
-    if want_ell {
-        // ELL: ell_width slots per row, column-major (slot k of row r at k * rows + r), so a warp
-        // reading slot k of consecutive rows is coalesced. Padding: column 0, value 0.
-        let mut ell_cols = vec![0i32; rows * ell_width];
-        let mut ell_vals = vec![0f32; rows * ell_width];
-        for r in 0..rows {
-            for (k, e) in (csr_ptr[r] as usize..csr_ptr[r + 1] as usize).enumerate() {
-                ell_cols[k * rows + r] = csr_cols[e];
-                ell_vals[k * rows + r] = csr_vals[e];
-            }
+// ---------------------------------------------------------------------------------------------
+// fem2d: the stiffness-matrix pattern of a scalar problem on a square of order-p quadrilateral
+// elements (Parboil spmv's datasets are FEM matrices: the "large" input, Dubcova3, is a 2-D PDE
+// matrix from the Hermes hp-FEM group; its 146,689 rows and 3,636,643 nonzeros are those of cubic
+// elements on a 127 x 127 mesh (145,924 rows, 3,632,836 nonzeros) to within 0.5 % and 0.1 %).
+
+/// Largest mesh side (elements) and element order.
+const MAX_FEM_ELEMENTS: i64 = 4096;
+const MAX_FEM_ORDER: i64 = 8;
+
+/// Nodes `lo..=hi` (along one axis) that share an element with node `i` of a 1-D mesh of
+/// `elements` elements of order `order`: a vertex node (i % order == 0) lies in the elements on
+/// both sides, any other node in its own element only. The 2-D pattern is the tensor product of
+/// the two axes' (a node's neighbours are the nodes of the elements it lies in).
+fn fem_span(i: usize, elements: usize, order: usize) -> (usize, usize) {
+    let first = if i % order == 0 {
+        (i / order).saturating_sub(1)
+    } else {
+        i / order
+    };
+    let last = (i / order).min(elements - 1);
+    (first * order, (last + 1) * order)
+}
+
+fn fem2d(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
+    let elements = p.int("elements", 1, MAX_FEM_ELEMENTS, None)? as usize;
+    let order = p.int("order", 1, MAX_FEM_ORDER, Some(1))? as usize;
+    let numbering = p.word("numbering", &["lex", "random"], Some("lex"))?;
+    let seed = p.int("seed", i64::MIN, i64::MAX, Some(0))?;
+    let (form, forms) = Forms::from_params(p)?;
+    let side = order * elements + 1;
+    let rows = side * side;
+    // Row lengths: the product of the two axes' spans.
+    let span_len: Vec<usize> = (0..side)
+        .map(|i| {
+            let (lo, hi) = fem_span(i, elements, order);
+            hi - lo + 1
+        })
+        .collect();
+    let nnz_1d: u64 = span_len.iter().map(|&l| l as u64).sum();
+    let call = format!("fem2d(elements={elements}, order={order}, numbering={numbering}, form={form})");
+    check_cap("elements", &call, nnz_1d * nnz_1d * 8 + rows as u64 * 24)?;
+
+    // Node (x, y) is node y * side + x; `numbering` gives it its row (and column) number: `lex`
+    // keeps that order (a mesh generator's row-by-row numbering: a row's columns fall in
+    // 2·order + 1 runs, one per mesh row it touches), `random` a random permutation (the worst
+    // locality any numbering could give the same matrix).
+    let number: Vec<u32> = match numbering {
+        "lex" => (0..rows as u32).collect(),
+        _ => Rng::new(seed, 9).permutation(rows),
+    };
+    let mut node_of = vec![0u32; rows];
+    for (node, &r) in number.iter().enumerate() {
+        node_of[r as usize] = node as u32;
+    }
+    let len: Vec<usize> = node_of
+        .iter()
+        .map(|&n| span_len[n as usize % side] * span_len[n as usize / side])
+        .collect();
+    let avg = (nnz_1d * nnz_1d / rows as u64) as usize;
+    let jds = SparseForms::check(len, forms, &call, avg)?;
+
+    let mut csr_ptr = Vec::with_capacity(rows + 1);
+    csr_ptr.push(0i32);
+    let mut csr_cols: Vec<i32> = Vec::with_capacity(jds.nnz());
+    for &node in &node_of {
+        let (x, y) = (node as usize % side, node as usize / side);
+        let ((x0, x1), (y0, y1)) = (fem_span(x, elements, order), fem_span(y, elements, order));
+        let start = csr_cols.len();
+        for ny in y0..=y1 {
+            csr_cols.extend((x0..=x1).map(|nx| number[ny * side + nx] as i32));
         }
-        out.push(("ell_cols", i32s(&ell_cols)));
-        out.push(("ell_vals", f32s(&ell_vals)));
+        csr_cols[start..].sort_unstable();
+        csr_ptr.push(csr_cols.len() as i32);
     }
-    if want_jds {
-        // coo_to_jds with pad_rows = pack_size = 1: rows (padded to a multiple of 32) sorted
-        // longest first; each group of 32 JDS rows is padded to its first (longest) row, whose
-        // length is sh_zcnt[group]. Column k of the JDS matrix starts at jds_ptr[k] and holds entry
-        // k of every row of the groups longer than k; padding has index -1 and value 0, exactly as
-        // coo_to_jds writes it (so spmv_jds reads x_vec[-1] for padding, multiplied by 0).
-        let depth = sh_zcnt.first().copied().unwrap_or(0) as usize;
-        let mut jds_ptr = Vec::with_capacity(depth + 1);
-        let mut data = Vec::with_capacity(jds_total as usize);
-        let mut index = Vec::with_capacity(jds_total as usize);
-        for k in 0..depth {
-            jds_ptr.push(data.len() as i32);
-            for i in 0..rows_p {
-                if jds_len(i) > k {
-                    let e = csr_ptr[order[i] as usize] as usize + k;
-                    data.push(csr_vals[e]);
-                    index.push(csr_cols[e]);
-                } else if sh_zcnt[i / JDS_WARP] as usize > k {
-                    data.push(0.0);
-                    index.push(-1);
-                } else {
-                    break; // groups are sorted, so no later row reaches column k either
-                }
-            }
-        }
-        jds_ptr.push(data.len() as i32);
-        let perm: Vec<i32> = order.iter().map(|&r| r as i32).collect();
-        out.push(("jds_ptr", i32s(&jds_ptr)));
-        out.push(("sh_zcnt", i32s(&sh_zcnt)));
-        out.push(("perm", i32s(&perm)));
-        out.push(("data", f32s(&data)));
-        out.push(("index", i32s(&index)));
-    }
-    if want_csr {
-        let mut csr = vec![
-            ("csr_ptr", i32s(&csr_ptr)),
-            ("csr_cols", i32s(&csr_cols)),
-            ("csr_vals", f32s(&csr_vals)),
-        ];
-        csr.append(&mut out);
-        out = csr;
-    }
-    Ok(named(out))
+    // Values do not steer any address; uniform in (0, 1] as `sparse` gives them.
+    let mut rng = Rng::new(seed, 10);
+    let csr_vals: Vec<f32> = (0..csr_cols.len()).map(|_| rng.value()).collect();
+    Ok(jds.build(&csr_ptr, &csr_cols, &csr_vals))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1869,6 +2030,110 @@ mod tests {
         args.push(word("form", "jds"));
         let names: Vec<String> = gen("sparse", &args).into_iter().map(|x| x.0).collect();
         assert_eq!(names, ["jds_ptr", "sh_zcnt", "perm", "data", "index"]);
+    }
+
+    /// fem2d's pattern, recomputed from the mesh: row (x, y)'s columns are the nodes of the
+    /// elements it lies in, counted by brute force over every element.
+    #[test]
+    fn fem2d_is_the_meshs_element_adjacency() {
+        for (elements, order, numbering) in [(5, 1, "lex"), (4, 3, "lex"), (3, 2, "random")] {
+            let args = [
+                int("elements", elements),
+                int("order", order),
+                word("numbering", numbering),
+                int("seed", 2),
+            ];
+            let out = gen("fem2d", &args);
+            let (e, o) = (elements as usize, order as usize);
+            let side = o * e + 1;
+            let rows = side * side;
+            let csr = decode_csr(&out, rows, rows);
+            // Brute force: every element's nodes are adjacent to each other (lex numbering).
+            let mut adj = vec![std::collections::BTreeSet::new(); side * side];
+            for ey in 0..e {
+                for ex in 0..e {
+                    let nodes: Vec<usize> = (ey * o..=ey * o + o)
+                        .flat_map(|y| (ex * o..=ex * o + o).map(move |x| y * side + x))
+                        .collect();
+                    for &a in &nodes {
+                        adj[a].extend(nodes.iter().copied());
+                    }
+                }
+            }
+            let mut lens: Vec<usize> = (0..rows)
+                .map(|r| csr.iter().filter(|t| t.0 == r as i32).count())
+                .collect();
+            let mut want: Vec<usize> = adj.iter().map(|a| a.len()).collect();
+            if numbering == "lex" {
+                let mut expect: Vec<(i32, i32)> = Vec::new();
+                for (r, a) in adj.iter().enumerate() {
+                    expect.extend(a.iter().map(|&c| (r as i32, c as i32)));
+                }
+                let got: Vec<(i32, i32)> = csr.iter().map(|t| (t.0, t.1)).collect();
+                assert_eq!(got, expect, "{elements}x{elements} order {order}");
+            } else {
+                // Same matrix up to a symmetric renumbering: same row lengths, symmetric pattern.
+                lens.sort_unstable();
+                want.sort_unstable();
+                assert_eq!(lens, want);
+                let set: std::collections::HashSet<(i32, i32)> = csr.iter().map(|t| (t.0, t.1)).collect();
+                assert!(set.iter().all(|&(r, c)| set.contains(&(c, r))), "symmetric");
+            }
+            assert_eq!(decode_jds(&out, rows), csr, "JDS = CSR");
+        }
+        // The spmv input: cubic elements on 127 x 127, Dubcova3's size to within 0.5 % / 0.1 %.
+        let out = gen(
+            "fem2d",
+            &[int("elements", 127), int("order", 3), word("form", "csr")],
+        );
+        let ptr = as_i32(get(&out, "csr_ptr"));
+        assert_eq!(ptr.len() - 1, 382 * 382);
+        assert_eq!(*ptr.last().unwrap(), 1906 * 1906);
+        let mut lengths: Vec<i32> = ptr.windows(2).map(|w| w[1] - w[0]).collect();
+        lengths.sort_unstable();
+        lengths.dedup();
+        assert_eq!(lengths, [16, 28, 49], "interior, edge and vertex nodes");
+    }
+
+    #[test]
+    fn fem2d_random_numbering_scatters_and_arguments_are_checked() {
+        let lex = gen("fem2d", &[int("elements", 20), int("order", 2)]);
+        let rnd = gen(
+            "fem2d",
+            &[
+                int("elements", 20),
+                int("order", 2),
+                word("numbering", "random"),
+                int("seed", 1),
+            ],
+        );
+        // Mean column spread within a row: bounded by the mesh for lex, ~the matrix for random.
+        let spread = |out: &[(String, Array)]| {
+            let ptr = as_i32(get(out, "csr_ptr"));
+            let c = as_i32(get(out, "csr_cols"));
+            let rows = ptr.len() - 1;
+            (0..rows)
+                .map(|r| (c[ptr[r + 1] as usize - 1] - c[ptr[r] as usize]) as f64)
+                .sum::<f64>()
+                / rows as f64
+        };
+        let side = 41.0;
+        assert!(spread(&lex) <= 2.0 * 2.0 * side + 4.0, "lex {}", spread(&lex));
+        assert!(spread(&rnd) > 0.5 * side * side, "random {}", spread(&rnd));
+        assert_eq!(gen("fem2d", &[int("elements", 20), int("order", 2)]), lex);
+
+        let e = |args: &[Arg]| fails("fem2d", args, None);
+        assert_eq!(e(&[int("elements", 0)]).arg.as_deref(), Some("elements"));
+        assert!(e(&[int("order", 2)])
+            .message
+            .contains("needs the argument `elements`"));
+        let x = e(&[int("elements", 4), int("order", 9)]);
+        assert!(x.message.contains("order must be 1 ..= 8"), "{x}");
+        let x = e(&[int("elements", 4), word("numbering", "rcm")]);
+        assert!(x.message.contains("lex, random"), "{x}");
+        let x = e(&[int("elements", 4000), int("order", 8)]);
+        assert_eq!(x.arg.as_deref(), Some("elements"), "{x}");
+        assert!(x.message.contains("capped"), "{x}");
     }
 
     #[test]
