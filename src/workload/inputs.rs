@@ -64,6 +64,7 @@ pub const GENERATORS: &[&str] = &[
     "suffix_tree",
     "kspace",
     "fem2d",
+    "particlefilter",
 ];
 
 /// Runs generator `generator` with `args`; `dir` is the .kern file's directory (None for built-in
@@ -106,6 +107,11 @@ pub fn generate(
             "fem2d",
             args,
             &["elements", "order", "numbering", "seed", "form"],
+        )?),
+        "particlefilter" => particlefilter(&Params::new(
+            "particlefilter",
+            args,
+            &["np", "x", "y", "z", "frame", "seed"],
         )?),
         _ => Err(InputError {
             arg: None,
@@ -292,6 +298,17 @@ fn f32s(v: &[f32]) -> Array {
     }
     Array {
         elem_bytes: 4,
+        data: data.into(),
+    }
+}
+
+fn f64s(v: &[f64]) -> Array {
+    let mut data = Vec::with_capacity(v.len() * 8);
+    for x in v {
+        data.extend_from_slice(&x.to_le_bytes());
+    }
+    Array {
+        elem_bytes: 8,
         data: data.into(),
     }
 }
@@ -775,7 +792,7 @@ fn sparse(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
     // The pattern: distinct columns per row, ascending, values in (0, 1].
     let mut csr_ptr = Vec::with_capacity(rows + 1);
     csr_ptr.push(0i32);
-    let mut csr_cols: Vec<i32> = Vec::with_capacity(nnz as usize);
+    let mut csr_cols: Vec<i32> = Vec::with_capacity(nnz);
     let mut scratch: Vec<u32> = Vec::new();
     for (r, &l) in len.iter().enumerate() {
         let (lo, hi) = window(r);
@@ -829,7 +846,7 @@ const MAX_FEM_ORDER: i64 = 8;
 /// both sides, any other node in its own element only. The 2-D pattern is the tensor product of
 /// the two axes' (a node's neighbours are the nodes of the elements it lies in).
 fn fem_span(i: usize, elements: usize, order: usize) -> (usize, usize) {
-    let first = if i % order == 0 {
+    let first = if i.is_multiple_of(order) {
         (i / order).saturating_sub(1)
     } else {
         i / order
@@ -1300,6 +1317,293 @@ fn kspace(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
         ("idx_value", i32s(&value)),
         ("bin_start", i32s(&bin_start)),
     ]))
+}
+
+// ---------------------------------------------------------------------------------------------
+// particlefilter: Rodinia particlefilter (float build), the inputs of one likelihood_kernel launch
+
+/// Most particles, longest video side, most frames; the video (x·y·z bytes) must also keep
+/// `max_size` and every `ind` inside C's `int`, which the size cap does.
+const MAX_PF_PARTICLES: i64 = 1 << 20;
+const MAX_PF_SIDE: i64 = 1 << 16;
+const MAX_PF_FRAMES: i64 = 1 << 12;
+/// particleFilter: `int radius = 5`, so the disc has countOnes = 69 cells.
+const PF_RADIUS: i32 = 5;
+/// likelihood_kernel runs with `threads_per_block = 512`; its weight reduction is per CTA.
+const PF_BLOCK: usize = 512;
+
+/// `d_randu` / `randu` (ex_particle_CUDA_float_seq.cu): `int num = A*seed[index] + C` (32-bit,
+/// wraps), `seed[index] = num % M` (C's remainder truncates, so a negative seed stays negative),
+/// `fabs(seed[index] / (double) M)`, with A = 1103515245, C = 12345, M = INT_MAX.
+fn pf_randu(seed: &mut i32) -> f64 {
+    let num = 1_103_515_245i32.wrapping_mul(*seed).wrapping_add(12345);
+    *seed = num % i32::MAX;
+    (*seed as f64 / i32::MAX as f64).abs()
+}
+
+/// `d_randn` / `randn`: Box–Muller from two `randu`, `sqrt(-2·log(u))·cos(2·pi·v)`.
+fn pf_randn(seed: &mut i32) -> f64 {
+    let u = pf_randu(seed);
+    let v = pf_randu(seed);
+    let cosine = (2.0 * std::f64::consts::PI * v).cos();
+    let rt = -2.0 * u.ln();
+    rt.sqrt() * cosine
+}
+
+/// `strelDisk` then `getneighbors`: the cells of the (2r−1)² square within distance < r of its
+/// centre, in row-major order (x, then y), as pairs `objxy[2j] = y − centre`,
+/// `objxy[2j + 1] = x − centre`. `sqrt(dx² + dy²) < r` is `dx² + dy² < r²` for integers.
+fn pf_disc(radius: i32) -> Vec<[i32; 2]> {
+    let (diameter, centre) = (2 * radius - 1, radius - 1);
+    let mut out = Vec::new();
+    for x in 0..diameter {
+        for y in 0..diameter {
+            let (dx, dy) = (x - radius + 1, y - radius + 1);
+            if dx * dx + dy * dy < radius * radius {
+                out.push([y - centre, x - centre]);
+            }
+        }
+    }
+    out
+}
+
+/// The x86 conversion `(unsigned char) d` of `addNoise`: a 32-bit truncation (`cvttsd2si`,
+/// which gives INT_MIN for NaN and out-of-range values), of which the low byte is kept.
+fn pf_noise_byte(d: f64) -> u8 {
+    let t = if d.is_finite() && d > -2_147_483_649.0 && d < 2_147_483_648.0 {
+        d.trunc() as i32
+    } else {
+        i32::MIN
+    };
+    t as u8
+}
+
+/// `videoSequence`: one disc of radius 5 (`imdilate_disk`) around a point that starts at
+/// (x0, y0) = (IszY/2, IszX/2) and moves by (+1, −2) a frame (stored at `yk·IszY·Nfr + xk·Nfr +
+/// k`, coordinates swapped as in the source), 1 → 228 and 0 → 100 (`setIf`), then 5·randn noise
+/// drawn from `seed[0]` (`addNoise`). `I` and `newMatrix` are `malloc`ed, not cleared; taken as
+/// zero. `roundDouble` returns the truncated value either way (`return newValue++`).
+fn pf_video(ix: usize, iy: usize, nfr: usize, seed0: &mut i32) -> Vec<u8> {
+    let max_size = ix * iy * nfr;
+    let at = |x: usize, y: usize, z: usize| x * iy * nfr + y * nfr + z;
+    let mut video = vec![0u8; max_size];
+    let (x0, y0) = (iy / 2, ix / 2);
+    video[at(x0, y0, 0)] = 1;
+    for k in 1..nfr {
+        let xk = (x0 as i64 + (k as i64 - 1)).unsigned_abs() as usize;
+        let yk = (y0 as i64 - 2 * (k as i64 - 1)).unsigned_abs() as usize;
+        let pos = yk * iy * nfr + xk * nfr + k;
+        video[if pos >= max_size { 0 } else { pos }] = 1;
+    }
+    // imdilate_disk / dilate_matrix: x in max(px − 5, 0) .. min(px + 5, dimX) (end exclusive).
+    let r = PF_RADIUS as usize;
+    let mut dilated = vec![0u8; max_size];
+    for z in 0..nfr {
+        for px in 0..ix {
+            for py in 0..iy {
+                if video[at(px, py, z)] != 1 {
+                    continue;
+                }
+                for x in px.saturating_sub(r)..(px + r).min(ix) {
+                    for y in py.saturating_sub(r)..(py + r).min(iy) {
+                        let (dx, dy) = (x.abs_diff(px), y.abs_diff(py));
+                        if dx * dx + dy * dy < r * r {
+                            dilated[at(x, y, z)] = 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // setIf(0, 100), setIf(1, 228), addNoise in x, y, z order (each cell draws randn(seed, 0)).
+    for v in dilated.iter_mut() {
+        let base = if *v == 1 { 228u8 } else { 100 };
+        *v = base.wrapping_add(pf_noise_byte(5.0 * pf_randn(seed0)));
+    }
+    dilated
+}
+
+/// `particlefilter(np=1000, x=128, y=128, z=10, frame=1, seed)`: what `likelihood_kernel`
+/// (ex_particle_CUDA_float_seq.cu) reads and writes at its launch for frame `frame` of
+/// `-x x -y y -z z -np np`, replaying main, videoSequence and particleFilter on the host.
+/// `seed` stands for `time(0)` in main's `seed[i] = time(0)*i`. Frames before `frame` run the
+/// whole filter (likelihood, weights, the CTA reductions, normalisation, CDF, resampling) as
+/// the four kernels intend, each seeing all of the previous one's writes.
+fn particlefilter(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
+    let np = p.int("np", 1, MAX_PF_PARTICLES, Some(1000))? as usize;
+    let ix = p.int("x", 1, MAX_PF_SIDE, Some(128))? as usize;
+    let iy = p.int("y", 1, MAX_PF_SIDE, Some(128))? as usize;
+    let nfr = p.int("z", 2, MAX_PF_FRAMES, Some(10))? as usize;
+    let frame = p.int("frame", 1, MAX_PF_FRAMES - 1, Some(1))? as usize;
+    let time0 = p.int("seed", i64::MIN, i64::MAX, None)?;
+    if frame >= nfr {
+        return Err(err(
+            Some("frame"),
+            format!(
+                "`frame={frame}` is out of range: particleFilter launches likelihood_kernel for \
+                 frames 1 ..= z − 1 = {}",
+                nfr - 1
+            ),
+        ));
+    }
+    let disc = pf_disc(PF_RADIUS);
+    let count_ones = disc.len();
+    let max_size = ix as u64 * iy as u64 * nfr as u64;
+    // I, ind, xy + xj + yj, seed, objxy.
+    let bytes = max_size + np as u64 * (4 * count_ones as u64 + 32 + 4) + 8 * count_ones as u64;
+    let call = format!("particlefilter(np={np}, x={ix}, y={iy}, z={nfr})");
+    check_cap("np", &call, bytes)?;
+    // videoSequence writes its first point at I[x0·IszY·Nfr + y0·Nfr] with x0 = IszY/2 and
+    // y0 = IszX/2, unchecked.
+    if iy / 2 >= ix || ix / 2 >= iy {
+        return Err(err(
+            Some("x"),
+            format!(
+                "`x={ix}, y={iy}`: videoSequence puts the object's first position at \
+                 (y/2, x/2) = ({}, {}), outside the {ix} × {iy} frame (the source writes out of \
+                 bounds); y/2 < x and x/2 < y are needed",
+                iy / 2,
+                ix / 2
+            ),
+        ));
+    }
+
+    // main: seed[i] = time(0)*i (a time_t product stored in an int: its low 32 bits).
+    let mut seed: Vec<i32> = (0..np).map(|i| time0.wrapping_mul(i as i64) as i32).collect();
+    let video = pf_video(ix, iy, nfr, &mut seed[0]);
+
+    // particleFilter: xj = xe = roundDouble(IszY/2.0), yj = ye = roundDouble(IszX/2.0).
+    let (xe, ye) = ((iy / 2) as f64, (ix / 2) as f64);
+    let mut xj = vec![xe; np];
+    let mut yj = vec![ye; np];
+    let walk = PfWalk {
+        disc: &disc,
+        stride: (iy * nfr) as i64,
+        nfr: nfr as i64,
+        max_size,
+    };
+    for k in 1..frame {
+        let (ax, ay, ind) = walk.step(k, &xj, &yj, &mut seed)?;
+        // calcLikelihoodSum / countOnes; weights[i] = 1/Np * exp(likelihood[i]).
+        let weights: Vec<f64> = ind
+            .chunks(count_ones)
+            .map(|row| {
+                let sum = row.iter().fold(0.0f64, |s, &j| {
+                    let v = video[j as usize] as i32;
+                    let (a, b) = ((v - 100) as f64, (v - 228) as f64);
+                    s + (a * a - b * b) / 50.0
+                });
+                1.0 / np as f64 * (sum / count_ones as f64).exp()
+            })
+            .collect();
+        // The CTA's tree reduction over buffer[512] (zero past Np), then sum_kernel.
+        let mut total = 0.0f64;
+        for block in weights.chunks(PF_BLOCK) {
+            let mut buf = [0.0f64; PF_BLOCK];
+            buf[..block.len()].copy_from_slice(block);
+            let mut s = PF_BLOCK / 2;
+            while s > 0 {
+                for t in 0..s {
+                    buf[t] += buf[t + s];
+                }
+                s /= 2;
+            }
+            total += buf[0];
+        }
+        if !(total.is_finite() && total > 0.0) {
+            return Err(err(
+                Some("seed"),
+                format!("the weights of frame {k} sum to {total}; the filter cannot resample"),
+            ));
+        }
+        // normalize_weights_kernel: weights /= sum, cdfCalc, u1 = 1/Np * d_randu(seed, 0),
+        // u[i] = u1 + i/Np; find_index_kernel: the first CDF[x] >= u[i] (else Np − 1). The CDF
+        // does not decrease, so a binary search finds the same x as the source's linear one.
+        let mut cdf = Vec::with_capacity(np);
+        let mut acc = 0.0f64;
+        for (x, w) in weights.iter().enumerate() {
+            acc = if x == 0 { w / total } else { w / total + acc };
+            cdf.push(acc);
+        }
+        let u1 = 1.0 / np as f64 * pf_randu(&mut seed[0]);
+        for i in 0..np {
+            let u = u1 + i as f64 / np as f64;
+            let index = cdf.partition_point(|&c| c < u).min(np - 1);
+            xj[i] = ax[index];
+            yj[i] = ay[index];
+        }
+    }
+    let seed_k = seed.clone();
+    let (ax, ay, ind) = walk.step(frame, &xj, &yj, &mut seed)?;
+    let mut xy = ax;
+    xy.extend_from_slice(&ay);
+    let objxy: Vec<i32> = disc.iter().flatten().copied().collect();
+    Ok(named(vec![
+        ("xy", f64s(&xy)),
+        ("xj", f64s(&xj)),
+        ("yj", f64s(&yj)),
+        ("seed", i32s(&seed_k)),
+        ("objxy", i32s(&objxy)),
+        ("ind", i32s(&ind)),
+        ("I", u8s(video)),
+    ]))
+}
+
+/// The part of `likelihood_kernel` that moves the particles and computes `ind`.
+struct PfWalk<'a> {
+    disc: &'a [[i32; 2]],
+    /// IszY·Nfr, and Nfr.
+    stride: i64,
+    nfr: i64,
+    max_size: u64,
+}
+
+impl PfWalk<'_> {
+    /// Frame `k`: arrayX[i] = xj[i] + 1.0 + 5.0*d_randn(seed, i) (FMA-contracted, as nvcc does by
+    /// default), arrayY[i] = yj[i] - 2.0 + 2.0*d_randn(seed, i); then ind[i*countOnes + y] =
+    /// abs(indX*IszY*Nfr + indY*Nfr + k), 0 if >= max_size, with indX =
+    /// dev_round_double(arrayX[i]) + objxy[2y+1] and indY = dev_round_double(arrayY[i]) +
+    /// objxy[2y]. dev_round_double truncates (`return newValue++` returns the value before the
+    /// increment).
+    #[allow(clippy::type_complexity)]
+    fn step(
+        &self,
+        k: usize,
+        xj: &[f64],
+        yj: &[f64],
+        seed: &mut [i32],
+    ) -> Result<(Vec<f64>, Vec<f64>, Vec<i32>), InputError> {
+        let np = xj.len();
+        let (mut ax, mut ay) = (Vec::with_capacity(np), Vec::with_capacity(np));
+        let mut ind = Vec::with_capacity(np * self.disc.len());
+        for i in 0..np {
+            let x = pf_randn(&mut seed[i]).mul_add(5.0, xj[i] + 1.0);
+            let y = pf_randn(&mut seed[i]).mul_add(2.0, yj[i] - 2.0);
+            if !(x.abs() < 1e9 && y.abs() < 1e9) {
+                return Err(err(
+                    Some("seed"),
+                    format!(
+                        "particle {i} leaves the int range in frame {k} (arrayX = {x}, arrayY = \
+                         {y}: d_randu drew 0, and log(0) = −inf); choose another seed"
+                    ),
+                ));
+            }
+            let (rx, ry) = (x.trunc() as i64, y.trunc() as i64);
+            for o in self.disc {
+                let v = ((rx + o[1] as i64) * self.stride + (ry + o[0] as i64) * self.nfr + k as i64).abs();
+                if v > i32::MAX as i64 {
+                    return Err(err(
+                        Some("seed"),
+                        format!("ind = {v} for particle {i} in frame {k} overflows C's int"),
+                    ));
+                }
+                ind.push(if v as u64 >= self.max_size { 0 } else { v as i32 });
+            }
+            ax.push(x);
+            ay.push(y);
+        }
+        Ok((ax, ay, ind))
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2513,5 +2817,178 @@ mod tests {
         assert_eq!(e.arg.as_deref(), Some("readout"));
         let e = fails("kspace", &kspace_args(1 << 24, 256, 64), None);
         assert!(e.message.contains("capped"), "{e}");
+    }
+
+    fn pf_args(np: i64, frame: i64, seed: i64) -> Vec<Arg> {
+        vec![int("np", np), int("frame", frame), int("seed", seed)]
+    }
+    fn as_f64(a: &Array) -> Vec<f64> {
+        assert_eq!(a.elem_bytes, 8);
+        a.data
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+    /// The LCG again, in i64 with explicit two's-complement wrapping.
+    fn lcg(s: i32) -> i32 {
+        let num = (1_103_515_245i64 * s as i64 + 12345).rem_euclid(1 << 32);
+        let num = if num >= 1 << 31 { num - (1 << 32) } else { num };
+        (num % 2_147_483_647) as i32
+    }
+    fn box_muller(s: &mut i32) -> f64 {
+        *s = lcg(*s);
+        let u = (*s as f64 / 2_147_483_647.0).abs();
+        *s = lcg(*s);
+        let v = (*s as f64 / 2_147_483_647.0).abs();
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+
+    /// The disc is strelDisk's radius-5 disc (countOnes = 69) in getneighbors' order; `ind` is
+    /// the kernel's formula over `xy` and `objxy`; frame 1 moves each particle from the image
+    /// centre by main's seeds (time(0)·i) through the LCG and Box–Muller.
+    #[test]
+    fn particlefilter_disc_walk_and_ind_follow_the_source() {
+        let t = 1_400_000_000i64;
+        let out = gen("particlefilter", &pf_args(1000, 1, t));
+        let objxy = as_i32(get(&out, "objxy"));
+        assert_eq!(objxy.len(), 2 * 69);
+        let mut cells = Vec::new();
+        for x in -4..=4i32 {
+            for y in -4..=4i32 {
+                if x * x + y * y < 25 {
+                    cells.push([y, x]);
+                }
+            }
+        }
+        assert_eq!(cells.len(), 69);
+        let got: Vec<[i32; 2]> = objxy.chunks(2).map(|c| [c[0], c[1]]).collect();
+        assert_eq!(got, cells);
+
+        let xy = as_f64(get(&out, "xy"));
+        let seed = as_i32(get(&out, "seed"));
+        assert_eq!(xy.len(), 2000);
+        for i in 1..1000 {
+            let mut s = (t * i as i64) as i32;
+            assert_eq!(seed[i], s, "seed[{i}] = time(0)*i");
+            let x = 64.0 + 1.0 + 5.0 * box_muller(&mut s);
+            let y = 64.0 - 2.0 + 2.0 * box_muller(&mut s);
+            assert!((xy[i] - x).abs() < 1e-9, "arrayX[{i}] {} vs {x}", xy[i]);
+            assert!((xy[1000 + i] - y).abs() < 1e-9, "arrayY[{i}]");
+        }
+        assert!(as_f64(get(&out, "xj")).iter().all(|&v| v == 64.0));
+        assert!(as_f64(get(&out, "yj")).iter().all(|&v| v == 64.0));
+
+        let ind = as_i32(get(&out, "ind"));
+        assert_eq!(ind.len(), 1000 * 69);
+        for i in 0..1000 {
+            for y in 0..69 {
+                let ix = xy[i] as i32 + objxy[2 * y + 1];
+                let iy = xy[1000 + i] as i32 + objxy[2 * y];
+                let mut v = (ix * 128 * 10 + iy * 10 + 1).abs();
+                if v >= 128 * 128 * 10 {
+                    v = 0;
+                }
+                assert_eq!(ind[i * 69 + y], v, "ind[{i}*69 + {y}]");
+            }
+        }
+        // The random walk spreads the particles: σ = 5 across, 2 along the second axis.
+        let mean = xy[..1000].iter().sum::<f64>() / 1000.0;
+        let sd = (xy[..1000].iter().map(|v| (v - mean).powi(2)).sum::<f64>() / 1000.0).sqrt();
+        assert!((mean - 65.0).abs() < 1.0 && (sd - 5.0).abs() < 1.0, "{mean} {sd}");
+    }
+
+    /// videoSequence: in frame z the pixels above the midpoint of 100 and 228 (after the
+    /// noise) are exactly the radius-5 disc around the object's position, which starts at
+    /// (64, 64) and moves by (−2, +1) in the first coordinate and the second.
+    #[test]
+    fn particlefilter_video_is_one_moving_disc() {
+        let out = gen("particlefilter", &pf_args(10, 1, 7));
+        let video = get(&out, "I").data.clone();
+        assert_eq!(video.len(), 128 * 128 * 10);
+        for z in 0..10i64 {
+            let (cx, cy) = if z == 0 {
+                (64, 64)
+            } else {
+                (64 - 2 * (z - 1), 64 + (z - 1))
+            };
+            for x in 0..128i64 {
+                for y in 0..128i64 {
+                    let bright = video[(x * 1280 + y * 10 + z) as usize] > 164;
+                    let inside = (x - cx).pow(2) + (y - cy).pow(2) < 25;
+                    assert_eq!(bright, inside, "frame {z} pixel ({x}, {y})");
+                }
+            }
+        }
+    }
+
+    /// A later frame starts from a resampling of the previous frame's particles: xj, yj are
+    /// pairs of the previous arrayX, arrayY, and each seed has moved on four LCG steps.
+    #[test]
+    fn particlefilter_later_frames_resample_the_previous_one() {
+        let t = 1_400_000_000i64;
+        let f1 = gen("particlefilter", &pf_args(1000, 1, t));
+        let f2 = gen("particlefilter", &pf_args(1000, 2, t));
+        let xy1 = as_f64(get(&f1, "xy"));
+        let (xj, yj) = (as_f64(get(&f2, "xj")), as_f64(get(&f2, "yj")));
+        let mut chosen = std::collections::HashSet::new();
+        for i in 0..1000 {
+            let j = (0..1000)
+                .find(|&j| xy1[j] == xj[i] && xy1[1000 + j] == yj[i])
+                .unwrap_or_else(|| panic!("xj[{i}] is no particle of frame 1"));
+            chosen.insert(j);
+        }
+        // Resampling keeps the likely particles only.
+        assert!(chosen.len() < 500, "{} distinct parents", chosen.len());
+        let (s1, s2) = (as_i32(get(&f1, "seed")), as_i32(get(&f2, "seed")));
+        for i in 1..1000 {
+            assert_eq!(s2[i], lcg(lcg(lcg(lcg(s1[i])))), "seed[{i}]");
+        }
+        // Frame 2's ind uses k = 2; the first disc cell is (−2, −4).
+        let ind = as_i32(get(&f2, "ind"));
+        let xy2 = as_f64(get(&f2, "xy"));
+        assert_eq!(
+            ind[0],
+            ((xy2[0] as i32 - 4) * 1280 + (xy2[1000] as i32 - 2) * 10 + 2).abs()
+        );
+    }
+
+    #[test]
+    fn particlefilter_is_deterministic_and_its_arguments_are_checked() {
+        let a = pf_args(600, 3, 5);
+        assert_eq!(gen("particlefilter", &a), gen("particlefilter", &a));
+        assert_ne!(
+            get(&gen("particlefilter", &a), "ind"),
+            get(&gen("particlefilter", &pf_args(600, 3, 6)), "ind")
+        );
+        let e = |args: &[Arg]| fails("particlefilter", args, None);
+        let x = e(&[int("np", 1000)]);
+        assert!(x.message.contains("needs the argument `seed`"), "{x}");
+        let x = e(&pf_args(0, 1, 1));
+        assert_eq!(x.arg.as_deref(), Some("np"), "{x}");
+        let x = e(&pf_args(1000, 10, 1));
+        assert_eq!(x.arg.as_deref(), Some("frame"), "{x}");
+        assert!(x.message.contains("1 ..= z − 1 = 9"), "{x}");
+        let x = e(&[int("z", 1), int("seed", 1)]);
+        assert!(x.message.contains("z must be 2 ..= 4096"), "{x}");
+        let x = e(&[int("x", 10), int("seed", 1)]);
+        assert_eq!(x.arg.as_deref(), Some("x"), "{x}");
+        assert!(x.message.contains("outside the 10 × 128 frame"), "{x}");
+        let x = e(&[int("x", 20000), int("y", 20000), int("seed", 1)]);
+        assert!(x.message.contains("capped"), "{x}");
+        let x = e(&[int("seed", 1), word("frame", "last")]);
+        assert_eq!(x.arg.as_deref(), Some("frame"), "{x}");
+        // Non-square videos and one particle work.
+        let out = gen(
+            "particlefilter",
+            &[
+                int("np", 1),
+                int("x", 40),
+                int("y", 64),
+                int("z", 3),
+                int("seed", 9),
+            ],
+        );
+        assert_eq!(get(&out, "I").len(), 40 * 64 * 3);
+        assert_eq!(get(&out, "ind").len(), 69);
     }
 }
