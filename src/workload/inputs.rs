@@ -1319,6 +1319,7 @@ const MAX_CIRCLE_RADIUS: i64 = 1 << 20;
 /// Rodinia leukocyte's `PI` (cuda/leukocyte/CUDA/misc_math.h: `#define PI 3.14159`), which
 /// the tables are computed with, not π: the point opposite n = 0 (θ = 3.14159) has
 /// cos θ = −0.999999999996, so its x offset truncates to −(r − 1), not −r.
+#[allow(clippy::approx_constant)] // the source's value, deliberately not π
 const LEUKOCYTE_PI: f64 = 3.14159;
 /// GPGPU-Sim 3.2.2 aligns each `__constant__` array of a module to 128 B (ptx_parser.cc,
 /// `add_identifier`: `pad_address` for const_space).
@@ -2620,6 +2621,7 @@ mod tests {
     /// computes, recomputed here as the source writes them: theta in float from PI = 3.14159,
     /// sin/cos in double, offsets truncated toward zero, circle k of radius 8 + 2k at k·150.
     #[test]
+    #[allow(clippy::approx_constant)] // leukocyte's PI (misc_math.h), deliberately not π
     fn circles_are_leukocytes_sample_circles() {
         let out = gen("circles", &[]);
         assert_eq!(out, gen("circles", &[int("points", 150), int("circles", 7)]));
