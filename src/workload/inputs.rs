@@ -781,7 +781,7 @@ fn sparse(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
     // The pattern: distinct columns per row, ascending, values in (0, 1].
     let mut csr_ptr = Vec::with_capacity(rows + 1);
     csr_ptr.push(0i32);
-    let mut csr_cols: Vec<i32> = Vec::with_capacity(nnz as usize);
+    let mut csr_cols: Vec<i32> = Vec::with_capacity(nnz);
     let mut scratch: Vec<u32> = Vec::new();
     for (r, &l) in len.iter().enumerate() {
         let (lo, hi) = window(r);
@@ -835,7 +835,7 @@ const MAX_FEM_ORDER: i64 = 8;
 /// both sides, any other node in its own element only. The 2-D pattern is the tensor product of
 /// the two axes' (a node's neighbours are the nodes of the elements it lies in).
 fn fem_span(i: usize, elements: usize, order: usize) -> (usize, usize) {
-    let first = if i % order == 0 {
+    let first = if i.is_multiple_of(order) {
         (i / order).saturating_sub(1)
     } else {
         i / order
