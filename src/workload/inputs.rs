@@ -65,6 +65,7 @@ pub const GENERATORS: &[&str] = &[
     "kspace",
     "fem2d",
     "particlefilter",
+    "circles",
 ];
 
 /// Runs generator `generator` with `args`; `dir` is the .kern file's directory (None for built-in
@@ -112,6 +113,11 @@ pub fn generate(
             "particlefilter",
             args,
             &["np", "x", "y", "z", "frame", "seed"],
+        )?),
+        "circles" => circles(&Params::new(
+            "circles",
+            args,
+            &["points", "circles", "min_radius", "step"],
         )?),
         _ => Err(InputError {
             arg: None,
@@ -1606,6 +1612,102 @@ impl PfWalk<'_> {
     }
 }
 
+// circles: Rodinia leukocyte's sample-circle tables (GICOV_kernel's __constant__ arrays)
+
+/// Most points per circle and most circles (the source has 150 and 7).
+const MAX_CIRCLE_POINTS: i64 = 4096;
+const MAX_CIRCLES: i64 = 64;
+/// Largest radius, min_radius + step·(circles − 1): offsets stay far inside i32.
+const MAX_CIRCLE_RADIUS: i64 = 1 << 20;
+/// Rodinia leukocyte's `PI` (cuda/leukocyte/CUDA/misc_math.h: `#define PI 3.14159`), which
+/// the tables are computed with, not π: the point opposite n = 0 (θ = 3.14159) has
+/// cos θ = −0.999999999996, so its x offset truncates to −(r − 1), not −r.
+#[allow(clippy::approx_constant)] // the source's value, deliberately not π
+const LEUKOCYTE_PI: f64 = 3.14159;
+/// GPGPU-Sim 3.2.2 aligns each `__constant__` array of a module to 128 B (ptx_parser.cc,
+/// `add_identifier`: `pad_address` for const_space).
+const CONST_ALIGN: usize = 128;
+
+/// The byte offsets of sin_angle, cos_angle, tX and tY in the `constants` array and its total
+/// length, for `points` points and `circles` circles: each array in declaration order
+/// (find_ellipse_kernel.cu: c_sin_angle, c_cos_angle, c_tX, c_tY), aligned to 128 B.
+fn circles_layout(points: usize, circles: usize) -> ([usize; 4], usize) {
+    let sizes = [4 * points, 4 * points, 4 * points * circles, 4 * points * circles];
+    let mut offsets = [0; 4];
+    let mut end = 0usize;
+    for (o, s) in offsets.iter_mut().zip(sizes) {
+        *o = end.next_multiple_of(CONST_ALIGN);
+        end = *o + s;
+    }
+    (offsets, end)
+}
+
+/// `circles(points=150, circles=7, min_radius=8, step=2)`: what Rodinia leukocyte's
+/// `compute_constants` (cuda/leukocyte/CUDA/find_ellipse.c) computes and `transfer_constants`
+/// (find_ellipse_kernel.cu) copies to `GICOV_kernel`'s constant memory, as it computes it:
+/// `theta[n]` is a `float` array, `((double) n * 2.0 * PI) / (double) NPOINTS` with PI = 3.14159;
+/// `sin_angle[n] = sin(theta[n])`, `cos_angle[n] = cos(theta[n])` (double, stored as float);
+/// circle k has radius `rad = (double)(MIN_RAD + 2k)` and offsets
+/// `tX[k*NPOINTS + n] = (int)(cos(theta[n]) * rad)`, `tY[...] = (int)(sin(theta[n]) * rad)`
+/// (truncation toward zero). `min_radius` and `step` generalise MIN_RAD (RADIUS − 2 = 8) and 2.
+///
+/// Arrays: `sin_angle`, `cos_angle` (f32 × points), `tx`, `ty` (i32 × circles·points, circle k
+/// at k·points), and `constants`: the four in one array laid out as GPGPU-Sim places the
+/// module's `__constant__` arrays (sin at 0, then each next one aligned to 128 B; 150 points, 7
+/// circles: cos at 640, tX at 1280, tY at 5504, 9704 bytes), zero padding between them.
+fn circles(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
+    let points = p.int("points", 1, MAX_CIRCLE_POINTS, Some(150))? as usize;
+    let circles = p.int("circles", 1, MAX_CIRCLES, Some(7))? as usize;
+    let min_radius = p.int("min_radius", 0, MAX_CIRCLE_RADIUS, Some(8))?;
+    let step = p.int("step", 0, MAX_CIRCLE_RADIUS, Some(2))?;
+    let max_radius = min_radius + step * (circles as i64 - 1);
+    if max_radius > MAX_CIRCLE_RADIUS {
+        return Err(err(
+            Some(if p.given("step") { "step" } else { "min_radius" }),
+            format!(
+                "circles(circles={circles}, min_radius={min_radius}, step={step}): the largest \
+                 radius would be {max_radius}, over {MAX_CIRCLE_RADIUS}"
+            ),
+        ));
+    }
+    // find_ellipse.c compute_constants: theta is float, sin/cos are taken in double.
+    let theta: Vec<f32> = (0..points)
+        .map(|n| ((n as f64 * 2.0 * LEUKOCYTE_PI) / points as f64) as f32)
+        .collect();
+    let sin: Vec<f32> = theta.iter().map(|&t| (t as f64).sin() as f32).collect();
+    let cos: Vec<f32> = theta.iter().map(|&t| (t as f64).cos() as f32).collect();
+    let mut tx = Vec::with_capacity(circles * points);
+    let mut ty = Vec::with_capacity(circles * points);
+    for k in 0..circles {
+        let rad = (min_radius + step * k as i64) as f64;
+        for &t in &theta {
+            // `(int)(cos(theta[n]) * rad)`: C's conversion truncates toward zero.
+            tx.push(((t as f64).cos() * rad).trunc() as i32);
+            ty.push(((t as f64).sin() * rad).trunc() as i32);
+        }
+    }
+    let (offsets, len) = circles_layout(points, circles);
+    let mut constants = vec![0u8; len];
+    let parts = [f32s(&sin), f32s(&cos), i32s(&tx), i32s(&ty)];
+    for (&o, a) in offsets.iter().zip(&parts) {
+        constants[o..o + a.data.len()].copy_from_slice(&a.data);
+    }
+    let [sin, cos, tx, ty] = parts;
+    Ok(named(vec![
+        ("sin_angle", sin),
+        ("cos_angle", cos),
+        ("tx", tx),
+        ("ty", ty),
+        (
+            "constants",
+            Array {
+                elem_bytes: 4,
+                data: constants.into(),
+            },
+        ),
+    ]))
+}
+
 // ---------------------------------------------------------------------------------------------
 // file: .npy (NumPy format 1.0/2.0/3.0) or raw little-endian.
 
@@ -2990,5 +3092,99 @@ mod tests {
         );
         assert_eq!(get(&out, "I").len(), 40 * 64 * 3);
         assert_eq!(get(&out, "ind").len(), 69);
+    }
+
+    /// circles() gives the tables Rodinia leukocyte's compute_constants (find_ellipse.c)
+    /// computes, recomputed here as the source writes them: theta in float from PI = 3.14159,
+    /// sin/cos in double, offsets truncated toward zero, circle k of radius 8 + 2k at k·150.
+    #[test]
+    #[allow(clippy::approx_constant)] // leukocyte's PI (misc_math.h), deliberately not π
+    fn circles_are_leukocytes_sample_circles() {
+        let out = gen("circles", &[]);
+        assert_eq!(out, gen("circles", &[int("points", 150), int("circles", 7)]));
+        let (sin, cos) = (as_f32(get(&out, "sin_angle")), as_f32(get(&out, "cos_angle")));
+        let (tx, ty) = (as_i32(get(&out, "tx")), as_i32(get(&out, "ty")));
+        assert_eq!((sin.len(), cos.len(), tx.len(), ty.len()), (150, 150, 1050, 1050));
+        for n in 0..150 {
+            let theta = ((n as f64) * 2.0 * 3.14159 / 150.0) as f32 as f64;
+            assert_eq!(sin[n], theta.sin() as f32, "sin_angle[{n}]");
+            assert_eq!(cos[n], theta.cos() as f32, "cos_angle[{n}]");
+            for k in 0..7 {
+                let rad = (8 + 2 * k) as f64;
+                let (x, y) = (theta.cos() * rad, theta.sin() * rad);
+                // C's (int) truncates toward zero.
+                let trunc = |v: f64| (if v < 0.0 { -(-v).floor() } else { v.floor() }) as i32;
+                assert_eq!(tx[k * 150 + n], trunc(x), "tX[{k}*150 + {n}]");
+                assert_eq!(ty[k * 150 + n], trunc(y), "tY[{k}*150 + {n}]");
+                // Every point lies within one pixel of its circle, inside the radius.
+                let r2 = (tx[k * 150 + n].pow(2) + ty[k * 150 + n].pow(2)) as f64;
+                assert!(r2 <= rad * rad && r2.sqrt() > rad - 2.0, "k {k} n {n}");
+            }
+        }
+        // Hand-checked points of circle 3 (radius 14): n = 0 lies at (14, 0); n = 37
+        // (θ = 1.5498) at (0, 13); n = 75 at (−13, 0), not −14, because PI = 3.14159 is short
+        // of π; n = 112 at (0, −13).
+        let at = |n: usize| (tx[450 + n], ty[450 + n]);
+        assert_eq!(
+            [at(0), at(37), at(75), at(112)],
+            [(14, 0), (0, 13), (-13, 0), (0, -13)]
+        );
+        // Small circles repeat offsets: circle 3 has 91 distinct points of its 150.
+        let mut distinct: Vec<(i32, i32)> = (0..150).map(at).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 91);
+
+        // `constants`: the four arrays at GPGPU-Sim's 128-B aligned offsets, zero between.
+        let c = get(&out, "constants");
+        assert_eq!((c.elem_bytes, c.data.len()), (4, 9704));
+        let word = |o: usize| &c.data[o..o + 4];
+        for n in 0..150 {
+            assert_eq!(word(4 * n), sin[n].to_le_bytes(), "sin at {}", 4 * n);
+            assert_eq!(word(640 + 4 * n), cos[n].to_le_bytes());
+        }
+        for i in 0..1050 {
+            assert_eq!(word(1280 + 4 * i), tx[i].to_le_bytes());
+            assert_eq!(word(5504 + 4 * i), ty[i].to_le_bytes());
+        }
+        assert!(c.data[600..640].iter().all(|&b| b == 0));
+        assert!(c.data[1240..1280].iter().all(|&b| b == 0));
+        assert!(c.data[5480..5504].iter().all(|&b| b == 0));
+        assert_eq!(circles_layout(150, 7), ([0, 640, 1280, 5504], 9704));
+        assert_eq!(circles_layout(32, 1), ([0, 128, 256, 384], 512));
+        assert_eq!(circles_layout(1, 1), ([0, 128, 256, 384], 388));
+    }
+
+    #[test]
+    fn circles_arguments_are_checked() {
+        let out = gen(
+            "circles",
+            &[
+                int("points", 8),
+                int("circles", 2),
+                int("min_radius", 3),
+                int("step", 5),
+            ],
+        );
+        assert_eq!(as_i32(get(&out, "tx"))[8..], [8, 5, 0, -5, -7, -5, 0, 5]);
+        assert_eq!(as_i32(get(&out, "ty"))[8..], [0, 5, 7, 5, 0, -5, -7, -5]);
+        let e = |args: &[Arg]| fails("circles", args, None);
+        let x = e(&[int("points", 0)]);
+        assert_eq!(x.arg.as_deref(), Some("points"));
+        assert!(x.message.contains("points must be 1 ..= 4096"), "{x}");
+        let x = e(&[int("circles", 65)]);
+        assert!(x.message.contains("circles must be 1 ..= 64"), "{x}");
+        let x = e(&[int("min_radius", -1)]);
+        assert_eq!(x.arg.as_deref(), Some("min_radius"), "{x}");
+        let x = e(&[int("circles", 64), int("step", 1 << 20)]);
+        assert_eq!(x.arg.as_deref(), Some("step"), "{x}");
+        assert!(x.message.contains("largest radius"), "{x}");
+        let x = e(&[word("points", "many")]);
+        assert!(x.message.contains("must be an integer"), "{x}");
+        let x = e(&[int("radius", 10)]);
+        assert!(x.message.contains("points, circles, min_radius, step"), "{x}");
+        // The largest call allowed is small and fast.
+        let big = gen("circles", &[int("points", 4096), int("circles", 64)]);
+        assert_eq!(get(&big, "constants").data.len(), 4 * 4096 * 130);
     }
 }
