@@ -49,8 +49,9 @@ mutant() {
     owner-at-barrier-hands-parked-request-over)
       plant src/mascar/wrc.rs 'let barrier_done = w\.at_barrier & !w\.mem_in_flight & bit != 0;' 'let barrier_done = w.at_barrier & bit != 0;' ;;
     wrc-no-quiet-handover)
-      plant src/mascar/wrc.rs 'let idle_path = w\.l1_quiet &&' 'let idle_path = false && w.l1_quiet &&'
-      plant src/mascar/wrc.rs 'let owner_candidates = if w\.l1_quiet &&' 'let owner_candidates = if false && w.l1_quiet &&' ;;
+      plant src/mascar/wrc.rs 'let path_free = w\.l1_quiet \|\| w\.head_blocked;' 'let path_free = w.head_blocked;' ;;
+    wrc-no-blocked-head-handover)
+      plant src/mascar/wrc.rs 'let path_free = w\.l1_quiet \|\| w\.head_blocked;' 'let path_free = w.l1_quiet;' ;;
     l1-flushed-between-kernels)
       plant src/gpu/mod.rs 'fresh\.l1\.next_kernel\(cfg\.flush_l1_between_kernels\)' 'fresh.l1.next_kernel(true)' ;;
     queue-two-entries-per-warp)
@@ -121,6 +122,7 @@ describe() {
     owner-held-until-exit) echo "MAS owner keeps the memory path until its stores are acknowledged (issue 29 §1)" ;;
     owner-at-barrier-hands-parked-request-over) echo "MAS owner at a barrier hands over with its own request still parked (the bp-2 hold livelock, issue 29 §2)" ;;
     wrc-no-quiet-handover) echo "WRC never hands ownership to a warp waiting behind a quiet L1 (the MP-hold deadlock)" ;;
+    wrc-no-blocked-head-handover) echo "WRC keeps the owner while a non-owner's refused request blocks the LD/ST head, until the L1 drains (issue 29)" ;;
     l1-flushed-between-kernels) echo "L1 contents are dropped between the kernels of a trace although no flush was asked for" ;;
     rtl-queue-count-ignores-valid) echo "RTL queue count changes on a free of an empty entry (a free with a push leaves it at 0 with one valid entry)" ;;
     rtl-second-picker-ignores-last-sp) echo "RTL scheduler 1 may pick an SP warp after scheduler 0 took the last SP lane" ;;
@@ -138,7 +140,7 @@ describe() {
 mutants=(owner-kept-on-dependent-load queue-two-entries-per-warp lrr-pointer-moves-without-issue
   mshr-merge-off-by-one rtl-queue-owner-ignores-valid rtl-wrc-always-stalls-non-owners
   wrc-no-quiet-handover l1-flushed-between-kernels mas-mode-rechecked-every-cycle
-  owner-held-until-exit owner-at-barrier-hands-parked-request-over
+  owner-held-until-exit owner-at-barrier-hands-parked-request-over wrc-no-blocked-head-handover
   rtl-queue-count-ignores-valid rtl-second-picker-ignores-last-sp rtl-owner-never-released
   rtl-reset-keeps-mode rtl-reset-keeps-queue-count rtl-queue-accepted-retry-arms-nothing
   rtl-queue-refusal-keeps-retry rtl-lrr-pointer-moves-without-issue rtl-mp-exit-hold-not-counted-down

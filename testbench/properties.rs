@@ -399,6 +399,7 @@ fn issue_input(slots: u64, active: &mut u64, &(r, sp_free, sfu_free, flags): &St
             at_barrier: settled & !has_inst & r[3].rotate_left(5),
             mem_in_flight: settled & r[0].rotate_left(17) & r[4],
             l1_quiet: bit(3),
+            head_blocked: r[2] >> 61 & 3 == 0,
         },
         sched: SchedIn {
             ready: has_inst & sb_ready,

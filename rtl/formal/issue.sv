@@ -27,6 +27,7 @@ module formal_issue #(
     input [H-1:0] at_barrier0, at_barrier1,
     input [H-1:0] mem_in_flight0, mem_in_flight1,
     input l1_quiet,
+    input head_blocked,
     input [H-1:0] ready0, ready1,
     input [H-1:0] alu0, alu1,
     input [H-1:0] sfu0, sfu1,
@@ -67,6 +68,7 @@ module formal_issue #(
         .mem_in_flight$0(mem_in_flight0),
         .mem_in_flight$1(mem_in_flight1),
         .l1_quiet(l1_quiet),
+        .head_blocked(head_blocked),
         .ready$0(ready0),
         .ready$1(ready1),
         .alu$0(alu0),
@@ -270,13 +272,13 @@ module formal_issue #(
     // saturation counts for mp_exit_hold cycles after the flag drops, counted down in MP.
     // The owner hands over when its next instruction depends on its own load or it waits at
     // a barrier, in both cases once its requests have left; when it is no longer active
-    // (nothing left to issue or send); or when the L1 is
-    // quiet and another warp's requests wait while it has none in flight (the [design]
-    // rules of src/rtl/wrc.rs).
+    // (nothing left to issue or send); or when the L1 is quiet or a non-owner's refused
+    // request blocks the LD/ST head, and another warp's requests wait while it has none in
+    // flight (the [design] rules of src/rtl/wrc.rs).
     reg mp_s = 0;
     reg [15:0] hold_s = 0;
     wire [H-1:0] waiting0 = mem_in_flight0 & active0 & ~owner_bit0, waiting1 = mem_in_flight1 & active1 & ~owner_bit1;
-    wire idle_path = l1_quiet && ((mem_in_flight0 & owner_bit0) == 0) && ((mem_in_flight1 & owner_bit1) == 0)
+    wire idle_path = (l1_quiet || head_blocked) && ((mem_in_flight0 & owner_bit0) == 0) && ((mem_in_flight1 & owner_bit1) == 0)
         && (waiting0 != 0 || waiting1 != 0);
     wire release = owner_valid && (idle_path || (has_inst0 & dep_load0 & ~mem_in_flight0 & owner_bit0) != 0
         || (has_inst1 & dep_load1 & ~mem_in_flight1 & owner_bit1) != 0

@@ -38,6 +38,11 @@ pub struct WarpSignals {
     pub mem_in_flight: u64,
     /// No miss of this SM is outstanding: no MSHR in use and the miss queue empty.
     pub l1_quiet: bool,
+    /// In MP with CAR, the LD/ST head holds a request of a warp other than the owner that
+    /// was refused (hit-only) and could not park (its warp already holds a re-execution
+    /// queue entry, or the queue is full): only ownership can move it, and every memory
+    /// instruction, the owner's included, waits behind it (issue 29).
+    pub head_blocked: bool,
 }
 
 /// Input of the saturation detector (a comparator on the L1's counters).

@@ -34,6 +34,11 @@ impl Wrc {
         // Warps other than the owner whose requests wait to leave (LD/ST head or re-execution
         // queue): in MP those are refused beyond L1 (hit-only service under Mascar).
         let waiting = w.mem_in_flight & w.active & !owner_bit;
+        // [design] The memory path is free to hand over when nothing of this SM is
+        // outstanding below L1, or when a non-owner's refused request holds the LD/ST head:
+        // then the owner cannot send anything either, and waiting for the L1 to drain cost
+        // 78-95 % of MP cycles on most memory kernels (issue 29, docs/schedulers.md).
+        let path_free = w.l1_quiet || w.head_blocked;
         let release_owner = match i.owner {
             Some(o) => {
                 let bit = 1u64 << o;
@@ -47,7 +52,7 @@ impl Wrc {
                 // the one waiting on it (a queue full of others' misses, the LD/ST head or
                 // every load slot taken by them): hand over, or a mode held after saturation
                 // (`mas_mp_exit_hold`, `mas_sat_margin`) could keep the SM stuck for ever.
-                let idle_path = w.l1_quiet && w.mem_in_flight & bit == 0 && waiting != 0;
+                let idle_path = path_free && w.mem_in_flight & bit == 0 && waiting != 0;
                 // At a barrier, likewise once its requests have left: handing a parked
                 // request's path to another warp at a barrier would pass ownership back and
                 // forth between them while a warp with a parked load never gets it (issue 29
@@ -63,7 +68,7 @@ impl Wrc {
         // ready to issue a memory instruction; [design] with the L1 quiet, a warp whose
         // requests wait to leave, as it needs ownership to send them (while misses are
         // outstanding they wait: the path is busy and hand-overs stay as the paper has them).
-        let owner_candidates = if w.l1_quiet && waiting != 0 {
+        let owner_candidates = if path_free && waiting != 0 {
             waiting
         } else {
             mem & w.sb_ready & !w.dep_load & !owner_bit
@@ -95,6 +100,7 @@ mod tests {
             at_barrier: 0,
             mem_in_flight: 0,
             l1_quiet: false,
+            head_blocked: false,
         }
     }
 
@@ -206,5 +212,41 @@ mod tests {
         assert!(!step(w), "the owner's own request still waits to leave");
         w.mem_in_flight = 0;
         assert!(!step(w), "nobody else waits");
+    }
+
+    /// Issue 29: a non-owner's refused request at the LD/ST head blocks the owner's
+    /// instructions too, so the owner hands over to the waiting warps at once, misses
+    /// outstanding or not, and that warp is a candidate ahead of ready memory warps.
+    #[test]
+    fn an_owner_behind_a_blocked_head_hands_over_without_waiting_for_a_quiet_l1() {
+        let mut w = warps();
+        w.mem_in_flight = 0b0100;
+        w.head_blocked = true;
+        let step = |w: WarpSignals| {
+            Wrc::default().step(&WrcIn {
+                warps: w,
+                mp: true,
+                owner: Some(1),
+            })
+        };
+        let out = step(w);
+        assert!(out.release_owner, "warp 2 blocks the head, owner 1 cannot send");
+        assert_eq!(out.owner_candidates, 0b0100, "the blocking warp takes over");
+        w.head_blocked = false;
+        let out = step(w);
+        assert!(
+            !out.release_owner,
+            "misses outstanding, head free: the owner keeps it"
+        );
+        assert_eq!(
+            out.owner_candidates, 0b0101,
+            "ready memory warps, as the flowchart"
+        );
+        w.head_blocked = true;
+        w.mem_in_flight = 0b0110;
+        assert!(
+            !step(w).release_owner,
+            "the owner's own request still waits to leave"
+        );
     }
 }

@@ -124,6 +124,7 @@ impl RtlBlocks {
         set2(&mut t.at_barrier, w.at_barrier);
         set2(&mut t.mem_in_flight, w.mem_in_flight);
         t.l1_quiet.next = w.l1_quiet;
+        t.head_blocked.next = w.head_blocked;
         let s = &i.sched;
         set2(&mut t.ready, s.ready);
         set2(&mut t.alu, s.alu);

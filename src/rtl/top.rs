@@ -28,6 +28,7 @@ pub struct IssueTopRtl<const H: usize> {
     pub at_barrier: [Signal<In, Bits<H>>; 2],
     pub mem_in_flight: [Signal<In, Bits<H>>; 2],
     pub l1_quiet: Signal<In, Bit>,
+    pub head_blocked: Signal<In, Bit>,
     // Issue-side signals (scheduler).
     pub ready: [Signal<In, Bits<H>>; 2],
     pub alu: [Signal<In, Bits<H>>; 2],
@@ -69,6 +70,7 @@ impl<const H: usize> Logic for IssueTopRtl<H> {
         self.sched.mp_exit_hold.next = self.mp_exit_hold.val();
         self.wrc.stall_non_owners.next = self.stall_non_owners.val();
         self.wrc.l1_quiet.next = self.l1_quiet.val();
+        self.wrc.head_blocked.next = self.head_blocked.val();
         self.wrc.mp.next = self.sched.mp.val();
         self.wrc.owner_valid.next = self.sched.owner_valid.val();
         self.wrc.owner.next = self.sched.owner.val();

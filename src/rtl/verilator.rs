@@ -109,6 +109,7 @@ mod it {
     pub const AT_BARRIER: [usize; 2] = halves!(I, "at_barrier");
     pub const MEM_IN_FLIGHT: [usize; 2] = halves!(I, "mem_in_flight");
     pub const L1_QUIET: usize = port(&I, "l1_quiet");
+    pub const HEAD_BLOCKED: usize = port(&I, "head_blocked");
     pub const READY: [usize; 2] = halves!(I, "ready");
     pub const ALU: [usize; 2] = halves!(I, "alu");
     pub const SFU: [usize; 2] = halves!(I, "sfu");
@@ -330,6 +331,7 @@ impl VerilatorBlocks {
         t.set2(it::AT_BARRIER, w.at_barrier);
         t.set2(it::MEM_IN_FLIGHT, w.mem_in_flight);
         t.inputs[it::L1_QUIET] = w.l1_quiet as u64;
+        t.inputs[it::HEAD_BLOCKED] = w.head_blocked as u64;
         let s = &i.sched;
         t.set2(it::READY, s.ready);
         t.set2(it::ALU, s.alu);

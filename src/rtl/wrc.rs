@@ -16,6 +16,9 @@ pub struct WrcRtl<const H: usize> {
     pub mem_in_flight: [Signal<In, Bits<H>>; 2],
     /// No miss of the SM outstanding (no MSHR in use, miss queue empty).
     pub l1_quiet: Signal<In, Bit>,
+    /// A non-owner's refused request holds the LD/ST head (MP with CAR): the path is as free
+    /// to hand over as a quiet L1's.
+    pub head_blocked: Signal<In, Bit>,
     /// Parameter: in MP, stall every memory warp but the owner (high, slide 11); low for
     /// Mascar with `mascar_non_owner_mem = hit_only`, where the LD/ST side keeps non-owners'
     /// requests inside L1 instead.
@@ -38,7 +41,9 @@ pub struct WrcRtl<const H: usize> {
     mem: [Signal<Local, Bits<H>>; 2],
     /// Warps other than the owner whose requests wait to leave.
     waiting: [Signal<Local, Bits<H>>; 2],
-    /// The owner is not using a quiet memory path while another warp waits for it.
+    /// The L1 is quiet or a non-owner blocks the LD/ST head.
+    path_free: Signal<Local, Bit>,
+    /// The owner is not using a free memory path while another warp waits for it.
     idle_path: Signal<Local, Bit>,
 }
 
@@ -53,6 +58,7 @@ impl<const H: usize> Default for WrcRtl<H> {
             at_barrier: Default::default(),
             mem_in_flight: Default::default(),
             l1_quiet: Default::default(),
+            head_blocked: Default::default(),
             stall_non_owners: Default::default(),
             mp: Default::default(),
             owner_valid: Default::default(),
@@ -68,6 +74,7 @@ impl<const H: usize> Default for WrcRtl<H> {
             owner_bit: Default::default(),
             mem: Default::default(),
             waiting: Default::default(),
+            path_free: Default::default(),
             idle_path: Default::default(),
         }
     }
@@ -98,10 +105,11 @@ impl<const H: usize> Logic for WrcRtl<H> {
             self.waiting[s].next =
                 self.mem_in_flight[s].val() & self.active[s].val() & !self.owner_bit[s].val();
         }
-        // A warp ready to issue a memory instruction takes ownership; with the L1 quiet, a
+        self.path_free.next = self.l1_quiet.val() | self.head_blocked.val();
+        // A warp ready to issue a memory instruction takes ownership; with the path free, a
         // warp whose requests wait to leave does (only the owner's go beyond L1, slide 11).
         for s in 0..2 {
-            if self.l1_quiet.val() & (self.waiting[0].val().any() | self.waiting[1].val().any()) {
+            if self.path_free.val() & (self.waiting[0].val().any() | self.waiting[1].val().any()) {
                 self.owner_candidates[s].next = self.waiting[s].val();
             } else {
                 self.owner_candidates[s].next = self.mem[s].val()
@@ -110,8 +118,8 @@ impl<const H: usize> Logic for WrcRtl<H> {
                     & !self.owner_bit[s].val();
             }
         }
-        // With the L1 quiet, an owner with no request waiting gives way to a warp that has.
-        self.idle_path.next = self.l1_quiet.val()
+        // With the path free, an owner with no request waiting gives way to a warp that has.
+        self.idle_path.next = self.path_free.val()
             & !((self.mem_in_flight[0].val() & self.owner_bit[0].val()).any()
                 | (self.mem_in_flight[1].val() & self.owner_bit[1].val()).any())
             & (self.waiting[0].val().any() | self.waiting[1].val().any());

@@ -557,6 +557,12 @@ impl Sm {
             miss_queue_used: self.l1.miss_queue_used() as u32,
         };
         let saturated = self.mas && self.saturation.step(&sat_in).saturated;
+        // Issue 29: in MP with CAR a non-owner's head access is served hit-only; refused and
+        // unable to park (`lsu.waiting`, ldst.rs) it holds the head until its warp owns the
+        // path, so the WRC may hand the path over at once instead of when the L1 drains.
+        let (mp, owner) = self.blocks.registers();
+        let head_blocked =
+            self.car.is_some() && mp && self.lsu.busy && self.lsu.waiting && owner != Some(self.lsu.warp);
         let input = IssueIn {
             warps: WarpSignals {
                 active: mas_active,
@@ -568,6 +574,7 @@ impl Sm {
                 at_barrier: self.barrier,
                 mem_in_flight: queue_warps | lsu_warp,
                 l1_quiet: self.l1.is_quiet(),
+                head_blocked,
             },
             sched: SchedIn {
                 ready: self.issuable & self.sb_ready & !held,
