@@ -286,37 +286,24 @@ fn check_cap(arg: &str, what: &str, bytes: u64) -> Result<(), InputError> {
 // ---------------------------------------------------------------------------------------------
 // Arrays
 
-fn i32s(v: &[i32]) -> Array {
-    let mut data = Vec::with_capacity(v.len() * 4);
-    for x in v {
-        data.extend_from_slice(&x.to_le_bytes());
-    }
+/// Little-endian bytes of `v`, `N` bytes an element.
+fn le_array<T: Copy, const N: usize>(v: &[T], to_le: impl Fn(T) -> [u8; N]) -> Array {
     Array {
-        elem_bytes: 4,
-        data: data.into(),
+        elem_bytes: N as u32,
+        data: v.iter().flat_map(|&x| to_le(x)).collect(),
     }
+}
+
+fn i32s(v: &[i32]) -> Array {
+    le_array(v, i32::to_le_bytes)
 }
 
 fn f32s(v: &[f32]) -> Array {
-    let mut data = Vec::with_capacity(v.len() * 4);
-    for x in v {
-        data.extend_from_slice(&x.to_le_bytes());
-    }
-    Array {
-        elem_bytes: 4,
-        data: data.into(),
-    }
+    le_array(v, f32::to_le_bytes)
 }
 
 fn f64s(v: &[f64]) -> Array {
-    let mut data = Vec::with_capacity(v.len() * 8);
-    for x in v {
-        data.extend_from_slice(&x.to_le_bytes());
-    }
-    Array {
-        elem_bytes: 8,
-        data: data.into(),
-    }
+    le_array(v, f64::to_le_bytes)
 }
 
 fn u8s(v: Vec<u8>) -> Array {

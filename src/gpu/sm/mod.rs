@@ -560,9 +560,10 @@ impl Sm {
         // Issue 29: in MP with CAR a non-owner's head access is served hit-only; refused and
         // unable to park (`lsu.waiting`, ldst.rs) it holds the head until its warp owns the
         // path, so the WRC may hand the path over at once instead of when the L1 drains.
-        let (mp, owner) = self.blocks.registers();
-        let head_blocked =
-            self.car.is_some() && mp && self.lsu.busy && self.lsu.waiting && owner != Some(self.lsu.warp);
+        let head_blocked = self.car.is_some() && self.lsu.busy && self.lsu.waiting && {
+            let (mp, owner) = self.blocks.registers();
+            mp && owner != Some(self.lsu.warp)
+        };
         let input = IssueIn {
             warps: WarpSignals {
                 active: mas_active,
