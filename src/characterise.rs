@@ -109,6 +109,13 @@ pub struct Row {
     pub within_3x: Option<bool>,
     pub simd_efficiency: f64,
     pub ipc: f64,
+    /// Warps per SM in the first wave, averaged over the SMs, at the run's scale (absent for
+    /// traces): see [`crate::gpu::first_wave_warps_per_sm`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warps_per_sm: Option<f64>,
+    /// The same for the real run: the kernel at `kernel_scale = full` (issue 30 §4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warps_per_sm_full: Option<f64>,
 }
 
 impl Row {
@@ -152,6 +159,8 @@ impl Row {
             within_3x: ratio.map(|r| (1.0 / WITHIN_FACTOR..=WITHIN_FACTOR).contains(&r)),
             simd_efficiency: s.simd_efficiency,
             ipc: s.ipc,
+            warps_per_sm: None,
+            warps_per_sm_full: None,
         }
     }
 }
@@ -207,7 +216,8 @@ impl Characterisation {
             "Instructions per L1 miss = {MEASURE} Class: memory intensive below \
              {MEMORY_INTENSIVE_BELOW}, else compute intensive. Paper: Sethia et al., HPCA 2015, \
              Table III (spec §7); `—`: not listed. Ratio and within 3×: memory-intensive \
-             kernels of the paper only. {} SMs.\n",
+             kernels of the paper only. Warps/SM: warps per SM in the first wave, averaged over \
+             the SMs; real run: the same at `kernel_scale = full`. {} SMs.\n",
             self.sms
         );
         let head = [
@@ -225,6 +235,8 @@ impl Characterisation {
             "within 3×",
             "SIMD eff.",
             "IPC",
+            "warps/SM",
+            "real run",
         ];
         let _ = writeln!(out, "| {} |", head.join(" | "));
         let _ = writeln!(out, "|{}", "---|".repeat(head.len()));
@@ -254,6 +266,8 @@ impl Characterisation {
                 yes_no(r.within_3x),
                 format!("{:.3}", r.simd_efficiency),
                 format!("{:.3}", r.ipc),
+                r.warps_per_sm.map_or_else(dash, |w| format!("{w:.1}")),
+                r.warps_per_sm_full.map_or_else(dash, |w| format!("{w:.1}")),
             ];
             let _ = writeln!(out, "| {} |", cells.join(" | "));
         }

@@ -898,7 +898,24 @@ fn characterise_kernels(
     };
     let runs = experiment::run_jobs(&jobs, threads, &|| bar.inc(1))?;
     bar.finish_and_clear();
-    let doc = Characterisation::new(&runs);
+    let mut doc = Characterisation::new(&runs);
+    // Occupancy at the run's scale and at full scale (the real run's), for built-ins and
+    // kernel files (issue 30 §4).
+    for (row, w) in doc.kernels.iter_mut().zip(&workloads) {
+        if row.kernel != w.info.name || w.info.kind == mascar::results::WorkloadKind::Trace {
+            continue;
+        }
+        let warps = |l: &LoadedWorkload| {
+            l.first_kernel()
+                .ok()
+                .map(|k| mascar::gpu::first_wave_warps_per_sm(&m.cfg, &k))
+        };
+        row.warps_per_sm = warps(w);
+        row.warps_per_sm_full =
+            LoadedWorkload::kernel_at(&w.info.name, mascar::workload::kernel_format::Scale::Full)
+                .ok()
+                .and_then(|l| warps(&l));
+    }
     if let Some(path) = json {
         let mut files = report::OutputSet::new();
         files.write(path, doc.to_json().as_bytes())?;

@@ -109,7 +109,9 @@ fn characterise_divides_warp_instructions_by_l1_misses_and_merges_as_run_counts_
             "ours/paper",
             "within 3×",
             "SIMD eff.",
-            "IPC"
+            "IPC",
+            "warps/SM",
+            "real run"
         ]
     );
     // The output says which counters make a miss.
@@ -178,6 +180,32 @@ fn characterise_divides_warp_instructions_by_l1_misses_and_merges_as_run_counts_
         assert_eq!(cells[5], "—", "{name}: no texture or constant miss");
         assert_eq!(cells[7], class, "{name}");
         assert_eq!(cells[8], paper_class, "{name}");
+        // Occupancy at the run's scale and at full scale, as the SM's dispatch limits give it
+        // on this 2-SM machine.
+        let mut cfg = mascar::config::Config::default();
+        cfg.sms = 2;
+        let b = mascar::workload::builtin::find(name).unwrap();
+        for (key, cell, scale) in [
+            (
+                "warps_per_sm",
+                14,
+                mascar::workload::kernel_format::Scale::Default,
+            ),
+            (
+                "warps_per_sm_full",
+                15,
+                mascar::workload::kernel_format::Scale::Full,
+            ),
+        ] {
+            let want = mascar::gpu::first_wave_warps_per_sm(&cfg, &b.kernel_at(scale));
+            assert_eq!(row[key].as_f64(), Some(want), "{name} {key}");
+            assert_eq!(cells[cell], format!("{want:.1}"), "{name} {key}");
+        }
+        if name == "srad-1" {
+            // 16 × 16 threads at 24 registers: 32768 / (24 · 256) = 5 CTAs of 8 warps.
+            assert_eq!(row["warps_per_sm"].as_f64(), Some(40.0));
+            assert_eq!(row["warps_per_sm_full"].as_f64(), Some(40.0));
+        }
         if paper_class == "memory" {
             let shown: f64 = cells[10].parse().unwrap();
             assert!((shown - measure / paper).abs() <= 0.006, "{name}: {shown}");

@@ -477,3 +477,60 @@ impl Gpu {
         }
     }
 }
+
+/// CTAs of `k` one SM holds at once: the least of the CTA slots, warp slots, threads,
+/// registers and shared memory (the limits `Sm::can_accept` checks, as GPGPU-Sim 3.2.2's
+/// `shader_core_config::max_cta` does).
+pub fn resident_ctas_per_sm(cfg: &Config, k: &Kernel) -> u32 {
+    let warps = k.warps_per_cta().max(1);
+    let regs = k.regs.saturating_mul(warps * 32);
+    [
+        cfg.ctas_per_sm,
+        cfg.warps_per_sm / warps,
+        cfg.threads_per_sm / k.block.max(1),
+        cfg.regs_per_sm.checked_div(regs).unwrap_or(u32::MAX),
+        cfg.shared_per_sm.checked_div(k.shared_bytes).unwrap_or(u32::MAX),
+    ]
+    .into_iter()
+    .min()
+    .unwrap_or(0)
+}
+
+/// Warps per SM in the first wave, averaged over the machine's SMs: the grid's first
+/// `sms × resident` CTAs spread over `sms` SMs (issue 30 §4 compares it with the real run's).
+pub fn first_wave_warps_per_sm(cfg: &Config, k: &Kernel) -> f64 {
+    let sms = cfg.sms.max(1) as u64;
+    let ctas = (k.grid as u64).min(sms * resident_ctas_per_sm(cfg, k) as u64);
+    (ctas * k.warps_per_cta() as u64) as f64 / sms as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::builtin::builtins;
+    use crate::workload::kernel_format::Scale;
+
+    /// The occupancy the characterisation reports is what CTA dispatch does: an SM of the
+    /// default machine takes exactly `resident_ctas_per_sm` CTAs of every built-in, at both
+    /// scales, before `can_accept` refuses the next.
+    #[test]
+    fn resident_ctas_match_what_an_sm_accepts() {
+        let cfg = Config::default();
+        let engine = crate::engine::for_config(&cfg).unwrap();
+        for b in builtins() {
+            for scale in [Scale::Default, Scale::Full] {
+                let k = b.kernel_at(scale);
+                let mut sm = Sm::new(0, &cfg, engine.blocks(0));
+                let mut n = 0;
+                while sm.can_accept(&k) && n < k.grid {
+                    sm.launch_cta(&k, n);
+                    n += 1;
+                }
+                let want = resident_ctas_per_sm(&cfg, &k).min(k.grid);
+                assert_eq!(n, want, "{} at {}", b.name, scale.name());
+                let w = first_wave_warps_per_sm(&cfg, &k);
+                assert!(w > 0.0 && w <= cfg.warps_per_sm as f64, "{}: {w}", b.name);
+            }
+        }
+    }
+}
