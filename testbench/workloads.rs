@@ -182,8 +182,10 @@ fn characterise_divides_warp_instructions_by_l1_misses_and_merges_as_run_counts_
         assert_eq!(cells[8], paper_class, "{name}");
         // Occupancy at the run's scale and at full scale, as the SM's dispatch limits give it
         // on this 2-SM machine.
-        let mut cfg = mascar::config::Config::default();
-        cfg.sms = 2;
+        let cfg = mascar::config::Config {
+            sms: 2,
+            ..Default::default()
+        };
         let b = mascar::workload::builtin::find(name).unwrap();
         for (key, cell, scale) in [
             (
