@@ -79,7 +79,7 @@ pub fn generate(
         "graph" => graph(&Params::new(
             "graph",
             args,
-            &["nodes", "degree", "dist", "seed", "source"],
+            &["nodes", "degree", "dist", "seed", "source", "launch"],
         )?),
         "sparse" => sparse(&Params::new(
             "sparse",
@@ -525,15 +525,20 @@ fn graph(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
             }
         }
     }
-    // The Kernel launch whose frontier is largest (the first such level on ties): the memory
-    // state at that launch is cost = level for nodes reached at or before it, mask = that
-    // level's nodes, visited = nodes reached at or before it, updating mask all false (Kernel2
-    // has just cleared it).
-    let big = per_level
+    // bfs.cu's host loop launches Kernel then Kernel2 once per level (`do { … } while (stop)`).
+    // `launch = K` gives the memory state at Kernel's launch K; without it, the launch whose
+    // frontier is largest (the first such level on ties). At Kernel launch K: cost = level for
+    // nodes reached at or before K, mask = level K's nodes, visited = nodes reached at or
+    // before K, updating mask all false (the previous Kernel2 cleared it). Kernel2 of the same
+    // iteration finds the updating mask Kernel set: level K + 1's nodes (`updating_next`).
+    // Past the last level the frontier is empty: the launch the host would not make.
+    let largest = per_level
         .iter()
         .enumerate()
         .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(&a.0)))
-        .map_or(0, |(l, _)| l as i32);
+        .map_or(0, |(l, _)| l as i64);
+    let big = p.int("launch", 0, nodes, Some(largest))? as i32;
+    let frontier = per_level.get(big as usize).copied().unwrap_or(0);
     let cost: Vec<i32> = level.iter().map(|&l| if l <= big { l } else { -1 }).collect();
     let mask: Vec<u8> = level.iter().map(|&l| (l == big) as u8).collect();
     let visited: Vec<u8> = level.iter().map(|&l| (l >= 0 && l <= big) as u8).collect();
@@ -546,8 +551,13 @@ fn graph(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
         ("level", i32s(&level)),
         ("mask", u8s(mask)),
         ("updating_mask", u8s(vec![0; n])),
+        (
+            "updating_next",
+            u8s(level.iter().map(|&l| (l == big + 1) as u8).collect()),
+        ),
         ("visited", u8s(visited)),
-        ("frontier", i32s(&[big, per_level[big as usize] as i32])),
+        ("frontier", i32s(&[big, frontier as i32])),
+        ("levels", i32s(&[per_level.len() as i32])),
     ]))
 }
 
@@ -2295,6 +2305,25 @@ mod tests {
             }
             assert_eq!(get(&out, "updating_mask").data.len(), n);
             assert!(get(&out, "updating_mask").data.iter().all(|&b| b == 0));
+            assert_eq!(as_i32(get(&out, "levels")), vec![sizes.len() as i32]);
+
+            // Every launch of the host loop: Kernel's state at level k and what Kernel2 of the
+            // same iteration finds; past the last level the frontier is empty.
+            for k in 0..=sizes.len() {
+                let mut args = graph_args(n as i64, 6, dist, 1);
+                args.push(int("launch", k as i64));
+                let out = gen("graph", &args);
+                let size = sizes.get(k).copied().unwrap_or(0);
+                assert_eq!(as_i32(get(&out, "frontier")), vec![k as i32, size as i32]);
+                let (mask, next) = (&get(&out, "mask").data, &get(&out, "updating_next").data);
+                let visited = &get(&out, "visited").data;
+                for v in 0..n {
+                    assert_eq!(mask[v], (want[v] == k as i32) as u8, "{dist} launch {k}");
+                    assert_eq!(next[v], (want[v] == k as i32 + 1) as u8, "{dist} launch {k}");
+                    assert_eq!(visited[v], (want[v] >= 0 && want[v] <= k as i32) as u8);
+                }
+                assert_eq!(mask.iter().filter(|&&b| b != 0).count(), size);
+            }
         }
     }
 

@@ -109,16 +109,39 @@ pub fn parse_kernel_file_at(src: &str, path: &std::path::Path, scale: Scale) -> 
     parse_kernel_in(src, &path.display().to_string(), dir, scale)
 }
 
+/// [`parse_kernel_at`] with some `size`s given other values, at both scales: the arguments a
+/// host program passes to each launch of one kernel (bfs's level, for instance). Naming a
+/// size the source does not declare is an error.
+pub fn parse_kernel_with(
+    src: &str,
+    file: &str,
+    scale: Scale,
+    sizes: &[(&str, i64)],
+) -> Result<Kernel, ParseError> {
+    parse_kernel_in_with(src, file, None, scale, sizes)
+}
+
 fn parse_kernel_in(
     src: &str,
     file: &str,
     dir: Option<&std::path::Path>,
     scale: Scale,
 ) -> Result<Kernel, ParseError> {
+    parse_kernel_in_with(src, file, dir, scale, &[])
+}
+
+fn parse_kernel_in_with(
+    src: &str,
+    file: &str,
+    dir: Option<&std::path::Path>,
+    scale: Scale,
+    sizes: &[(&str, i64)],
+) -> Result<Kernel, ParseError> {
     let src = src.strip_prefix('\u{feff}').unwrap_or(src);
     let mut p = parser::Parser {
         dir: dir.map(std::path::Path::to_path_buf),
         scale,
+        size_overrides: sizes.iter().map(|&(n, v)| (n.to_string(), v)).collect(),
         ..Default::default()
     };
     let mut eof = (1usize, 1usize);
@@ -126,6 +149,17 @@ fn parse_kernel_in(
         let line = i + 1;
         eof = (line, raw.chars().count() + 1);
         p.line(strip_comment(raw), line).map_err(|d| d.into_error(file))?;
+    }
+    if let Some((name, _)) = sizes
+        .iter()
+        .find(|(n, _)| !p.decls.sizes.iter().any(|d| d.name == *n))
+    {
+        return Err(ParseError {
+            file: file.to_string(),
+            line: 1,
+            col: 1,
+            message: format!("size `{name}` is given a value but the kernel declares no such size"),
+        });
     }
     p.finish(eof).map_err(|d| d.into_error(file))
 }

@@ -19,6 +19,8 @@ pub(super) struct Parser {
     pub(super) dir: Option<std::path::PathBuf>,
     /// Which value each `size` takes.
     pub(super) scale: Scale,
+    /// Sizes given a value from outside, at both scales (`parse_kernel_with`).
+    pub(super) size_overrides: Vec<(String, i64)>,
 }
 
 impl Parser {
@@ -214,10 +216,14 @@ impl Parser {
         cur.expect_end()?;
         // The full value with the sizes it names at their full values too.
         let full = self.const_at_full(cur, from, &what)?.unwrap_or(full);
-        let value = match self.scale {
+        let mut value = match self.scale {
             Scale::Default => default,
             Scale::Full => full,
         };
+        let mut full = full;
+        if let Some(&(_, v)) = self.size_overrides.iter().find(|(n, _)| n == name) {
+            (value, full) = (v, v);
+        }
         self.decls.sizes.push(SizeDecl {
             name: name.to_string(),
             line,
@@ -1309,6 +1315,23 @@ mod tests {
         // The full value may be the smaller one (an offset that the default needs).
         let k = "kernel k\nsize Z0 = 67 full 0\ngrid 1\nblock 32\nbuffer A 4 * (Z0 + 1)\nbar\n";
         assert_eq!(parse_kernel_at(k, "t", Scale::Full).unwrap().buffers[0].bytes, 4);
+    }
+
+    #[test]
+    fn sizes_given_by_the_launch_hold_at_both_scales() {
+        use super::super::{parse_kernel_with, Scale};
+        // A host program's launch argument: LEVEL replaces both values, and sizes built from
+        // it follow; an unknown name is refused.
+        let src = "kernel k\nsize LEVEL = 1 full 2\nsize N = 4*LEVEL full 8*LEVEL\ngrid N\n\
+                   block 32\ninput S = seq(n=4, start=LEVEL)\nbuffer B from S.values\nbar\n";
+        for scale in [Scale::Default, Scale::Full] {
+            let k = parse_kernel_with(src, "t.kern", scale, &[("LEVEL", 5)]).unwrap();
+            let grid = if scale == Scale::Default { 20 } else { 40 };
+            assert_eq!(k.grid, grid, "{}", scale.name());
+            assert_eq!(&k.buffers[0].data.as_deref().unwrap()[..4], &[5, 0, 0, 0]);
+        }
+        let e = parse_kernel_with(src, "t.kern", Scale::Default, &[("LEVELS", 5)]).unwrap_err();
+        assert!(e.to_string().contains("size `LEVELS`"), "{e}");
     }
 
     #[test]
