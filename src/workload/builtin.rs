@@ -166,7 +166,7 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "bp-1",
         Compute,
-        "Rodinia backprop layerforward: shared-memory reduction"
+        "Rodinia backprop layerforward: weight tile, shared tree reduction"
     ),
     builtin!(
         "cutcp",
@@ -330,7 +330,8 @@ mod tests {
     #[test]
     fn full_scale_gives_the_headers_real_size() {
         // (kernel, CTAs at full scale, from the header).
-        const FULL_GRID: [(&str, u32); 9] = [
+        const FULL_GRID: [(&str, u32); 10] = [
+            ("bp-1", 131_072),  // grid (1, in/16), in = 2 097 152
             ("bp-2", 131_072),  // grid (1, in/16), in = 2 097 152
             ("kmeans-1", 1936), // ceil(494020/256) = 1930 -> 44²
             ("kmeans-2", 1936), // the same grid as kmeans-1
@@ -414,7 +415,7 @@ mod tests {
         divergent: Option<bool>,
     }
     #[rustfmt::skip]
-    const MIX: [Mix; 18] = [
+    const MIX: [Mix; 19] = [
         // 7 loads + 2 stores of ~44 per thread (DP math as alu); __syncthreads; CTA 0's `ty == 0 && by == 0` tail.
         Mix { name: "bp-2", offchip: 0.12, writes: true, shared: Some(false), barrier: Some(true), divergent: Some(true) },
         // mask load per node, node/edge/visited/cost gathers for frontier nodes; no shared or sync; `if mask` per lane.
@@ -452,6 +453,8 @@ mod tests {
         Mix { name: "leuko-2", offchip: 0.1, writes: true, shared: Some(false), barrier: Some(false), divergent: Some(true) },
         // 24 texture fetches per 3 positions of ~125; shared frame and SADs with two syncs; `t < 16` copy-in.
         Mix { name: "sad-1", offchip: 0.15, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
+        // per warp the weight load and store, the input load and partial-sum store (2 lanes) of ~93; 5 syncs; `tx == 0`, `ty % power_two`.
+        Mix { name: "bp-1", offchip: 0.03, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
     ];
 
     /// Each kernel written from its source (every memory-intensive one, and each compute one
