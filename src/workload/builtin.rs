@@ -211,7 +211,7 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "pathfinder",
         Compute,
-        "Rodinia pathfinder: dynamic programming in shared rows"
+        "Rodinia pathfinder: 20-step pyramid in shared rows, one wall row per step"
     ),
     builtin!(
         "sad-1",
@@ -415,7 +415,7 @@ mod tests {
         divergent: Option<bool>,
     }
     #[rustfmt::skip]
-    const MIX: [Mix; 19] = [
+    const MIX: [Mix; 20] = [
         // 7 loads + 2 stores of ~44 per thread (DP math as alu); __syncthreads; CTA 0's `ty == 0 && by == 0` tail.
         Mix { name: "bp-2", offchip: 0.12, writes: true, shared: Some(false), barrier: Some(true), divergent: Some(true) },
         // mask load per node, node/edge/visited/cost gathers for frontier nodes; no shared or sync; `if mask` per lane.
@@ -455,6 +455,8 @@ mod tests {
         Mix { name: "sad-1", offchip: 0.15, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
         // per warp the weight load and store, the input load and partial-sum store (2 lanes) of ~93; 5 syncs; `tx == 0`, `ty % power_two`.
         Mix { name: "bp-1", offchip: 0.03, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
+        // per step one wall load of ~30 (shared mins, 2 syncs); copy-in and result store; the pyramid's `IN_RANGE` diverges.
+        Mix { name: "pathfinder", offchip: 0.025, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
     ];
 
     /// Each kernel written from its source (every memory-intensive one, and each compute one
