@@ -196,7 +196,7 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "leuko-3",
         Compute,
-        "Rodinia leukocyte IMGVF: iterative solver in shared memory"
+        "Rodinia leukocyte IMGVF: atan-heaviside solver over a 41x81 cell in shared"
     ),
     builtin!(
         "mri-q",
@@ -416,7 +416,7 @@ mod tests {
         divergent: Option<bool>,
     }
     #[rustfmt::skip]
-    const MIX: [Mix; 21] = [
+    const MIX: [Mix; 22] = [
         // 7 loads + 2 stores of ~44 per thread (DP math as alu); __syncthreads; CTA 0's `ty == 0 && by == 0` tail.
         Mix { name: "bp-2", offchip: 0.12, writes: true, shared: Some(false), barrier: Some(true), divergent: Some(true) },
         // mask load per node, node/edge/visited/cost gathers for frontier nodes; no shared or sync; `if mask` per lane.
@@ -460,6 +460,8 @@ mod tests {
         Mix { name: "pathfinder", offchip: 0.025, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
         // per box visit ~18 global loads and 4 stores of ~5 100 per warp (100 pairs × 50, DP); 3 syncs per box; `wtx < 100` (warp 3: 4 lanes).
         Mix { name: "lavamd", offchip: 0.002, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
+        // per virtual block one vI load of ~290 per warp, copy-in and copy-out; 9 shared loads per element, 21 syncs per pass; `i < m`, `tid < th`.
+        Mix { name: "leuko-3", offchip: 0.002, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
     ];
 
     /// Each kernel written from its source (every memory-intensive one, and each compute one
