@@ -166,7 +166,7 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "bp-1",
         Compute,
-        "Rodinia backprop layerforward: shared-memory reduction"
+        "Rodinia backprop layerforward: weight tile, shared tree reduction"
     ),
     builtin!(
         "cutcp",
@@ -186,7 +186,7 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "lavamd",
         Compute,
-        "Rodinia lavaMD: pairwise forces with exp in shared boxes"
+        "Rodinia lavaMD: DP pair forces with exp over the loaded neighbour boxes"
     ),
     builtin!(
         "leuko-2",
@@ -196,7 +196,7 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "leuko-3",
         Compute,
-        "Rodinia leukocyte IMGVF: iterative solver in shared memory"
+        "Rodinia leukocyte IMGVF: atan-heaviside solver over a 41x81 cell in shared"
     ),
     builtin!(
         "mri-q",
@@ -211,7 +211,7 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "pathfinder",
         Compute,
-        "Rodinia pathfinder: dynamic programming in shared rows"
+        "Rodinia pathfinder: 20-step pyramid in shared rows, one wall row per step"
     ),
     builtin!(
         "sad-1",
@@ -342,10 +342,12 @@ mod tests {
     #[test]
     fn full_scale_gives_the_headers_real_size() {
         // (kernel, CTAs at full scale, from the header).
-        const FULL_GRID: [(&str, u32); 9] = [
+        const FULL_GRID: [(&str, u32); 11] = [
+            ("bp-1", 131_072),  // grid (1, in/16), in = 2 097 152
             ("bp-2", 131_072),  // grid (1, in/16), in = 2 097 152
             ("kmeans-1", 1936), // ceil(494020/256) = 1930 -> 44²
             ("kmeans-2", 1936), // the same grid as kmeans-1
+            ("lavamd", 1000),   // -boxes1d 10: 10³ boxes
             ("leuko-1", 596),   // grad_n - 2*MaxR = 640 - 44 columns
             ("leuko-2", 796),   // (int)(219*640/176 + 0.5)
             ("lbm", 18_000),    // 120 × 150
@@ -426,7 +428,7 @@ mod tests {
         divergent: Option<bool>,
     }
     #[rustfmt::skip]
-    const MIX: [Mix; 18] = [
+    const MIX: [Mix; 22] = [
         // 7 loads + 2 stores of ~44 per thread (DP math as alu); __syncthreads; CTA 0's `ty == 0 && by == 0` tail.
         Mix { name: "bp-2", offchip: 0.12, writes: true, shared: Some(false), barrier: Some(true), divergent: Some(true) },
         // mask load per node, node/edge/visited/cost gathers for frontier nodes; no shared or sync; `if mask` per lane.
@@ -464,6 +466,14 @@ mod tests {
         Mix { name: "leuko-2", offchip: 0.1, writes: true, shared: Some(false), barrier: Some(false), divergent: Some(true) },
         // 24 texture fetches per 3 positions of ~125; shared frame and SADs with two syncs; `t < 16` copy-in.
         Mix { name: "sad-1", offchip: 0.15, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
+        // per warp the weight load and store, the input load and partial-sum store (2 lanes) of ~93; 5 syncs; `tx == 0`, `ty % power_two`.
+        Mix { name: "bp-1", offchip: 0.03, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
+        // per step one wall load of ~30 (shared mins, 2 syncs); copy-in and result store; the pyramid's `IN_RANGE` diverges.
+        Mix { name: "pathfinder", offchip: 0.025, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
+        // per box visit ~18 global loads and 4 stores of ~5 100 per warp (100 pairs × 50, DP); 3 syncs per box; `wtx < 100` (warp 3: 4 lanes).
+        Mix { name: "lavamd", offchip: 0.002, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
+        // per virtual block one vI load of ~290 per warp, copy-in and copy-out; 9 shared loads per element, 21 syncs per pass; `i < m`, `tid < th`.
+        Mix { name: "leuko-3", offchip: 0.002, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
     ];
 
     /// Each kernel written from its source (every memory-intensive one, and each compute one

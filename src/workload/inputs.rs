@@ -66,6 +66,7 @@ pub const GENERATORS: &[&str] = &[
     "fem2d",
     "particlefilter",
     "circles",
+    "lavamd_boxes",
 ];
 
 /// Runs generator `generator` with `args`; `dir` is the .kern file's directory (None for built-in
@@ -119,6 +120,7 @@ pub fn generate(
             args,
             &["points", "circles", "min_radius", "step"],
         )?),
+        "lavamd_boxes" => lavamd_boxes(&Params::new("lavamd_boxes", args, &["boxes1d", "per_box"])?),
         _ => Err(InputError {
             arg: None,
             message: format!(
@@ -1706,6 +1708,78 @@ fn circles(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// lavamd_boxes: Rodinia lavaMD's box table.
+
+/// `sizeof(box_str)` in Rodinia lavaMD (cuda/lavaMD/main.h) on a 64-bit host and device:
+/// `int x, y, z, number` (16 B), `long offset` (8), `int nn` (4, then 4 of padding), and
+/// `nei_str nei[26]` at 32, each `int x, y, z, number; long offset` (24 B): 32 + 26·24 = 656.
+pub const LAVAMD_BOX_BYTES: usize = 656;
+/// Byte offsets of the fields the kernel reads: `offset`, `nn`, `nei[0]`, and within a
+/// `nei_str`, `number`.
+pub const LAVAMD_BOX_OFFSET: usize = 16;
+pub const LAVAMD_BOX_NN: usize = 24;
+pub const LAVAMD_BOX_NEI: usize = 32;
+pub const LAVAMD_NEI_BYTES: usize = 24;
+pub const LAVAMD_NEI_NUMBER: usize = 12;
+const MAX_LAVAMD_BOXES1D: i64 = 64;
+
+/// `lavamd_boxes(boxes1d=10, per_box=100)`: the `box_str` array Rodinia lavaMD's main.c builds
+/// and `kernel_gpu_cuda_wrapper` copies to `d_box_gpu`, byte for byte. Boxes are numbered
+/// `nh = (z·b + y)·b + x` (z outermost, x innermost; b = boxes1d); box nh has `number = nh`,
+/// `offset = nh·per_box` (NUMBER_PAR_PER_BOX), and its neighbours in the order main.c finds
+/// them (l, m, n = −1..1 for z, y, x; the box itself and boxes outside the cube skipped), each
+/// with its x, y, z, number and offset; `nn` counts them (7 at a corner .. 26 inside). Unused
+/// `nei` entries are zero (main.c leaves them unset).
+///
+/// Arrays: `boxes` (bytes, 656 per box), `nn` (i32 × boxes, the neighbour counts).
+fn lavamd_boxes(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
+    let b = p.int("boxes1d", 1, MAX_LAVAMD_BOXES1D, Some(10))?;
+    let per_box = p.int("per_box", 1, 1 << 20, Some(100))?;
+    let n = (b * b * b) as usize;
+    let mut out = vec![0u8; n * LAVAMD_BOX_BYTES];
+    let mut nns = Vec::with_capacity(n);
+    let put = |out: &mut [u8], at: usize, v: &[u8]| out[at..at + v.len()].copy_from_slice(v);
+    for z in 0..b {
+        for y in 0..b {
+            for x in 0..b {
+                let nh = ((z * b + y) * b + x) as usize;
+                let at = nh * LAVAMD_BOX_BYTES;
+                for (i, v) in [x, y, z, nh as i64].iter().enumerate() {
+                    put(&mut out, at + 4 * i, &(*v as i32).to_le_bytes());
+                }
+                put(
+                    &mut out,
+                    at + LAVAMD_BOX_OFFSET,
+                    &(nh as i64 * per_box).to_le_bytes(),
+                );
+                let mut nn = 0usize;
+                for l in -1..=1 {
+                    for m in -1..=1 {
+                        for k in -1..=1 {
+                            let (nz, ny, nx) = (z + l, y + m, x + k);
+                            let inside = [nz, ny, nx].iter().all(|c| (0..b).contains(c));
+                            if !inside || (l, m, k) == (0, 0, 0) {
+                                continue;
+                            }
+                            let number = (nz * b + ny) * b + nx;
+                            let e = at + LAVAMD_BOX_NEI + nn * LAVAMD_NEI_BYTES;
+                            for (i, v) in [nx, ny, nz, number].iter().enumerate() {
+                                put(&mut out, e + 4 * i, &(*v as i32).to_le_bytes());
+                            }
+                            put(&mut out, e + 16, &(number * per_box).to_le_bytes());
+                            nn += 1;
+                        }
+                    }
+                }
+                put(&mut out, at + LAVAMD_BOX_NN, &(nn as i32).to_le_bytes());
+                nns.push(nn as i32);
+            }
+        }
+    }
+    Ok(named(vec![("boxes", u8s(out)), ("nn", i32s(&nns))]))
+}
+
+// ---------------------------------------------------------------------------------------------
 // file: .npy (NumPy format 1.0/2.0/3.0) or raw little-endian.
 
 /// Element types of raw files, with their sizes.
@@ -3108,6 +3182,64 @@ mod tests {
         );
         assert_eq!(get(&out, "I").len(), 40 * 64 * 3);
         assert_eq!(get(&out, "ind").len(), 69);
+    }
+
+    /// lavamd_boxes() gives lavaMD's box table: main.c's numbering and neighbour order,
+    /// recomputed here from the coordinates, and the 656-byte box_str layout.
+    #[test]
+    fn lavamd_boxes_are_lavamds_box_table() {
+        let out = gen("lavamd_boxes", &[]);
+        let (boxes, nn) = (get(&out, "boxes"), as_i32(get(&out, "nn")));
+        assert_eq!((boxes.data.len(), nn.len()), (1000 * 656, 1000));
+        let i32at = |o: usize| i32::from_le_bytes(boxes.data[o..o + 4].try_into().unwrap());
+        let i64at = |o: usize| i64::from_le_bytes(boxes.data[o..o + 8].try_into().unwrap());
+        // Corners 7, edges 11, faces 17, inside 26: 8·8 + 96·12 + 384·18 + 512·27 = 21 952
+        // boxes processed in all (home included).
+        let mut count = [0usize; 27];
+        for &c in &nn {
+            count[c as usize] += 1;
+        }
+        assert_eq!((count[7], count[11], count[17], count[26]), (8, 96, 384, 512));
+        assert_eq!(nn.iter().map(|&c| c as usize + 1).sum::<usize>(), 21_952);
+        for nh in 0..1000usize {
+            let at = nh * 656;
+            let (x, y, z) = ((nh % 10) as i32, (nh / 10 % 10) as i32, (nh / 100) as i32);
+            assert_eq!([i32at(at), i32at(at + 4), i32at(at + 8)], [x, y, z], "box {nh}");
+            assert_eq!(i32at(at + 12), nh as i32);
+            assert_eq!(i64at(at + 16), 100 * nh as i64);
+            assert_eq!(i32at(at + 24), nn[nh]);
+            let mut e = 0;
+            for l in -1..=1 {
+                for m in -1..=1 {
+                    for n in -1..=1 {
+                        let (nx, ny, nz) = (x + n, y + m, z + l);
+                        if (l, m, n) == (0, 0, 0) || [nx, ny, nz].iter().any(|c| !(0..10).contains(c)) {
+                            continue;
+                        }
+                        let o = at + 32 + 24 * e;
+                        let number = nz * 100 + ny * 10 + nx;
+                        assert_eq!(
+                            [i32at(o), i32at(o + 4), i32at(o + 8), i32at(o + 12)],
+                            [nx, ny, nz, number]
+                        );
+                        assert_eq!(i64at(o + 16), 100 * number as i64);
+                        e += 1;
+                    }
+                }
+            }
+            assert_eq!(e as i32, nn[nh]);
+            assert!(boxes.data[at + 32 + 24 * e..at + 656].iter().all(|&b| b == 0));
+        }
+        // Box 0 (a corner): its first neighbour is box 1 (x + 1), then 10, 11, 100, ...
+        assert_eq!(i32at(32 + 12), 1);
+        assert_eq!(i32at(56 + 12), 10);
+        // Arguments.
+        let small = gen("lavamd_boxes", &[int("boxes1d", 2), int("per_box", 7)]);
+        let b = get(&small, "boxes");
+        assert_eq!(b.data.len(), 8 * 656);
+        assert_eq!(as_i32(get(&small, "nn")), vec![7; 8]);
+        let x = fails("lavamd_boxes", &[int("boxes1d", 65)], None);
+        assert!(x.message.contains("boxes1d"), "{x}");
     }
 
     /// circles() gives the tables Rodinia leukocyte's compute_constants (find_ellipse.c)
