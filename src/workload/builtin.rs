@@ -226,7 +226,7 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "stencil",
         Compute,
-        "Parboil stencil: 7-point 3D stencil, shared plane tile"
+        "Parboil stencil block2D_hybrid_coarsen_x: 7-point 3D Jacobi, shared plane tile"
     ),
     builtin!(
         "tpacf",
@@ -330,7 +330,7 @@ mod tests {
     #[test]
     fn full_scale_gives_the_headers_real_size() {
         // (kernel, CTAs at full scale, from the header).
-        const FULL_GRID: [(&str, u32); 10] = [
+        const FULL_GRID: [(&str, u32); 11] = [
             ("bp-2", 131_072),  // grid (1, in/16), in = 2 097 152
             ("kmeans-1", 1936), // ceil(494020/256) = 1930 -> 44²
             ("kmeans-2", 1936), // the same grid as kmeans-1
@@ -339,6 +339,7 @@ mod tests {
             ("lbm", 18_000),    // 120 × 150
             ("sad-1", 1584),    // (176/4) × (144/4)
             ("sgemm", 528),     // (1024/128) × (1056/16), medium
+            ("stencil", 1024),  // (512/64) × (512/4), default
             ("srad-1", 16_384), // (2048/16)²
             ("srad-2", 16_384),
         ];
@@ -415,7 +416,7 @@ mod tests {
         divergent: Option<bool>,
     }
     #[rustfmt::skip]
-    const MIX: [Mix; 19] = [
+    const MIX: [Mix; 20] = [
         // 7 loads + 2 stores of ~44 per thread (DP math as alu); __syncthreads; CTA 0's `ty == 0 && by == 0` tail.
         Mix { name: "bp-2", offchip: 0.12, writes: true, shared: Some(false), barrier: Some(true), divergent: Some(true) },
         // mask load per node, node/edge/visited/cost gathers for frontier nodes; no shared or sync; `if mask` per lane.
@@ -455,6 +456,8 @@ mod tests {
         Mix { name: "sad-1", offchip: 0.15, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
         // per 8-deep k step 1 B and 8 A loads of ~280 (16 shared loads and 16 fmas per A); C read and written once; two syncs; uniform.
         Mix { name: "sgemm", offchip: 0.03, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(false) },
+        // per plane 2 top loads, 2 stores, tile-edge loads (warps 0/3, lanes 0/31) of ~55; shared plane, two syncs; lanes 0/31 diverge.
+        Mix { name: "stencil", offchip: 0.08, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
     ];
 
     /// Each kernel written from its source (every memory-intensive one, and each compute one
