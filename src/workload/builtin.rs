@@ -201,7 +201,7 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "mri-q",
         Compute,
-        "Parboil mri-q ComputeQ: sin/cos over k-space samples"
+        "Parboil mri-q ComputeQ_GPU: sin/cos over constant-memory k-space samples"
     ),
     builtin!(
         "mrig-3",
@@ -416,7 +416,7 @@ mod tests {
         divergent: Option<bool>,
     }
     #[rustfmt::skip]
-    const MIX: [Mix; 20] = [
+    const MIX: [Mix; 21] = [
         // 7 loads + 2 stores of ~44 per thread (DP math as alu); __syncthreads; CTA 0's `ty == 0 && by == 0` tail.
         Mix { name: "bp-2", offchip: 0.12, writes: true, shared: Some(false), barrier: Some(true), divergent: Some(true) },
         // mask load per node, node/edge/visited/cost gathers for frontier nodes; no shared or sync; `if mask` per lane.
@@ -458,6 +458,8 @@ mod tests {
         Mix { name: "sgemm", offchip: 0.03, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(false) },
         // per plane 2 top loads, 2 stores, tile-edge loads (warps 0/3, lanes 0/31) of ~55; shared plane, two syncs; lanes 0/31 diverge.
         Mix { name: "stencil", offchip: 0.08, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
+        // per 2 samples 8 constant loads of ~30; 5 loads and 2 stores per thread; no shared or sync; uniform.
+        Mix { name: "mri-q", offchip: 0.2, writes: true, shared: Some(false), barrier: Some(false), divergent: Some(false) },
     ];
 
     /// Each kernel written from its source (every memory-intensive one, and each compute one
