@@ -171,7 +171,7 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "cutcp",
         Compute,
-        "Parboil cutcp: atom bins in shared memory, rsqrt per pair"
+        "Parboil cutcp lattice6overlap: neighbour-list atom bins in shared memory, rsqrt per pair"
     ),
     builtin!(
         "histo-2",
@@ -416,7 +416,7 @@ mod tests {
         divergent: Option<bool>,
     }
     #[rustfmt::skip]
-    const MIX: [Mix; 21] = [
+    const MIX: [Mix; 22] = [
         // 7 loads + 2 stores of ~44 per thread (DP math as alu); __syncthreads; CTA 0's `ty == 0 && by == 0` tail.
         Mix { name: "bp-2", offchip: 0.12, writes: true, shared: Some(false), barrier: Some(true), divergent: Some(true) },
         // mask load per node, node/edge/visited/cost gathers for frontier nodes; no shared or sync; `if mask` per lane.
@@ -460,6 +460,8 @@ mod tests {
         Mix { name: "stencil", offchip: 0.08, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
         // per 2 samples 8 constant loads of ~30; 5 loads and 2 stores per thread; no shared or sync; uniform.
         Mix { name: "mri-q", offchip: 0.2, writes: true, shared: Some(false), barrier: Some(false), divergent: Some(false) },
+        // per pass 12 NbrList constant loads and 8 bin loads per warp, then ~30 per atom pair (shared reads); 4 stores; two syncs; r2 < cutoff2 diverges.
+        Mix { name: "cutcp", offchip: 0.005, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
     ];
 
     /// Each kernel written from its source (every memory-intensive one, and each compute one
