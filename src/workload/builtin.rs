@@ -171,7 +171,7 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "cutcp",
         Compute,
-        "Parboil cutcp: atom bins in shared memory, rsqrt per pair"
+        "Parboil cutcp lattice6overlap: neighbour-list atom bins in shared memory, rsqrt per pair"
     ),
     builtin!(
         "histo-2",
@@ -201,7 +201,7 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "mri-q",
         Compute,
-        "Parboil mri-q ComputeQ: sin/cos over k-space samples"
+        "Parboil mri-q ComputeQ_GPU: sin/cos over constant-memory k-space samples"
     ),
     builtin!(
         "mrig-3",
@@ -221,12 +221,12 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "sgemm",
         Compute,
-        "Parboil sgemm: register-tiled matrix multiply, shared B tile"
+        "Parboil sgemm mysgemmNT: 128x16 register tile, shared B^T tile"
     ),
     builtin!(
         "stencil",
         Compute,
-        "Parboil stencil: 7-point 3D stencil, shared plane tile"
+        "Parboil stencil block2D_hybrid_coarsen_x: 7-point 3D Jacobi, shared plane tile"
     ),
     builtin!(
         "tpacf",
@@ -342,7 +342,7 @@ mod tests {
     #[test]
     fn full_scale_gives_the_headers_real_size() {
         // (kernel, CTAs at full scale, from the header).
-        const FULL_GRID: [(&str, u32); 11] = [
+        const FULL_GRID: [(&str, u32); 13] = [
             ("bp-1", 131_072),  // grid (1, in/16), in = 2 097 152
             ("bp-2", 131_072),  // grid (1, in/16), in = 2 097 152
             ("kmeans-1", 1936), // ceil(494020/256) = 1930 -> 44²
@@ -352,6 +352,8 @@ mod tests {
             ("leuko-2", 796),   // (int)(219*640/176 + 0.5)
             ("lbm", 18_000),    // 120 × 150
             ("sad-1", 1584),    // (176/4) × (144/4)
+            ("sgemm", 528),     // (1024/128) × (1056/16), medium
+            ("stencil", 1024),  // (512/64) × (512/4), default
             ("srad-1", 16_384), // (2048/16)²
             ("srad-2", 16_384),
         ];
@@ -428,7 +430,7 @@ mod tests {
         divergent: Option<bool>,
     }
     #[rustfmt::skip]
-    const MIX: [Mix; 22] = [
+    const MIX: [Mix; 26] = [
         // 7 loads + 2 stores of ~44 per thread (DP math as alu); __syncthreads; CTA 0's `ty == 0 && by == 0` tail.
         Mix { name: "bp-2", offchip: 0.12, writes: true, shared: Some(false), barrier: Some(true), divergent: Some(true) },
         // mask load per node, node/edge/visited/cost gathers for frontier nodes; no shared or sync; `if mask` per lane.
@@ -474,6 +476,14 @@ mod tests {
         Mix { name: "lavamd", offchip: 0.002, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
         // per virtual block one vI load of ~290 per warp, copy-in and copy-out; 9 shared loads per element, 21 syncs per pass; `i < m`, `tid < th`.
         Mix { name: "leuko-3", offchip: 0.002, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
+        // per 8-deep k step 1 B and 8 A loads of ~280 (16 shared loads and 16 fmas per A); C read and written once; two syncs; uniform.
+        Mix { name: "sgemm", offchip: 0.03, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(false) },
+        // per plane 2 top loads, 2 stores, tile-edge loads (warps 0/3, lanes 0/31) of ~55; shared plane, two syncs; lanes 0/31 diverge.
+        Mix { name: "stencil", offchip: 0.08, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
+        // per 2 samples 8 constant loads of ~30; 5 loads and 2 stores per thread; no shared or sync; uniform.
+        Mix { name: "mri-q", offchip: 0.2, writes: true, shared: Some(false), barrier: Some(false), divergent: Some(false) },
+        // per pass 12 NbrList constant loads and 8 bin loads per warp, then ~30 per atom pair (shared reads); 4 stores; two syncs; r2 < cutoff2 diverges.
+        Mix { name: "cutcp", offchip: 0.005, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
     ];
 
     /// Each kernel written from its source (every memory-intensive one, and each compute one

@@ -67,6 +67,7 @@ pub const GENERATORS: &[&str] = &[
     "particlefilter",
     "circles",
     "lavamd_boxes",
+    "cutcp",
 ];
 
 /// Runs generator `generator` with `args`; `dir` is the .kern file's directory (None for built-in
@@ -121,6 +122,11 @@ pub fn generate(
             &["points", "circles", "min_radius", "step"],
         )?),
         "lavamd_boxes" => lavamd_boxes(&Params::new("lavamd_boxes", args, &["boxes1d", "per_box"])?),
+        "cutcp" => cutcp(&Params::new(
+            "cutcp",
+            args,
+            &["side", "atoms", "zregion", "seed"],
+        )?),
         _ => Err(InputError {
             arg: None,
             message: format!(
@@ -1780,6 +1786,156 @@ fn lavamd_boxes(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// cutcp: Parboil cutcp's atom bins and neighbour list (cutoff6overlap.cu's host code)
+
+/// Parboil cutcp's constants (main.c: h, cutoff, padding; cutoff6overlap.cu: the bin geometry).
+const CUTCP_H: f32 = 0.5;
+const CUTCP_CUTOFF: f32 = 12.0;
+const CUTCP_PADDING: f32 = 0.5;
+const CUTCP_BIN_LENGTH: f32 = 4.0;
+const CUTCP_BIN_DEPTH: usize = 8;
+/// `NBRLIST_MAXLEN` = 11³: the declared length of `__constant__ int3 NbrList[]`.
+const CUTCP_NBRLIST_MAXLEN: usize = 11 * 11 * 11;
+const MAX_CUTCP_SIDE: i64 = 400;
+const MAX_CUTCP_ATOMS: i64 = 1 << 22;
+
+/// `cutcp(side=40, atoms=6400, zregion, seed)`: the input of Parboil 2.5 cutcp's
+/// `cuda_cutoff_potential_lattice6overlap` (benchmarks/cutcp/src/cuda/cutoff6overlap.cu), built as
+/// its host code builds it from `atoms` atoms placed uniformly at random in a cube of `side` Å
+/// (a stand-in for the water boxes watbox.sl40 / sl100; charges −0.834, 0.417, 0.417 in turn, as
+/// TIP3P water's O, H, H). main.c: h = 0.5, cutoff 12, the atoms' bounding box padded by 0.5;
+/// the lattice is floor((hi − lo)/h) + 1 points a side, padded to regions of 8³; atoms are
+/// hashed into 4 Å bins of 8 slots, with c = ceil(cutoff/4) = 3 bins of padding on every side;
+/// a bin's 9th and later atoms go to the CPU ("extra"); the neighbour list holds the bin
+/// offsets (i, j, k) in −c..=c with (i² + j² + k²)·16 < (cutoff + √3·4)², in k, j, i order.
+///
+/// Arrays: `bins` (f32 × 32 per bin: the whole `binBaseAddr`, 8 float4 (x, y, z, q) per bin,
+/// empty slots zero), `constants` (4-byte words: `NbrListLen` at byte 0, `NbrList` (x, y, z
+/// per entry) at byte 128, as GPGPU-Sim 3.2.2 places the module's two `__constant__` arrays,
+/// 128 + 12·1331 bytes), `fill` (i32 per region of plane `zregion` (index by·xRegionDim + bx)
+/// and neighbour entry n, region-major: ((i+8) << 12) | ((j+8) << 8) | ((k+8) << 4) | the atom
+/// count of that region's neighbour bin: what the kernel's atom loop finds in shared memory),
+/// and `dims` (i32: nx, ny, nz, xRegionDim, yRegionDim, zRegionDim, binDim x, y, z, c,
+/// NbrListLen, zregion, atoms binned, extra atoms, binZero's offset in bins).
+fn cutcp(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
+    let side = p.int("side", 1, MAX_CUTCP_SIDE, Some(40))? as f32;
+    let natoms = p.int("atoms", 1, MAX_CUTCP_ATOMS, Some(6400))? as usize;
+    let seed = p.seed()?;
+    let mut rng = Rng::new(seed, 12);
+    let atoms: Vec<[f32; 4]> = (0..natoms)
+        .map(|n| {
+            let mut a = [0f32; 4];
+            for v in &mut a[..3] {
+                *v = (rng.unit() * side as f64) as f32;
+            }
+            a[3] = if n % 3 == 0 { -0.834 } else { 0.417 };
+            a
+        })
+        .collect();
+    // main.c: get_atom_extent, padding, lattice_from_bounding_box.
+    let mut lo = [f32::INFINITY; 3];
+    let mut hi = [f32::NEG_INFINITY; 3];
+    for a in &atoms {
+        for d in 0..3 {
+            lo[d] = lo[d].min(a[d]);
+            hi[d] = hi[d].max(a[d]);
+        }
+    }
+    let (lo, hi) = (lo.map(|v| v - CUTCP_PADDING), hi.map(|v| v + CUTCP_PADDING));
+    let n: [i64; 3] = std::array::from_fn(|d| ((hi[d] - lo[d]) / CUTCP_H).floor() as i64 + 1);
+    // cutoff6overlap.cu: regions of 8³, bins with c bins of padding.
+    let rd: [i64; 3] = n.map(|v| (v as f32 / 8.0).ceil() as i64);
+    let inv = 1.0 / CUTCP_BIN_LENGTH;
+    let c = (CUTCP_CUTOFF * inv).ceil() as i64;
+    let bd: [i64; 3] = rd.map(|r| ((8 * r) as f32 * CUTCP_H * inv).ceil() as i64 + 2 * c);
+    let nbins = (bd[0] * bd[1] * bd[2]) as usize;
+    check_cap("atoms", "cutcp's bins", nbins as u64 * 128)?;
+    let zero = ((c * bd[1] + c) * bd[0] + c) as usize;
+    let zregion = p.int("zregion", 0, rd[2] - 1, Some(rd[2] / 2))?;
+    let mut bins = vec![0f32; nbins * 4 * CUTCP_BIN_DEPTH];
+    let mut count = vec![0usize; nbins];
+    let (mut binned, mut extra) = (0i32, 0i32);
+    for a in &atoms {
+        let pos: [f32; 3] = std::array::from_fn(|d| a[d] - lo[d]);
+        let b: [i64; 3] = pos.map(|v| (v * inv).floor() as i64);
+        if (0..3).all(|d| b[d] >= -c && b[d] < bd[d] - c) && a[3] != 0.0 {
+            let index = (zero as i64 + (b[2] * bd[1] + b[1]) * bd[0] + b[0]) as usize;
+            if count[index] < CUTCP_BIN_DEPTH {
+                let at = 4 * (CUTCP_BIN_DEPTH * index + count[index]);
+                bins[at..at + 3].copy_from_slice(&pos);
+                bins[at + 3] = a[3];
+                count[index] += 1;
+                binned += 1;
+            } else {
+                extra += 1;
+            }
+        }
+    }
+    // The neighbour list: 8h = 4 = BIN_LENGTH, so the source's first branch (one cell).
+    let s = 3f32.sqrt();
+    let r2 = (CUTCP_CUTOFF + s * CUTCP_BIN_LENGTH) * (CUTCP_CUTOFF + s * CUTCP_BIN_LENGTH);
+    let mut nbr = Vec::new();
+    for k in -c..=c {
+        for j in -c..=c {
+            for i in -c..=c {
+                if ((i * i + j * j + k * k) as f32) * CUTCP_BIN_LENGTH * CUTCP_BIN_LENGTH >= r2 {
+                    continue;
+                }
+                nbr.push([i, j, k]);
+            }
+        }
+    }
+    assert!(nbr.len() <= CUTCP_NBRLIST_MAXLEN);
+    let mut constants = vec![0i32; (CONST_ALIGN + 12 * CUTCP_NBRLIST_MAXLEN) / 4];
+    constants[0] = nbr.len() as i32;
+    for (e, o) in nbr.iter().enumerate() {
+        for d in 0..3 {
+            constants[CONST_ALIGN / 4 + 3 * e + d] = o[d] as i32;
+        }
+    }
+    // The atom count of each neighbour bin of each region of plane zregion. myBinIndex is
+    // floorf((8·region + 4)·h·BIN_INVLEN), as the kernel computes it.
+    let my = |r: i64| ((8 * r + 4) as f32 * CUTCP_H * inv).floor() as i64;
+    let mut fill = Vec::with_capacity((rd[0] * rd[1]) as usize * nbr.len());
+    for by in 0..rd[1] {
+        for bx in 0..rd[0] {
+            for o in &nbr {
+                let (i, j, k) = (my(bx) + o[0], my(by) + o[1], my(zregion) + o[2]);
+                let index = (zero as i64 + (k * bd[1] + j) * bd[0] + i) as usize;
+                let pack = ((o[0] + 8) << 12) | ((o[1] + 8) << 8) | ((o[2] + 8) << 4);
+                fill.push((pack | count[index] as i64) as i32);
+            }
+        }
+    }
+    let dims: Vec<i32> = [
+        n[0],
+        n[1],
+        n[2],
+        rd[0],
+        rd[1],
+        rd[2],
+        bd[0],
+        bd[1],
+        bd[2],
+        c,
+        nbr.len() as i64,
+        zregion,
+        binned as i64,
+        extra as i64,
+        zero as i64,
+    ]
+    .iter()
+    .map(|&v| v as i32)
+    .collect();
+    Ok(named(vec![
+        ("bins", f32s(&bins)),
+        ("constants", i32s(&constants)),
+        ("fill", i32s(&fill)),
+        ("dims", i32s(&dims)),
+    ]))
+}
+
+// ---------------------------------------------------------------------------------------------
 // file: .npy (NumPy format 1.0/2.0/3.0) or raw little-endian.
 
 /// Element types of raw files, with their sizes.
@@ -3301,6 +3457,111 @@ mod tests {
         assert_eq!(circles_layout(150, 7), ([0, 640, 1280, 5504], 9704));
         assert_eq!(circles_layout(32, 1), ([0, 128, 256, 384], 512));
         assert_eq!(circles_layout(1, 1), ([0, 128, 256, 384], 388));
+    }
+
+    /// cutcp() builds the bins and neighbour list as Parboil cutcp's host code does: for the
+    /// default box (6 400 atoms in 40 Å) the lattice is 82³ points, 11³ regions, bins 17³ with 3
+    /// of padding; the neighbour list is the 7³ cube less its 8 corners (335 entries, k, j, i
+    /// order); every binned atom lies in its bin, and `fill` agrees with the bins' contents.
+    #[test]
+    fn cutcp_bins_atoms_as_the_host_code_does() {
+        let out = gen("cutcp", &[int("seed", 1)]);
+        let dims = as_i32(get(&out, "dims"));
+        assert_eq!(&dims[..12], &[82, 82, 82, 11, 11, 11, 17, 17, 17, 3, 335, 5]);
+        let (binned, extra, zero) = (dims[12], dims[13], dims[14] as usize);
+        assert_eq!(binned + extra, 6400, "every atom is inside the bins and charged");
+        // Uniform placement is Poisson per bin (mean 6.4 inside the box): about 6 % of the
+        // atoms are a bin's 9th or later and go to the CPU, as the host code does with them.
+        assert!(
+            (200..640).contains(&extra),
+            "overflow at 6.4 atoms a bin: {extra}"
+        );
+        assert_eq!(zero, (3 * 17 + 3) * 17 + 3);
+        let c = as_i32(get(&out, "constants"));
+        assert_eq!(c.len(), (128 + 12 * 1331) / 4);
+        assert_eq!(c[0], 335);
+        assert!(c[1..32].iter().all(|&v| v == 0));
+        let nbr: Vec<[i32; 3]> = (0..335)
+            .map(|e| [c[32 + 3 * e], c[33 + 3 * e], c[34 + 3 * e]])
+            .collect();
+        let mut want = Vec::new();
+        for k in -3i32..=3 {
+            for j in -3i32..=3 {
+                for i in -3i32..=3 {
+                    if !(i.abs() == 3 && j.abs() == 3 && k.abs() == 3) {
+                        want.push([i, j, k]);
+                    }
+                }
+            }
+        }
+        assert_eq!(nbr, want);
+        assert!(c[32 + 3 * 335..].iter().all(|&v| v == 0));
+        // Bins: each atom in slot order, inside its 4 Å cell, charged; slots past it empty.
+        let bins = as_f32(get(&out, "bins"));
+        assert_eq!(bins.len(), 17 * 17 * 17 * 32);
+        let mut counts = vec![0usize; 17 * 17 * 17];
+        let mut total = 0;
+        for (b, bin) in bins.chunks_exact(32).enumerate() {
+            let (i, j, k) = (
+                (b % 17) as f32 - 3.0,
+                ((b / 17) % 17) as f32 - 3.0,
+                (b / 289) as f32 - 3.0,
+            );
+            let n = (0..8).take_while(|&s| bin[4 * s + 3] != 0.0).count();
+            assert!(bin[4 * n..].iter().all(|&v| v == 0.0), "bin {b}: slots after {n}");
+            for a in bin[..4 * n].chunks_exact(4) {
+                for (d, cell) in [i, j, k].into_iter().enumerate() {
+                    assert!((a[d] / 4.0).floor() == cell, "bin {b}: {a:?}");
+                }
+                assert!(a[3] == -0.834 || a[3] == 0.417);
+            }
+            counts[b] = n;
+            total += n;
+        }
+        assert_eq!(total as i32, binned);
+        // Padding bins and the bins past the box (the box fills bins 0..=10) are empty.
+        assert_eq!(counts[0], 0);
+        // fill: region (bx, by) of plane 5, entry n: the packed offset and that bin's count.
+        let fill = as_i32(get(&out, "fill"));
+        assert_eq!(fill.len(), 121 * 335);
+        for r in [0usize, 5, 60, 120] {
+            let (bx, by) = ((r % 11) as i32, (r / 11) as i32);
+            for (e, o) in nbr.iter().enumerate() {
+                let f = fill[r * 335 + e];
+                assert_eq!([(f >> 12) - 8, ((f >> 8) & 15) - 8, ((f >> 4) & 15) - 8], *o);
+                let idx = zero as i32 + ((5 + o[2]) * 17 + by + o[1]) * 17 + bx + o[0];
+                assert_eq!((f & 15) as usize, counts[idx as usize], "region {r} entry {e}");
+            }
+        }
+        // An interior region's neighbour bins hold ≈ 6.4 atoms; a corner region's are half empty.
+        let mean = |r: usize| fill[r * 335..(r + 1) * 335].iter().map(|f| f & 15).sum::<i32>() as f64 / 335.0;
+        assert!((5.0..7.0).contains(&mean(60)), "interior {}", mean(60));
+        assert!(mean(0) < 0.6 * mean(60), "corner {}", mean(0));
+        // Deterministic, seed-dependent; the large box gives 26 regions a side.
+        assert_eq!(out, gen("cutcp", &[int("seed", 1)]));
+        assert_ne!(get(&out, "bins"), get(&gen("cutcp", &[int("seed", 2)]), "bins"));
+        let big = gen(
+            "cutcp",
+            &[int("side", 100), int("atoms", 100_000), int("seed", 1)],
+        );
+        assert_eq!(&as_i32(get(&big, "dims"))[..6], &[202, 202, 202, 26, 26, 26]);
+    }
+
+    #[test]
+    fn cutcp_arguments_are_checked() {
+        let e = |args: &[Arg]| fails("cutcp", args, None);
+        let x = e(&[]);
+        assert!(x.message.contains("needs the argument `seed`"), "{x}");
+        let x = e(&[int("seed", 1), int("side", 0)]);
+        assert!(x.message.contains("side must be 1 ..= 400"), "{x}");
+        let x = e(&[int("seed", 1), int("atoms", 0)]);
+        assert_eq!(x.arg.as_deref(), Some("atoms"));
+        let x = e(&[int("seed", 1), int("zregion", 11)]);
+        assert!(x.message.contains("zregion must be 0 ..= 10"), "{x}");
+        let x = e(&[int("seed", 1), int("h", 1)]);
+        assert!(x.message.contains("side, atoms, zregion, seed"), "{x}");
+        let out = gen("cutcp", &[int("seed", 1), int("zregion", 0)]);
+        assert_eq!(as_i32(get(&out, "dims"))[11], 0);
     }
 
     #[test]
