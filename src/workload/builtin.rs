@@ -176,7 +176,7 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "histo-2",
         Compute,
-        "Parboil histo intermediates: integer bin arithmetic"
+        "Parboil histo intermediates: uint2 rows to uchar4 bin mappings"
     ),
     builtin!(
         "kmeans-2",
@@ -414,7 +414,7 @@ mod tests {
         divergent: Option<bool>,
     }
     #[rustfmt::skip]
-    const MIX: [Mix; 18] = [
+    const MIX: [Mix; 19] = [
         // 7 loads + 2 stores of ~44 per thread (DP math as alu); __syncthreads; CTA 0's `ty == 0 && by == 0` tail.
         Mix { name: "bp-2", offchip: 0.12, writes: true, shared: Some(false), barrier: Some(true), divergent: Some(true) },
         // mask load per node, node/edge/visited/cost gathers for frontier nodes; no shared or sync; `if mask` per lane.
@@ -452,6 +452,8 @@ mod tests {
         Mix { name: "leuko-2", offchip: 0.1, writes: true, shared: Some(false), barrier: Some(false), divergent: Some(true) },
         // 24 texture fetches per 3 positions of ~125; shared frame and SADs with two syncs; `t < 16` copy-in.
         Mix { name: "sad-1", offchip: 0.15, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
+        // per row 1 uint2 load + 2 uchar4 stores of 34; no shared or sync; `if (!skip)` predicated, skip false.
+        Mix { name: "histo-2", offchip: 0.08, writes: true, shared: Some(false), barrier: Some(false), divergent: Some(false) },
     ];
 
     /// Each kernel written from its source (every memory-intensive one, and each compute one
