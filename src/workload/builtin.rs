@@ -231,7 +231,7 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "tpacf",
         Compute,
-        "Parboil tpacf: dot products and bin search in shared memory"
+        "Parboil tpacf gen_hists: dot products, bin search in constant memory"
     ),
 ];
 
@@ -330,7 +330,7 @@ mod tests {
     #[test]
     fn full_scale_gives_the_headers_real_size() {
         // (kernel, CTAs at full scale, from the header).
-        const FULL_GRID: [(&str, u32); 9] = [
+        const FULL_GRID: [(&str, u32); 10] = [
             ("bp-2", 131_072),  // grid (1, in/16), in = 2 097 152
             ("kmeans-1", 1936), // ceil(494020/256) = 1930 -> 44²
             ("kmeans-2", 1936), // the same grid as kmeans-1
@@ -340,6 +340,7 @@ mod tests {
             ("sad-1", 1584),    // (176/4) × (144/4)
             ("srad-1", 16_384), // (2048/16)²
             ("srad-2", 16_384),
+            ("tpacf", 201),     // NUM_SETS*2 + 1, NUM_SETS = 100
         ];
         for b in builtins() {
             let d = b.kernel_at(Scale::Default);
@@ -414,7 +415,7 @@ mod tests {
         divergent: Option<bool>,
     }
     #[rustfmt::skip]
-    const MIX: [Mix; 19] = [
+    const MIX: [Mix; 20] = [
         // 7 loads + 2 stores of ~44 per thread (DP math as alu); __syncthreads; CTA 0's `ty == 0 && by == 0` tail.
         Mix { name: "bp-2", offchip: 0.12, writes: true, shared: Some(false), barrier: Some(true), divergent: Some(true) },
         // mask load per node, node/edge/visited/cost gathers for frontier nodes; no shared or sync; `if mask` per lane.
@@ -454,6 +455,8 @@ mod tests {
         Mix { name: "sad-1", offchip: 0.15, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
         // per row 1 uint2 load + 2 uchar4 stores of 34; no shared or sync; `if (!skip)` predicated, skip false.
         Mix { name: "histo-2", offchip: 0.08, writes: true, shared: Some(false), barrier: Some(false), divergent: Some(false) },
+        // per pair ~6 ld.const (binb) of ~82; 3+3 point loads per tile; shared tile, sub-histograms and syncs; the bin search diverges.
+        Mix { name: "tpacf", offchip: 0.05, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
     ];
 
     /// Each kernel written from its source (every memory-intensive one, and each compute one
