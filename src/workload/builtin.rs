@@ -206,7 +206,7 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "mrig-3",
         Compute,
-        "Parboil mri-gridding gridding: kernel weights per sample"
+        "Parboil mri-gridding scan_L1: shared-memory scan of sort digits"
     ),
     builtin!(
         "pathfinder",
@@ -231,7 +231,7 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "tpacf",
         Compute,
-        "Parboil tpacf gen_hists: dot products, bin search in constant memory"
+        "Parboil tpacf gen_hists: dot products, bin search by constant"
     ),
 ];
 
@@ -286,8 +286,11 @@ mod tests {
             let rewritten =
                 b.class.is_memory_intensive() || b.source.lines().any(|l| l.starts_with("# Grid/block"));
             if rewritten {
+                // mrig-3 (scan_L1_kernel) is the one real launch under 100 k: 16 CTAs at the
+                // assumed input (its header), not scaled up past the launch it models.
+                let least = if b.name == "mrig-3" { 60_000 } else { 100_000 };
                 assert!(
-                    (100_000..=2_500_000).contains(&total),
+                    (least..=2_500_000).contains(&total),
                     "{}: {total} warp instructions",
                     b.name
                 );
@@ -340,7 +343,7 @@ mod tests {
             ("sad-1", 1584),    // (176/4) × (144/4)
             ("srad-1", 16_384), // (2048/16)²
             ("srad-2", 16_384),
-            ("tpacf", 201),     // NUM_SETS*2 + 1, NUM_SETS = 100
+            ("tpacf", 201), // NUM_SETS*2 + 1, NUM_SETS = 100
         ];
         for b in builtins() {
             let d = b.kernel_at(Scale::Default);
@@ -415,7 +418,7 @@ mod tests {
         divergent: Option<bool>,
     }
     #[rustfmt::skip]
-    const MIX: [Mix; 20] = [
+    const MIX: [Mix; 21] = [
         // 7 loads + 2 stores of ~44 per thread (DP math as alu); __syncthreads; CTA 0's `ty == 0 && by == 0` tail.
         Mix { name: "bp-2", offchip: 0.12, writes: true, shared: Some(false), barrier: Some(true), divergent: Some(true) },
         // mask load per node, node/edge/visited/cost gathers for frontier nodes; no shared or sync; `if mask` per lane.
@@ -457,6 +460,8 @@ mod tests {
         Mix { name: "histo-2", offchip: 0.08, writes: true, shared: Some(false), barrier: Some(false), divergent: Some(false) },
         // per pair ~6 ld.const (binb) of ~82; 3+3 point loads per tile; shared tile, sub-histograms and syncs; the bin search diverges.
         Mix { name: "tpacf", offchip: 0.05, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
+        // 2 loads + 2 stores per thread (+ thread 0's inter store) of ~258 per warp; 21 syncs; `thid < d` diverges in warp 0.
+        Mix { name: "mrig-3", offchip: 0.01, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
     ];
 
     /// Each kernel written from its source (every memory-intensive one, and each compute one

@@ -2586,7 +2586,10 @@ mod tests {
         for (c, v) in fl.iter().zip(&xi) {
             assert_eq!(*v as i64, (*c as f64 * TPACF_FIXED_ONE as f64).round() as i64);
         }
-        let out = gen("tpacf_bins", &[int("bins", 4), int("per_dec", 1), int("min_arcmin", 60)]);
+        let out = gen(
+            "tpacf_bins",
+            &[int("bins", 4), int("per_dec", 1), int("min_arcmin", 60)],
+        );
         assert_eq!(as_i32(get(&out, "fixed")).len(), 5);
         let e = generate("tpacf_bins", &[int("bins", 0)], None).unwrap_err();
         assert_eq!(e.arg.as_deref(), Some("bins"), "{e}");
