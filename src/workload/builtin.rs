@@ -176,7 +176,7 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "histo-2",
         Compute,
-        "Parboil histo intermediates: integer bin arithmetic"
+        "Parboil histo intermediates: uint2 rows to uchar4 bin mappings"
     ),
     builtin!(
         "kmeans-2",
@@ -206,7 +206,7 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "mrig-3",
         Compute,
-        "Parboil mri-gridding gridding: kernel weights per sample"
+        "Parboil mri-gridding scan_L1: shared-memory scan of sort digits"
     ),
     builtin!(
         "pathfinder",
@@ -231,7 +231,7 @@ static BUILTINS: [Builtin; 29] = [
     builtin!(
         "tpacf",
         Compute,
-        "Parboil tpacf: dot products and bin search in shared memory"
+        "Parboil tpacf gen_hists: dot products, bin search by constant"
     ),
 ];
 
@@ -297,9 +297,12 @@ mod tests {
                     b.name
                 );
                 // Small enough for CI-sized runs, unless the occupancy above needs more (leuko-2:
-                // 120 CTAs of 44 K instructions; mummer: all 40 CTAs).
+                // 120 CTAs of 44 K instructions; mummer: all 40 CTAs). mrig-3 (scan_L1_kernel)
+                // is the one real launch under 100 k: 16 CTAs at the assumed input (its header),
+                // not scaled up past the launch it models.
+                let least = if b.name == "mrig-3" { 60_000 } else { 100_000 };
                 assert!(
-                    (100_000..=6_000_000).contains(&total),
+                    (least..=6_000_000).contains(&total),
                     "{}: {total} warp instructions",
                     b.name
                 );
@@ -342,7 +345,7 @@ mod tests {
     #[test]
     fn full_scale_gives_the_headers_real_size() {
         // (kernel, CTAs at full scale, from the header).
-        const FULL_GRID: [(&str, u32); 13] = [
+        const FULL_GRID: [(&str, u32); 14] = [
             ("bp-1", 131_072),  // grid (1, in/16), in = 2 097 152
             ("bp-2", 131_072),  // grid (1, in/16), in = 2 097 152
             ("kmeans-1", 1936), // ceil(494020/256) = 1930 -> 44²
@@ -356,6 +359,7 @@ mod tests {
             ("stencil", 1024),  // (512/64) × (512/4), default
             ("srad-1", 16_384), // (2048/16)²
             ("srad-2", 16_384),
+            ("tpacf", 201), // NUM_SETS*2 + 1, NUM_SETS = 100
         ];
         for b in builtins() {
             let d = b.kernel_at(Scale::Default);
@@ -430,7 +434,7 @@ mod tests {
         divergent: Option<bool>,
     }
     #[rustfmt::skip]
-    const MIX: [Mix; 26] = [
+    const MIX: [Mix; 29] = [
         // 7 loads + 2 stores of ~44 per thread (DP math as alu); __syncthreads; CTA 0's `ty == 0 && by == 0` tail.
         Mix { name: "bp-2", offchip: 0.12, writes: true, shared: Some(false), barrier: Some(true), divergent: Some(true) },
         // mask load per node, node/edge/visited/cost gathers for frontier nodes; no shared or sync; `if mask` per lane.
@@ -484,6 +488,12 @@ mod tests {
         Mix { name: "mri-q", offchip: 0.2, writes: true, shared: Some(false), barrier: Some(false), divergent: Some(false) },
         // per pass 12 NbrList constant loads and 8 bin loads per warp, then ~30 per atom pair (shared reads); 4 stores; two syncs; r2 < cutoff2 diverges.
         Mix { name: "cutcp", offchip: 0.005, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
+        // per row 1 uint2 load + 2 uchar4 stores of 34; no shared or sync; `if (!skip)` predicated, skip false.
+        Mix { name: "histo-2", offchip: 0.08, writes: true, shared: Some(false), barrier: Some(false), divergent: Some(false) },
+        // per pair ~6 ld.const (binb) of ~82; 3+3 point loads per tile; shared tile, sub-histograms and syncs; the bin search diverges.
+        Mix { name: "tpacf", offchip: 0.05, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
+        // 2 loads + 2 stores per thread (+ thread 0's inter store) of ~258 per warp; 21 syncs; `thid < d` diverges in warp 0.
+        Mix { name: "mrig-3", offchip: 0.01, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
     ];
 
     /// Each kernel written from its source (every memory-intensive one, and each compute one

@@ -68,6 +68,7 @@ pub const GENERATORS: &[&str] = &[
     "circles",
     "lavamd_boxes",
     "cutcp",
+    "tpacf_bins",
 ];
 
 /// Runs generator `generator` with `args`; `dir` is the .kern file's directory (None for built-in
@@ -126,6 +127,11 @@ pub fn generate(
             "cutcp",
             args,
             &["side", "atoms", "zregion", "seed"],
+        )?),
+        "tpacf_bins" => tpacf_bins(&Params::new(
+            "tpacf_bins",
+            args,
+            &["bins", "per_dec", "min_arcmin"],
         )?),
         _ => Err(InputError {
             arg: None,
@@ -1936,6 +1942,35 @@ fn cutcp(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// tpacf_bins: Parboil tpacf's angular bin boundaries (`dev_binb`)
+
+/// The fixed-point scale of `tpacf_bins`'s `fixed` array: a cosine c is `round(c · 2^30)`.
+pub const TPACF_FIXED_ONE: i64 = 1 << 30;
+
+/// Parboil tpacf's `initBinB` (benchmarks/tpacf/src/cuda/tpacf_kernel.cu): the `bins + 1`
+/// boundaries `binb[k] = cos(10^(log10(min_arcmin) + k / per_dec) / 60 · π/180)`, computed in
+/// double and stored as float (`REAL` is float), the cosines of angles growing by 10^(1/per_dec)
+/// from `min_arcmin` arcminutes, so decreasing in k. Arrays: `binb` (f32 × (bins + 1), the
+/// `__constant__` array as the source holds it) and `fixed` (i32 × (bins + 1), each float
+/// times 2^30 rounded to nearest), for kernels that compare a cosine as an integer value.
+fn tpacf_bins(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
+    let bins = p.int("bins", 1, 1024, Some(20))?;
+    let per_dec = p.int("per_dec", 1, 1000, Some(5))?;
+    let min_arcmin = p.int("min_arcmin", 1, 21_600, Some(1))?;
+    let binb: Vec<f32> = (0..=bins)
+        .map(|k| {
+            let arcmin = 10f64.powf((min_arcmin as f64).log10() + k as f64 * 1.0 / per_dec as f64);
+            (arcmin / 60.0 * std::f64::consts::PI / 180.0).cos() as f32
+        })
+        .collect();
+    let fixed: Vec<i32> = binb
+        .iter()
+        .map(|&c| (c as f64 * TPACF_FIXED_ONE as f64).round() as i32)
+        .collect();
+    Ok(named(vec![("binb", f32s(&binb)), ("fixed", i32s(&fixed))]))
+}
+
+// ---------------------------------------------------------------------------------------------
 // file: .npy (NumPy format 1.0/2.0/3.0) or raw little-endian.
 
 /// Element types of raw files, with their sizes.
@@ -2786,6 +2821,37 @@ mod tests {
         let x = e(&[int("elements", 4000), int("order", 8)]);
         assert_eq!(x.arg.as_deref(), Some("elements"), "{x}");
         assert!(x.message.contains("capped"), "{x}");
+    }
+
+    #[test]
+    fn tpacf_bins_are_init_binb() {
+        let out = gen("tpacf_bins", &[]);
+        let f = get(&out, "binb");
+        let x = get(&out, "fixed");
+        assert_eq!((f.len(), x.len()), (21, 21));
+        let fl: Vec<f32> = f
+            .data
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        // Hand values: 1 arcmin, 100 arcmin (k = 10), 1000 arcmin (k = 15), 10 000 (k = 20).
+        assert!((fl[0] as f64 - (1.0f64 / 60.0).to_radians().cos()).abs() < 1e-7);
+        assert!((fl[10] as f64 - (100.0f64 / 60.0).to_radians().cos()).abs() < 1e-7);
+        assert!((fl[15] as f64 - (1000.0f64 / 60.0).to_radians().cos()).abs() < 1e-7);
+        assert!((fl[20] as f64 - (10000.0f64 / 60.0).to_radians().cos()).abs() < 1e-7);
+        assert!(fl[20] < -0.97 && fl[19] < 0.0 && fl[18] > 0.0, "{fl:?}");
+        assert!(fl.windows(2).all(|w| w[0] >= w[1]), "decreasing");
+        let xi = as_i32(x);
+        for (c, v) in fl.iter().zip(&xi) {
+            assert_eq!(*v as i64, (*c as f64 * TPACF_FIXED_ONE as f64).round() as i64);
+        }
+        let out = gen(
+            "tpacf_bins",
+            &[int("bins", 4), int("per_dec", 1), int("min_arcmin", 60)],
+        );
+        assert_eq!(as_i32(get(&out, "fixed")).len(), 5);
+        let e = generate("tpacf_bins", &[int("bins", 0)], None).unwrap_err();
+        assert_eq!(e.arg.as_deref(), Some("bins"), "{e}");
     }
 
     #[test]
