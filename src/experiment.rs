@@ -26,9 +26,10 @@ pub struct Job {
     pub cfg: Config,
     /// The configuration file the machine was read from, if any.
     pub config_file: Option<Input>,
-    /// A trace: its kernels run back to back instead of `kernel` (its first), each read
-    /// from its file as its CTAs launch, its instruction count checked.
-    pub trace: Option<SharedWorkload>,
+    /// A workload of several launches (a trace, or a built-in whose host code loops, like
+    /// bfs): its kernels run back to back on one machine instead of `kernel` (its first); a
+    /// trace's are read from its file as their CTAs launch, their instruction count checked.
+    pub sequence: Option<SharedWorkload>,
 }
 
 /// A loaded workload shared by the jobs that run it.
@@ -47,21 +48,33 @@ fn builtin_workload(b: &Builtin) -> Workload {
         kind: WorkloadKind::Builtin,
         name: b.name.to_string(),
         class: Some(b.class),
-        inputs: vec![Input::of_text(&format!("builtin:{}", b.name), b.source)],
+        inputs: vec![Input::of_text(&format!("builtin:{}", b.name), &b.sources())],
     }
 }
 
+/// A built-in's first launch and, where its host code launches more, the whole sequence.
+fn builtin_launches(b: &'static Builtin, scale: crate::config::Scale) -> (Kernel, Option<SharedWorkload>) {
+    let w = LoadedWorkload::builtin_at(b, scale);
+    let first = w.first_kernel().expect("a built-in has a plain first kernel");
+    let sequence = (w.len() > 1).then(|| SharedWorkload(Arc::new(w)));
+    (first, sequence)
+}
+
 /// Every kernel under every scheduler, on the machine `base`.
-pub fn scheduler_matrix(kernels: &[&Builtin], schedulers: &[SchedulerKind], base: &Config) -> Vec<Job> {
+pub fn scheduler_matrix(
+    kernels: &[&'static Builtin],
+    schedulers: &[SchedulerKind],
+    base: &Config,
+) -> Vec<Job> {
     let mut jobs = vec![];
     for b in kernels {
-        let kernel = b.kernel_at(base.kernel_scale);
+        let (kernel, sequence) = builtin_launches(b, base.kernel_scale);
         for &s in schedulers {
             jobs.push(Job {
                 kernel: kernel.clone(),
                 workload: builtin_workload(b),
                 config_file: None,
-                trace: None,
+                sequence: sequence.clone(),
                 label: s.name().to_string(),
                 cfg: Config {
                     scheduler: s,
@@ -115,20 +128,20 @@ pub fn resource_variants(base: &Config) -> Vec<(String, Config)> {
 }
 
 /// Every kernel on every (label, machine) variant.
-pub fn variant_matrix(kernels: &[&Builtin], variants: &[(String, Config)]) -> Vec<Job> {
+pub fn variant_matrix(kernels: &[&'static Builtin], variants: &[(String, Config)]) -> Vec<Job> {
     let mut jobs = vec![];
     for b in kernels {
         // Every variant derives from one base machine, so they share its kernel_scale.
         let scale = variants
             .first()
             .map_or_else(Default::default, |(_, c)| c.kernel_scale);
-        let kernel = b.kernel_at(scale);
+        let (kernel, sequence) = builtin_launches(b, scale);
         for (label, cfg) in variants {
             jobs.push(Job {
                 kernel: kernel.clone(),
                 workload: builtin_workload(b),
                 config_file: None,
-                trace: None,
+                sequence: sequence.clone(),
                 label: label.clone(),
                 cfg: cfg.clone(),
             });
@@ -162,13 +175,13 @@ pub fn workload_matrix(
     let mut jobs = vec![];
     for w in workloads {
         let kernel = w.first_kernel()?;
-        let trace = (w.info.kind == WorkloadKind::Trace).then(|| SharedWorkload(w.clone()));
+        let sequence = (w.info.kind == WorkloadKind::Trace || w.len() > 1).then(|| SharedWorkload(w.clone()));
         for (label, cfg) in variants {
             jobs.push(Job {
                 kernel: kernel.clone(),
                 workload: w.info.clone(),
                 config_file: None,
-                trace: trace.clone(),
+                sequence: sequence.clone(),
                 label: label.clone(),
                 cfg: cfg.clone(),
             });
@@ -198,14 +211,14 @@ pub fn run_jobs(jobs: &[Job], threads: usize, done: &(dyn Fn() + Sync)) -> Resul
         jobs.par_iter()
             .map(|j| {
                 let failed = |source: Box<dyn std::error::Error + Send + Sync>| JobError {
-                    kernel: match j.trace {
+                    kernel: match j.sequence {
                         Some(_) => j.workload.name.clone(),
                         None => j.kernel.name.clone(),
                     },
                     label: j.label.clone(),
                     source,
                 };
-                let result = match &j.trace {
+                let result = match &j.sequence {
                     Some(w) => {
                         w.0.run(&j.cfg, &j.label, j.config_file.clone())
                             .map_err(|e| failed(e.into()))?

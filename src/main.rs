@@ -649,12 +649,25 @@ fn dispatch(cmd: Command) -> Result<()> {
     }
 }
 
+/// One kernel of a built-in or kernel file: a built-in whose host code launches several
+/// (bfs's levels) gives its representative launch (`Builtin::kernel_at`: bfs's largest
+/// frontier), which `trace export` and `bench` take.
+fn representative_kernel(
+    name: &str,
+    scale: mascar::workload::kernel_format::Scale,
+) -> Result<mascar::workload::Kernel> {
+    match builtin::find(name) {
+        Some(b) => Ok(b.kernel_at(scale)),
+        None => LoadedWorkload::kernel_at(name, scale)?.first_kernel(),
+    }
+}
+
 /// `mascar trace export`: the kernel at the configuration's `kernel_scale` and placement,
 /// as `mascar run` would run it.
 fn trace_export(name: &str, out: &Path, machine: &MachineArgs) -> Result<()> {
     use mascar::workload::trace_export::{export_dir, KERNEL_FILE};
     let cfg = machine.config()?;
-    let kernel = LoadedWorkload::kernel_at(name, cfg.kernel_scale)?.first_kernel()?;
+    let kernel = representative_kernel(name, cfg.kernel_scale)?;
     let s = export_dir(&kernel, &cfg, out)?;
     let read_only = s.tex_loads + s.const_loads;
     if read_only > 0 {
@@ -1344,7 +1357,7 @@ fn bench(
     let mut slowest: Option<(f64, String, SchedulerKind)> = None;
     let mut slowest_compute: Option<(f64, String, SchedulerKind)> = None;
     for name in &kernels {
-        let k = LoadedWorkload::kernel_at(name, base.kernel_scale)?.first_kernel()?;
+        let k = representative_kernel(name, base.kernel_scale)?;
         let compute =
             mascar::workload::builtin::find(&k.name).is_some_and(|b| !b.class.is_memory_intensive());
         for &sched in &schedulers {

@@ -44,9 +44,9 @@ impl LoadedWorkload {
                 kind: WorkloadKind::Builtin,
                 name: b.name.to_string(),
                 class: Some(b.class),
-                inputs: vec![Input::of_text(&format!("builtin:{}", b.name), b.source)],
+                inputs: vec![Input::of_text(&format!("builtin:{}", b.name), &b.sources())],
             },
-            pieces: vec![Piece::Plain(b.kernel_at(scale))],
+            pieces: b.launches_at(scale).into_iter().map(Piece::Plain).collect(),
             notes: vec![],
         }
     }
@@ -277,7 +277,7 @@ pub fn check_inputs(recorded: &[Input]) -> Result<()> {
         let now = if let Some(name) = i.path.strip_prefix("builtin:") {
             let b = builtin::find(name)
                 .ok_or_else(|| anyhow::anyhow!("{}: no such built-in kernel any more", i.path))?;
-            Input::of_text(&i.path, b.source)
+            Input::of_text(&i.path, &b.sources())
         } else {
             hash(Path::new(&i.path))?
         };

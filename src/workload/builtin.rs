@@ -16,7 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::workload::kernel_format::{parse_kernel_at, Scale};
+use crate::workload::kernel_format::{parse_kernel_at, parse_kernel_with, Scale};
 use crate::workload::program::Kernel;
 
 /// What limits a kernel, by construction of its access pattern.
@@ -51,13 +51,71 @@ pub struct Builtin {
     pub class: KernelClass,
     pub description: &'static str,
     pub source: &'static str,
+    /// What the benchmark's host code launches: `source` once, or a sequence.
+    pub host: HostLoop,
 }
+
+/// The launches a benchmark's host code makes of a built-in.
+pub enum HostLoop {
+    /// One launch of the source.
+    Once,
+    /// Rodinia bfs.cu (BFSGraph): `do { Kernel; Kernel2; } while (stop)`, one iteration per
+    /// BFS level. The source is `Kernel`, `second` is `Kernel2`; both take the level as their
+    /// size `LAUNCH`, and the loop runs while the level's frontier is not empty (the `stop`
+    /// flag the previous Kernel2 set).
+    BfsLevels { second: &'static str },
+}
+
+/// Most iterations a host loop may run: more than any built-in's input has levels.
+const MAX_HOST_ITERATIONS: i64 = 1 << 16;
 
 impl Builtin {
     /// Parses the source at the default scale. Every builtin is parsed by a unit test, so
     /// this cannot fail.
     pub fn kernel(&self) -> Kernel {
         self.kernel_at(Scale::Default)
+    }
+
+    /// Every launch the benchmark's host code makes, in order, at `scale`: the one kernel
+    /// of [`kernel_at`](Self::kernel_at), or bfs's level sequence. Parsed by a unit test at
+    /// both scales, so this cannot fail.
+    pub fn launches_at(&self, scale: Scale) -> Vec<Kernel> {
+        match self.host {
+            HostLoop::Once => vec![self.kernel_at(scale)],
+            HostLoop::BfsLevels { second } => {
+                let parse = |src: &str, name: &str, level: i64| {
+                    let file = format!("<builtin>/{name}.kern");
+                    parse_kernel_with(src, &file, scale, &[("LAUNCH", level)]).unwrap_or_else(|e| {
+                        panic!("built-in kernel `{name}` does not parse at launch {level}: {e}")
+                    })
+                };
+                let mut launches = vec![];
+                for level in 0..MAX_HOST_ITERATIONS {
+                    let kernel = parse(self.source, self.name, level);
+                    let frontier = kernel
+                        .buffers
+                        .iter()
+                        .find(|b| b.name == "MASK")
+                        .and_then(|b| b.data.as_deref())
+                        .is_some_and(|mask| mask.iter().any(|&m| m != 0));
+                    if !frontier {
+                        break;
+                    }
+                    launches.push(kernel);
+                    launches.push(parse(second, &format!("{}-kernel2", self.name), level));
+                }
+                launches
+            }
+        }
+    }
+
+    /// The text its runs record as their input (hashed for provenance): the source, and
+    /// the host loop's second kernel after it.
+    pub fn sources(&self) -> String {
+        match self.host {
+            HostLoop::Once => self.source.to_string(),
+            HostLoop::BfsLevels { second } => format!("{}\n{second}", self.source),
+        }
     }
 
     /// Parses the source at `scale` (the `kernel_scale` setting). Every builtin is parsed at
@@ -80,6 +138,7 @@ macro_rules! builtin {
             class: KernelClass::$class,
             description: $desc,
             source: include_str!(concat!("kernels/", $name, ".kern")),
+            host: HostLoop::Once,
         }
     };
 }
@@ -132,11 +191,15 @@ static BUILTINS: [Builtin; 29] = [
         "Rodinia srad kernel 2: divergence update from 8 planes"
     ),
     // Cache sensitive (intra-warp reuse).
-    builtin!(
-        "bfs",
-        CacheSensitive,
-        "Rodinia bfs: per-node edge lists and local visited gathers"
-    ),
+    Builtin {
+        name: "bfs",
+        class: KernelClass::CacheSensitive,
+        description: "Rodinia bfs: Kernel and Kernel2 per level, edge lists and visited gathers",
+        source: include_str!("kernels/bfs.kern"),
+        host: HostLoop::BfsLevels {
+            second: include_str!("kernels/bfs-kernel2.kern"),
+        },
+    },
     builtin!(
         "kmeans-1",
         CacheSensitive,
@@ -629,6 +692,53 @@ mod tests {
         assert_eq!(
             first_warp_memory_mix("sad-1"),
             (6 * 4 * 6, 0, 1, 274_u32.div_ceil(32))
+        );
+    }
+
+    /// bfs runs bfs.cu's host loop: Kernel then Kernel2 for each of the graph's 10 levels,
+    /// Kernel's frontier being that level's nodes and Kernel2's updating mask the next
+    /// level's, the arrays at the same addresses in both kernels; the loop ends after the
+    /// Kernel2 that finds nothing to update, as the `stop` flag makes it.
+    #[test]
+    fn bfs_runs_the_host_loop_one_kernel_and_kernel2_per_level() {
+        let b = find("bfs").unwrap();
+        for scale in [Scale::Default, Scale::Full] {
+            let launches = b.launches_at(scale);
+            assert_eq!(launches.len(), 20, "{}", scale.name());
+            let ones = |k: &Kernel, buf: &str| {
+                let data = k.buffers.iter().find(|b| b.name == buf).unwrap().data.as_deref();
+                data.unwrap().iter().filter(|&&m| m != 0).count()
+            };
+            let mut reached = 0;
+            for (level, pair) in launches.chunks(2).enumerate() {
+                let (kernel, kernel2) = (&pair[0], &pair[1]);
+                assert_eq!(
+                    (kernel.name.as_str(), kernel2.name.as_str()),
+                    ("bfs", "bfs-kernel2")
+                );
+                let frontier = ones(kernel, "MASK");
+                assert!(frontier > 0, "level {level}");
+                reached += frontier;
+                // What Kernel2 finds is the next Kernel's frontier (none after the last).
+                let next = launches.get(2 * level + 2).map_or(0, |k| ones(k, "MASK"));
+                assert_eq!(ones(kernel2, "UPDATING"), next, "level {level}");
+                for (a, c) in kernel.buffers.iter().zip(&kernel2.buffers) {
+                    assert_eq!((&a.name, a.base), (&c.name, c.base), "level {level}");
+                }
+                assert_eq!((kernel.grid, kernel.block), (kernel2.grid, kernel2.block));
+            }
+            assert_eq!(reached, 65536, "every node is in one level's frontier");
+        }
+        // The file alone is the launch of the largest frontier (level 7).
+        let k = b.kernel();
+        let largest = b.launches_at(Scale::Default)[14].total_warp_instructions();
+        assert_eq!(k.total_warp_instructions(), largest);
+        // Built-ins without a host loop launch their source once.
+        let srad = find("srad-1").unwrap().launches_at(Scale::Default);
+        assert_eq!(srad.len(), 1);
+        assert_eq!(
+            srad[0].total_warp_instructions(),
+            find("srad-1").unwrap().kernel().total_warp_instructions()
         );
     }
 
