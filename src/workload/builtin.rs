@@ -444,7 +444,7 @@ mod tests {
         Mix { name: "leuko-1", offchip: 0.08, writes: true, shared: Some(false), barrier: Some(false), divergent: None },
         // 3 coordinate loads, the binCount gather, the atomic, 2 stores of ~20.
         Mix { name: "mrig-1", offchip: 0.15, writes: true, shared: None, barrier: None, divergent: None },
-        // key and value uint4 loads, the format's digit/rank fetch, 8 scattered stores of ~1400 (the 4 splits' shared scans); 86 syncs; `thid < d`.
+        // key and value uint4 loads, the format's digit/rank fetch, 8 scattered stores of ~1580 (the 4 splits' shared scans); 89 syncs; `thid < d`.
         Mix { name: "mrig-2", offchip: 0.006, writes: true, shared: Some(true), barrier: Some(true), divergent: Some(true) },
         // children/node tex fetches, query and reference chars; match results; while loops diverge per read.
         Mix { name: "mummer", offchip: 0.08, writes: true, shared: Some(false), barrier: Some(false), divergent: Some(true) },
