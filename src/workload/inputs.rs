@@ -1276,6 +1276,13 @@ fn radial_directions(spokes: usize) -> impl Iterator<Item = [f64; 3]> {
 ///   it. `idx_value` is the permutation `reorder_kernel` gathers through.
 /// - `bin_start`: the exclusive prefix sum of the final bin counts (`scanLargeArray` over
 ///   `binCount_d`, gridNumElems + 1 entries), the `binStartAddr` that `gridding_GPU` reads.
+/// - `bin_key`: `idx_key` before the sort, in sample order: the keys `binning_kernel` writes,
+///   which the sort's first `splitSort` pass loads.
+/// - `split0`: per element of `bin_key`, what that first pass (iter 0, digit `key & 15`)
+///   computes for it in registers: its digit and its position in its tile of
+///   `SPLIT_TILE` = 4·SORT_BS elements after the pass's four 1-bit splits (a stable sort of the
+///   tile by the digit), packed in a u16 as `position | digit << 10`. The last tile is padded
+///   with UINT32_MAX keys (digit 15), as splitSort pads it.
 fn kspace(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
     let n = p.int("samples", 1, MAX_KSPACE_SAMPLES, None)? as usize;
     let grid = p.int("grid", 2, MAX_KSPACE_GRID, None)? as usize;
@@ -1283,8 +1290,9 @@ fn kspace(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
     let binsize = p.int("binsize", 1, MAX_KSPACE_SAMPLES, Some(128))? as u32;
     let seed = p.seed()?;
     let bins = grid * grid * grid;
-    // samples (24 B), idx_key and idx_value (4 B each), bin_start (4 B per bin + 1).
-    let bytes = n as u64 * 32 + (bins as u64 + 1) * 4;
+    // samples (24 B), idx_key, idx_value and bin_key (4 B each), split0 (2 B), bin_start
+    // (4 B per bin + 1).
+    let bytes = n as u64 * 38 + (bins as u64 + 1) * 4;
     check_cap("samples", "kspace()", bytes)?;
 
     let spokes = n.div_ceil(readout);
@@ -1328,12 +1336,47 @@ fn kspace(p: &Params) -> Result<Vec<(String, Array)>, InputError> {
     }
     bin_start.push(sum);
     let value: Vec<i32> = value.into_iter().map(|v| v as i32).collect();
+    let split0 = split_sort_pass(&key, 0);
+    let bin_key: Vec<i32> = key.into_iter().map(|k| k as i32).collect();
     Ok(named(vec![
         ("samples", f32s(&records)),
         ("idx_key", i32s(&sorted_key)),
         ("idx_value", i32s(&value)),
         ("bin_start", i32s(&bin_start)),
+        ("bin_key", i32s(&bin_key)),
+        ("split0", le_array(&split0, u16::to_le_bytes)),
     ]))
+}
+
+/// sort.cu's tile: `splitSort<<<(n + 4·SORT_BS − 1)/(4·SORT_BS), SORT_BS>>>`, SORT_BS = 256, each
+/// thread holding a uint4 of keys.
+const SPLIT_TILE: usize = 4 * 256;
+
+/// What `splitSort` (sort.cu) pass `iter` gives each key: its digit `(key >> 4·iter) & 15` and
+/// its position in its tile after the pass, packed as `position | digit << 10`. The pass's four
+/// 1-bit splits (flags scanned in shared memory, zeros first) are a stable sort of the tile by
+/// the digit, so the position is the number of the tile's keys with a smaller digit plus those
+/// before it with the same digit. Keys past the end pad the last tile as UINT32_MAX.
+fn split_sort_pass(key: &[u32], iter: u32) -> Vec<u16> {
+    let digit = |k: u32| ((k >> (4 * iter)) & 15) as usize;
+    let mut out = Vec::with_capacity(key.len());
+    for tile in key.chunks(SPLIT_TILE) {
+        let mut count = [0usize; 16];
+        for &k in tile {
+            count[digit(k)] += 1;
+        }
+        count[15] += SPLIT_TILE - tile.len();
+        let mut next = [0usize; 16];
+        for d in 1..16 {
+            next[d] = next[d - 1] + count[d - 1];
+        }
+        for &k in tile {
+            let d = digit(k);
+            out.push((next[d] | d << 10) as u16);
+            next[d] += 1;
+        }
+    }
+    out
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -3155,7 +3198,17 @@ mod tests {
         let (n, grid, binsize) = (100_000usize, 32usize, 128usize);
         let out = gen("kspace", &kspace_args(n as i64, grid as i64, 64));
         let names: Vec<&str> = out.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, ["samples", "idx_key", "idx_value", "bin_start"]);
+        assert_eq!(
+            names,
+            [
+                "samples",
+                "idx_key",
+                "idx_value",
+                "bin_start",
+                "bin_key",
+                "split0"
+            ]
+        );
         let rec = as_f32(get(&out, "samples"));
         let key = as_i32(get(&out, "idx_key"));
         let value = as_i32(get(&out, "idx_value"));
@@ -3210,6 +3263,47 @@ mod tests {
         assert_eq!(count[centre], binsize);
         let overflow = n - sum as usize;
         assert!(overflow > 0 && overflow < n / 4, "overflow {overflow}");
+        // bin_key is binning_kernel's output in sample order, and split0 what splitSort's first
+        // pass computes from it: replayed here as the source does it, four 1-bit splits of each
+        // 1024-key tile (padded with UINT32_MAX), each an exclusive scan of the packed flags
+        // `1 << 16·flag` that puts the zeros first.
+        let bin_key = as_i32(get(&out, "bin_key"));
+        assert!(bin_key.iter().zip(&expect_key).all(|(&k, &e)| k as usize == e));
+        let split0 = get(&out, "split0");
+        assert_eq!((split0.elem_bytes, split0.len()), (2, n));
+        let split0: Vec<u16> = split0
+            .data
+            .chunks(2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+            .collect();
+        for (t, tile) in bin_key.chunks(1024).enumerate() {
+            let mut keys: Vec<u32> = tile.iter().map(|&k| k as u32).collect();
+            keys.resize(1024, u32::MAX);
+            let mut index: Vec<usize> = (0..1024).collect();
+            for bit in 0..4 {
+                let mut flags = [0u32; 1024];
+                for (j, &k) in keys.iter().enumerate() {
+                    flags[index[j]] = 1 << (16 * ((k >> bit) & 1));
+                }
+                let total = flags.iter().sum::<u32>();
+                let mut scan = [0u32; 1024];
+                for p in 1..1024 {
+                    scan[p] = scan[p - 1] + flags[p - 1];
+                }
+                for (j, &k) in keys.iter().enumerate() {
+                    let f = (k >> bit) & 1;
+                    let mut i = ((scan[index[j]] >> (16 * f)) & 0xFFFF) as usize;
+                    if f == 1 {
+                        i += (total & 0xFFFF) as usize;
+                    }
+                    index[j] = i;
+                }
+            }
+            for (j, &k) in tile.iter().enumerate() {
+                let want = index[j] | ((k as u32 & 15) as usize) << 10;
+                assert_eq!(split0[1024 * t + j] as usize, want, "tile {t} key {j}");
+            }
+        }
     }
 
     #[test]
