@@ -538,6 +538,16 @@ fn dispatch(cmd: Command) -> Result<()> {
                     );
                 }
                 if given && workload.len() > 1 {
+                    if workload.info.kind == mascar::results::WorkloadKind::Builtin {
+                        bail!(
+                            "{flag} records one kernel; the built-in `{}` launches {} as its host code does: \
+                             record one of them, e.g. its kernel file alone \
+                             (`-k src/workload/kernels/{}.kern`, its representative launch)",
+                            workload.info.name,
+                            workload.len(),
+                            workload.info.name
+                        );
+                    }
                     bail!(
                         "{flag} records one kernel; the trace has {} ({})",
                         workload.len(),

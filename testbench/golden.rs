@@ -242,7 +242,8 @@ fn cli_help_and_error_messages() {
         vec!["run", "-k", "bfs", "--engine", "rtl", "-s", "owl"],
         vec!["run", "-k", "bfs", "--vcd", "x.vcd", "--vcd-window", "9..3"],
         vec!["run", "-k", "bfs", "--vcd", "x.vcd", "-s", "lrr,gto"],
-        vec!["run", "-k", "bfs", "--record", "rec"],
+        vec!["run", "-k", "srad-1", "--record", "rec"],
+        vec!["run", "-k", "bfs", "--vcd", "x.vcd"],
     ] {
         // Paths of the temporary files vary from run to run.
         errors.push_str(&cli(&cmd).replace(dir.to_str().unwrap(), "$TMP"));
