@@ -21,9 +21,14 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// The kernel `name` (a built-in or a .kern file) at the default scale, its grid cut to at
-/// most `max_ctas` CTAs so that the two runs stay short.
+/// most `max_ctas` CTAs so that the two runs stay short. A built-in whose host code launches
+/// several kernels gives its representative launch (bfs: the largest frontier), as
+/// `mascar trace export` does.
 fn kernel(name: &str, max_ctas: u32) -> Kernel {
-    let mut k = LoadedWorkload::kernel(name).unwrap().first_kernel().unwrap();
+    let mut k = match mascar::workload::builtin::find(name) {
+        Some(b) => b.kernel(),
+        None => LoadedWorkload::kernel(name).unwrap().first_kernel().unwrap(),
+    };
     k.grid = k.grid.min(max_ctas);
     k
 }
