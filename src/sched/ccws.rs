@@ -183,6 +183,7 @@ impl Ccws {
         // L1 access restores the base; we keep the paper's floor at the base.)
         let cap = self.llds(cutoff).max(self.base);
         let mut any_high = false;
+        let (mut total, mut least) = (0u64, u64::MAX);
         let mut m = active;
         while m != 0 {
             let w = m.trailing_zeros() as usize;
@@ -191,34 +192,50 @@ impl Ccws {
                 self.score[w] = (self.score[w] - 1).min(cap);
                 any_high |= self.score[w] > self.base;
             }
+            total += self.score[w];
+            least = least.min(self.score[w]);
         }
         self.throttled = 0;
         if !any_high {
             return; // all at the base: the sum reaches the cutoff only with the last warp
         }
-        // Highest scores first; ties by slot (highest_second).
-        let mut order = [0u8; 64];
-        let mut m = active;
-        for o in order.iter_mut().take(n as usize) {
-            *o = m.trailing_zeros() as u8;
-            m &= m - 1;
-        }
-        let order = &mut order[..n as usize];
-        order.sort_unstable_by_key(|&w| (std::cmp::Reverse(self.score[w as usize]), w));
-        // evaluate_exclusive_load_list: add the warp, then stop once the sum reaches the
-        // cutoff; the warps after it are held back.
-        let mut sum = 0;
-        for &w in order.iter() {
-            if sum >= cutoff {
-                self.throttled |= 1 << w;
-            }
-            sum += self.score[w as usize];
-        }
+        self.throttled = throttle_set(&self.score, active, cutoff, total.saturating_sub(least));
         if self.throttled != 0 {
             self.throttle_cycles += 1;
             self.throttled_warp_cycles += self.throttled.count_ones() as u64;
         }
     }
+}
+
+/// evaluate_exclusive_load_list: the warps of `active` in order of score (highest first; ties
+/// by slot, highest_second) are added while the sum of those before them is under `cutoff`;
+/// the rest are held back. `before_last` is the total less a lowest score: the largest sum any
+/// warp sees, so under the cutoff nothing is held back and the order is not needed.
+fn throttle_set(score: &[u64], active: u64, cutoff: u64, before_last: u64) -> u64 {
+    if before_last < cutoff {
+        return 0;
+    }
+    // One key per warp, the complemented score above the slot, sorted as plain integers.
+    let n = active.count_ones() as usize;
+    let mut order = [0u64; 64];
+    let mut m = active;
+    for o in order.iter_mut().take(n) {
+        let w = m.trailing_zeros() as u64;
+        m &= m - 1;
+        debug_assert!(score[w as usize] < 1 << 57, "score fits the key");
+        *o = (!score[w as usize] << 6) | w;
+    }
+    let order = &mut order[..n];
+    order.sort_unstable();
+    let (mut sum, mut throttled) = (0, 0u64);
+    for &key in order.iter() {
+        let w = key & 63;
+        if sum >= cutoff {
+            throttled |= 1 << w;
+        }
+        sum += score[w as usize];
+    }
+    throttled
 }
 
 #[cfg(test)]
@@ -233,6 +250,38 @@ mod tests {
             vta_ways: cfg.ccws_vta_ways,
             base_score: cfg.ccws_base_score,
             k_throttle: cfg.ccws_k_throttle,
+        }
+    }
+
+    /// The throttle set equals a plain walk of the order sorted by (score desc, slot), with
+    /// and without the early exit, on random scores and masks.
+    #[test]
+    fn throttle_set_is_the_sorted_walks() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..20_000 {
+            let score: Vec<u64> = (0..48).map(|_| 100 + next() % 400).collect();
+            let active = next() & ((1 << 48) - 1);
+            let n = active.count_ones() as u64;
+            let cutoff = n * (100 + next() % 300);
+            let mut order: Vec<usize> = (0..48).filter(|&w| active >> w & 1 == 1).collect();
+            order.sort_by_key(|&w| (std::cmp::Reverse(score[w]), w));
+            let (mut sum, mut want) = (0, 0u64);
+            for &w in &order {
+                if sum >= cutoff {
+                    want |= 1 << w;
+                }
+                sum += score[w];
+            }
+            let total: u64 = order.iter().map(|&w| score[w]).sum();
+            let least = order.iter().map(|&w| score[w]).min().unwrap_or(0);
+            assert_eq!(throttle_set(&score, active, cutoff, total - least), want);
+            assert_eq!(throttle_set(&score, active, cutoff, u64::MAX), want);
         }
     }
 
