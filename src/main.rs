@@ -928,16 +928,15 @@ fn characterise_kernels(
         if row.kernel != w.info.name || w.info.kind == mascar::results::WorkloadKind::Trace {
             continue;
         }
-        let warps = |l: &LoadedWorkload| {
-            l.first_kernel()
-                .ok()
-                .map(|k| mascar::gpu::first_wave_warps_per_sm(&m.cfg, &k))
-        };
-        row.warps_per_sm = warps(w);
+        row.warps_per_sm = w
+            .first_kernel()
+            .ok()
+            .map(|k| mascar::gpu::first_wave_warps_per_sm(&m.cfg, &k));
+        // One kernel at full scale, not the whole workload again (bfs has 20 launches).
         row.warps_per_sm_full =
-            LoadedWorkload::kernel_at(&w.info.name, mascar::workload::kernel_format::Scale::Full)
+            representative_kernel(&w.info.name, mascar::workload::kernel_format::Scale::Full)
                 .ok()
-                .and_then(|l| warps(&l));
+                .map(|k| mascar::gpu::first_wave_warps_per_sm(&m.cfg, &k));
     }
     if let Some(path) = json {
         let mut files = report::OutputSet::new();

@@ -314,19 +314,6 @@ mod tests {
     use crate::workload::program::{LaneEnv, LaneStack, Values, MAX_EXPR_STACK, MAX_LOOP_DEPTH, WARP_LANES};
     use std::collections::HashSet;
 
-    // The default machine (spec §2), for occupancy checks.
-    const WARPS_PER_SM: u32 = 48;
-    const CTAS_PER_SM: u32 = 8;
-    const REGS_PER_SM: u32 = 32768;
-    const SHARED_PER_SM: u32 = 48 * 1024;
-
-    fn resident_ctas(k: &Kernel) -> u32 {
-        let by_warps = WARPS_PER_SM / k.warps_per_cta();
-        let by_regs = REGS_PER_SM / (k.regs * k.block);
-        let by_shared = SHARED_PER_SM.checked_div(k.shared_bytes).unwrap_or(u32::MAX);
-        CTAS_PER_SM.min(by_warps).min(by_regs).min(by_shared)
-    }
-
     #[test]
     fn every_builtin_parses_and_is_sized() {
         let mut names = HashSet::new();
@@ -337,7 +324,8 @@ mod tests {
             assert_eq!(k.name, b.name, "kernel directive of {}", b.name);
             let total = k.total_warp_instructions();
             assert!(b.source.starts_with('#'), "{}: header comment missing", b.name);
-            let ctas = resident_ctas(&k);
+            // The default machine (spec §2), as CTA dispatch limits it.
+            let ctas = crate::gpu::resident_ctas_per_sm(&crate::config::Config::default(), &k);
             assert!(ctas >= 1, "{}: a CTA does not fit on an SM", b.name);
             // Every built-in is written from its benchmark's code with its real grid and CTA
             // shape (issue 16 §2, issue 30 §1): the header names the source file and function,
