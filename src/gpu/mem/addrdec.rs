@@ -38,8 +38,24 @@ pub struct AddrDec {
 }
 
 /// Gathers the bits of `val` selected by `mask` into the low bits (GPGPU-Sim's
-/// `addrdec_packbits`).
+/// `addrdec_packbits`). A mask of many bits (the L2's `partition_address` keeps all but the
+/// channel and sub-partition bits) is walked by the bits it drops instead, highest first:
+/// a loop per kept bit was 9 % of a memory-bound run.
 fn pext(val: u64, mask: u64) -> u64 {
+    if mask.count_ones() <= 32 {
+        return pext_by_kept_bits(val, mask);
+    }
+    let (mut out, mut drop) = (val, !mask);
+    while drop != 0 {
+        let bit = 63 - drop.leading_zeros();
+        let below = out & ((1u64 << bit) - 1);
+        out = below | ((out >> bit >> 1) << bit);
+        drop &= !(1u64 << bit);
+    }
+    out
+}
+
+fn pext_by_kept_bits(val: u64, mask: u64) -> u64 {
     let (mut out, mut pos, mut m) = (0u64, 0, mask);
     while m != 0 {
         let bit = m.trailing_zeros();
@@ -50,8 +66,23 @@ fn pext(val: u64, mask: u64) -> u64 {
     out
 }
 
-/// Scatters the low bits of `val` into the bit positions of `mask` (inverse of [`pext`]).
+/// Scatters the low bits of `val` into the bit positions of `mask` (inverse of [`pext`]);
+/// a mask of many bits is walked by the bits it leaves clear, lowest first.
 fn pdep(val: u64, mask: u64) -> u64 {
+    if mask.count_ones() <= 32 {
+        return pdep_by_kept_bits(val, mask);
+    }
+    let (mut out, mut gaps) = (val, !mask);
+    while gaps != 0 {
+        let bit = gaps.trailing_zeros();
+        let below = out & ((1u64 << bit) - 1);
+        out = below | ((out >> bit) << 1 << bit);
+        gaps &= gaps - 1;
+    }
+    out & mask
+}
+
+fn pdep_by_kept_bits(val: u64, mask: u64) -> u64 {
     let (mut out, mut pos, mut m) = (0u64, 0, mask);
     while m != 0 {
         let bit = m.trailing_zeros();
@@ -314,6 +345,43 @@ impl AddrDec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Both walks of `pext` and `pdep` agree with the walk by kept bits, for masks of every
+    /// density, and `pdep` inverts `pext` on the mask.
+    #[test]
+    fn bit_gather_and_scatter_agree_whichever_bits_they_walk() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for i in 0..20_000 {
+            let val = next();
+            // Dense masks (few bits clear), sparse ones and random ones.
+            let mask = match i % 3 {
+                0 => !(next() & next() & next()),
+                1 => next() & next() & next(),
+                _ => next(),
+            };
+            let mask = if i % 7 == 0 { mask | 1 << 63 } else { mask };
+            assert_eq!(
+                pext(val, mask),
+                pext_by_kept_bits(val, mask),
+                "{val:#x} {mask:#x}"
+            );
+            assert_eq!(
+                pdep(val, mask),
+                pdep_by_kept_bits(val, mask),
+                "{val:#x} {mask:#x}"
+            );
+            assert_eq!(pdep(pext(val, mask), mask), val & mask);
+        }
+        assert_eq!(pext(u64::MAX, u64::MAX), u64::MAX);
+        assert_eq!(pdep(u64::MAX, u64::MAX), u64::MAX);
+        assert_eq!(pext(0xabcd, !0), 0xabcd);
+    }
 
     fn gtx480() -> AddrDec {
         AddrDec::parse(GTX480_MAPPING, 6, 2).unwrap()
