@@ -1143,11 +1143,19 @@ fn read_le(data: &[u8], offset: u64, width: u8) -> i64 {
     if !(1..=8).contains(&w) {
         return 0;
     }
-    let mut buf = [0u8; 8];
-    buf[..w].copy_from_slice(bytes);
-    let v = u64::from_le_bytes(buf);
-    let shift = 64 - 8 * w as u32;
-    ((v << shift) as i64) >> shift
+    // Fixed-width reads for the widths loads use (a variable-length copy is a memmove call,
+    // 6 % of an spmv run); other widths are assembled byte by byte.
+    match *bytes {
+        [a] => a as i8 as i64,
+        [a, b] => i16::from_le_bytes([a, b]) as i64,
+        [a, b, c, d] => i32::from_le_bytes([a, b, c, d]) as i64,
+        [a, b, c, d, e, f, g, h] => i64::from_le_bytes([a, b, c, d, e, f, g, h]),
+        _ => {
+            let v = bytes.iter().rev().fold(0u64, |v, &b| v << 8 | b as u64);
+            let shift = 64 - 8 * w as u32;
+            ((v << shift) as i64) >> shift
+        }
+    }
 }
 
 /// The instruction stream shared by every thread of a kernel.
@@ -1630,6 +1638,27 @@ impl Kernel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every width reads `width` little-endian bytes, sign-extended, and a read past the end
+    /// of the data gives 0 (as an unmapped load does).
+    #[test]
+    fn read_le_sign_extends_every_width() {
+        let data: Vec<u8> = (0..16u8).map(|i| i.wrapping_mul(37).wrapping_add(0x80)).collect();
+        for w in 1..=8u8 {
+            for off in 0..=(16 - w as u64) {
+                let mut v: i64 = 0;
+                for i in (0..w as u64).rev() {
+                    v = v << 8 | data[(off + i) as usize] as i64;
+                }
+                let shift = 64 - 8 * w as u32;
+                let want = (v << shift) >> shift;
+                assert_eq!(read_le(&data, off, w), want, "width {w} offset {off}");
+            }
+            assert_eq!(read_le(&data, 17 - w as u64, w), 0, "width {w} past the end");
+        }
+        assert_eq!(read_le(&data, 0, 0), 0);
+        assert_eq!(read_le(&data, 0, 9), 0);
+    }
 
     /// `cvt.rzi.{s32,u32}.f32` on the low 32 bits of the source: truncation toward zero,
     /// NaN to 0, saturation to the destination type; the high bits are ignored.
