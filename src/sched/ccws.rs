@@ -199,7 +199,13 @@ impl Ccws {
         if !any_high {
             return; // all at the base: the sum reaches the cutoff only with the last warp
         }
-        self.throttled = throttle_set(&self.score, active, cutoff, total.saturating_sub(least));
+        self.throttled = throttle_set(
+            &self.score,
+            active,
+            self.base,
+            cutoff,
+            total.saturating_sub(least),
+        );
         if self.throttled != 0 {
             self.throttle_cycles += 1;
             self.throttled_warp_cycles += self.throttled.count_ones() as u64;
@@ -211,31 +217,57 @@ impl Ccws {
 /// by slot, highest_second) are added while the sum of those before them is under `cutoff`;
 /// the rest are held back. `before_last` is the total less a lowest score: the largest sum any
 /// warp sees, so under the cutoff nothing is held back and the order is not needed.
-fn throttle_set(score: &[u64], active: u64, cutoff: u64, before_last: u64) -> u64 {
+///
+/// No score is below `base`, so the order is the warps above the base, sorted, then the
+/// warps at the base in slot order: only the (few) warps above the base are sorted.
+fn throttle_set(score: &[u64], active: u64, base: u64, cutoff: u64, before_last: u64) -> u64 {
     if before_last < cutoff {
         return 0;
     }
-    // One key per warp, the complemented score above the slot, sorted as plain integers.
-    let n = active.count_ones() as usize;
-    let mut order = [0u64; 64];
+    // One key per warp above the base, the complemented score above the slot, sorted as
+    // plain integers.
+    let (mut order, mut n) = ([0u64; 64], 0);
+    let mut at_base = 0u64;
     let mut m = active;
-    for o in order.iter_mut().take(n) {
+    while m != 0 {
         let w = m.trailing_zeros() as u64;
         m &= m - 1;
-        debug_assert!(score[w as usize] < 1 << 57, "score fits the key");
-        *o = (!score[w as usize] << 6) | w;
+        let s = score[w as usize];
+        debug_assert!(
+            s >= base && s < 1 << 57,
+            "score at or above the base, fits the key"
+        );
+        if s > base {
+            order[n] = (!s << 6) | w;
+            n += 1;
+        } else {
+            at_base |= 1 << w;
+        }
     }
     let order = &mut order[..n];
     order.sort_unstable();
     let (mut sum, mut throttled) = (0, 0u64);
-    for &key in order.iter() {
-        let w = key & 63;
+    for w in order.iter().map(|&key| key & 63).chain(Bits(at_base)) {
         if sum >= cutoff {
             throttled |= 1 << w;
         }
         sum += score[w as usize];
     }
     throttled
+}
+
+/// The set bits of a mask, lowest first.
+struct Bits(u64);
+
+impl Iterator for Bits {
+    type Item = u64;
+    fn next(&mut self) -> Option<u64> {
+        (self.0 != 0).then(|| {
+            let w = self.0.trailing_zeros() as u64;
+            self.0 &= self.0 - 1;
+            w
+        })
+    }
 }
 
 #[cfg(test)]
@@ -265,10 +297,19 @@ mod tests {
             x
         };
         for _ in 0..20_000 {
-            let score: Vec<u64> = (0..48).map(|_| 100 + next() % 400).collect();
+            // Scores at or above the base (100), many at it, as `cycle` keeps them.
+            let score: Vec<u64> = (0..48)
+                .map(|_| match next() % 3 {
+                    0 => 100 + next() % 400,
+                    _ => 100,
+                })
+                .collect();
             let active = next() & ((1 << 48) - 1);
             let n = active.count_ones() as u64;
-            let cutoff = n * (100 + next() % 300);
+            let cutoff = match next() % 2 {
+                0 => n * 100,
+                _ => n * (100 + next() % 300),
+            };
             let mut order: Vec<usize> = (0..48).filter(|&w| active >> w & 1 == 1).collect();
             order.sort_by_key(|&w| (std::cmp::Reverse(score[w]), w));
             let (mut sum, mut want) = (0, 0u64);
@@ -280,8 +321,8 @@ mod tests {
             }
             let total: u64 = order.iter().map(|&w| score[w]).sum();
             let least = order.iter().map(|&w| score[w]).min().unwrap_or(0);
-            assert_eq!(throttle_set(&score, active, cutoff, total - least), want);
-            assert_eq!(throttle_set(&score, active, cutoff, u64::MAX), want);
+            assert_eq!(throttle_set(&score, active, 100, cutoff, total - least), want);
+            assert_eq!(throttle_set(&score, active, 100, cutoff, u64::MAX), want);
         }
     }
 
