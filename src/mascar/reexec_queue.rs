@@ -17,7 +17,9 @@
 //! its bit and goes back behind every other entry. A reservation failure leaves a miss
 //! outstanding, so a pulse always follows.
 //!
-//! The control holds valid and retry bits, each entry's warp and arrival stamp; the entries'
+//! The control holds valid and retry bits, each entry's warp and the entries' arrival order
+//! (the RTL's age triangle; here a list, oldest first), and per warp the entries it holds
+//! (the RTL's registered `warps` output and its hit-only decode); the entries'
 //! line requests live beside it in the LD/ST unit's `Parked` records, indexed by entry, where it reads
 //! them.
 
@@ -30,10 +32,12 @@ pub struct ReexecQueue {
     /// Retry bits: something freed since the entry's last try.
     retry: u64,
     warp: [u8; 64],
-    /// Arrival order (smaller = older; a refused retry takes a new one); distinct for valid
-    /// entries.
-    stamp: [u32; 64],
-    next_stamp: u32,
+    /// The valid entries in arrival order, oldest first (a refused retry goes to the back).
+    order: [u8; 64],
+    len: usize,
+    /// Per warp, the entries it holds; and the warps holding any.
+    entries_of: [u64; 64],
+    warps: u64,
     /// Mode and owner of the last cycle, to see a change.
     last_mode: (bool, Option<u8>),
 }
@@ -45,8 +49,10 @@ impl ReexecQueue {
             valid: 0,
             retry: 0,
             warp: [0; 64],
-            stamp: [0; 64],
-            next_stamp: 0,
+            order: [0; 64],
+            len: 0,
+            entries_of: [0; 64],
+            warps: 0,
             last_mode: (false, None),
         }
     }
@@ -75,27 +81,29 @@ impl ReexecQueue {
     }
     /// Warps holding an entry.
     pub fn warp_mask(&self) -> u64 {
-        let mut m = self.valid;
-        let mut warps = 0;
-        while m != 0 {
-            warps |= 1u64 << self.warp[m.trailing_zeros() as usize];
-            m &= m - 1;
-        }
-        warps
+        self.warps
     }
 
     /// The oldest entry of `mask`.
     fn oldest(&self, mask: u64) -> Option<usize> {
-        let mut best: Option<usize> = None;
-        let mut m = mask;
-        while m != 0 {
-            let e = m.trailing_zeros() as usize;
-            m &= m - 1;
-            if best.is_none_or(|b| self.stamp[e] < self.stamp[b]) {
-                best = Some(e);
-            }
+        self.order[..self.len]
+            .iter()
+            .map(|&e| e as usize)
+            .find(|&e| mask >> e & 1 == 1)
+    }
+
+    /// Takes `entry` out of the arrival order, if it is there.
+    fn leave_order(&mut self, entry: u8) {
+        if let Some(at) = self.order[..self.len].iter().position(|&e| e == entry) {
+            self.order.copy_within(at + 1..self.len, at);
+            self.len -= 1;
         }
-        best
+    }
+
+    /// Puts `entry` at the back of the arrival order.
+    fn join_order(&mut self, entry: u8) {
+        self.order[self.len] = entry;
+        self.len += 1;
     }
 
     /// Entries worth a try this cycle: the armed ones; on a free pulse also the oldest
@@ -117,16 +125,11 @@ impl ReexecQueue {
 
     /// Entries marked hit-only: in MP every entry but the owner's.
     fn hit_only(&self, i: &QueueIn) -> u64 {
-        let mut hit_only = 0u64;
-        let mut m = if i.mp { self.valid } else { 0 };
-        while m != 0 {
-            let e = m.trailing_zeros() as usize;
-            m &= m - 1;
-            if i.owner != Some(self.warp[e]) {
-                hit_only |= 1u64 << e;
-            }
+        if !i.mp {
+            return 0;
         }
-        hit_only
+        let owners = i.owner.map_or(0, |o| self.entries_of[o as usize & 63]);
+        self.valid & !owners
     }
 
     /// Settles: hit-only marking, the entry that takes the port, the slot a push takes.
@@ -162,8 +165,8 @@ impl ReexecQueue {
         if let Some(e) = out.select {
             if i.refused {
                 self.retry &= !(1u64 << e);
-                self.stamp[e as usize] = self.next_stamp;
-                self.next_stamp = self.next_stamp.wrapping_add(1);
+                self.leave_order(e);
+                self.join_order(e);
             }
             // The chain stops at a refusal: a reservation failure leaves a miss outstanding,
             // so a pulse to come.
@@ -173,16 +176,23 @@ impl ReexecQueue {
                 }
             }
         }
-        if let Some(e) = i.free {
+        if let Some(e) = i.free.filter(|&e| self.valid >> e & 1 == 1) {
             self.valid &= !(1u64 << e);
             self.retry &= !(1u64 << e);
+            self.leave_order(e);
+            let w = self.warp[e as usize] as usize;
+            self.entries_of[w] &= !(1u64 << e);
+            if self.entries_of[w] == 0 {
+                self.warps &= !(1u64 << w);
+            }
         }
         if let (Some(w), Some(e)) = (i.push, out.alloc) {
             self.valid |= 1u64 << e;
             self.retry &= !(1u64 << e);
             self.warp[e as usize] = w;
-            self.stamp[e as usize] = self.next_stamp;
-            self.next_stamp = self.next_stamp.wrapping_add(1);
+            self.join_order(e);
+            self.entries_of[w as usize & 63] |= 1u64 << e;
+            self.warps |= 1u64 << (w & 63);
         }
         self.last_mode = (i.mp, i.owner);
     }
