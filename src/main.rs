@@ -10,7 +10,6 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use mascar::config::Config;
-use mascar::engine::simulate;
 use mascar::gpu::waves::WaveOptions;
 use mascar::report;
 use mascar::results::Results;
@@ -239,6 +238,10 @@ enum Command {
         #[arg(long, value_name = "N", default_value_t = 5000, requires = "record")]
         record_cycles: u64,
         /// No progress bar.
+        /// Threads stepping the SMs of each cycle (results are identical for any count;
+        /// 0 = every core). One by default: see docs/speed.md for when more pay.
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        threads: usize,
         #[arg(long, short)]
         quiet: bool,
     },
@@ -325,6 +328,10 @@ enum Command {
         /// Runs per kernel and scheduler; the median wall time is reported.
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
         repeat: u32,
+        /// Threads stepping the SMs of each cycle; a list (`1,2`) times each count and
+        /// prints the scaling against the first.
+        #[arg(long, value_delimiter = ',', value_name = "LIST", default_value = "1")]
+        threads: Vec<usize>,
         #[command(flatten)]
         machine: MachineArgs,
     },
@@ -504,6 +511,7 @@ fn dispatch(cmd: Command) -> Result<()> {
             record_cycles,
             events,
             events_window,
+            threads,
             quiet,
         } => {
             let m = machine.machine()?;
@@ -517,6 +525,7 @@ fn dispatch(cmd: Command) -> Result<()> {
             }
             let kinds = schedulers_of(&scheduler, &m.cfg)?;
             let hooks = Hooks {
+                threads,
                 waves: vcd.map(|path| WaveOptions {
                     path,
                     window: vcd_window,
@@ -622,8 +631,9 @@ fn dispatch(cmd: Command) -> Result<()> {
             scheduler,
             all,
             repeat,
+            threads,
             machine,
-        } => bench(kernel, scheduler, all, repeat, &machine),
+        } => bench(kernel, scheduler, all, repeat, &threads, &machine),
         Command::Trace {
             action: TraceAction::Export { kernel, out, machine },
         } => trace_export(&kernel, &out, &machine),
@@ -1034,9 +1044,19 @@ fn write_report(doc: &Results, out: &Path, resources: bool, files: &mut report::
 
 /// What `mascar run` records besides statistics (one scheduler, one kernel).
 struct Hooks {
+    /// Threads stepping the SMs (0: every core).
+    threads: usize,
     waves: Option<WaveOptions>,
     record: Option<(PathBuf, usize, u64)>,
     events: Option<(PathBuf, Option<(u64, u64)>)>,
+}
+
+/// `--threads`: 0 means every core.
+fn thread_count(threads: usize) -> usize {
+    match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
 }
 
 /// Runs a workload's kernels back to back on one GPU built from `cfg`, with a progress bar
@@ -1083,6 +1103,7 @@ fn run_workload(
         }
     };
     let mut gpu = mascar::engine::gpu(cfg)?;
+    gpu.set_threads(thread_count(hooks.threads))?;
     if let Some(w) = &hooks.waves {
         gpu.record_waves(w)?;
     }
@@ -1329,9 +1350,12 @@ fn bench(
     schedulers: Vec<String>,
     all: bool,
     repeat: u32,
+    threads: &[usize],
     machine: &MachineArgs,
 ) -> Result<()> {
     let base = machine.config()?;
+    let threads: Vec<usize> = threads.iter().map(|&t| thread_count(t)).collect();
+    let scaling = threads.len() > 1;
     if cfg!(debug_assertions) {
         eprintln!("warning: debug build; measure with `cargo run --release -- bench`");
     }
@@ -1358,10 +1382,14 @@ fn bench(
         let engine = base.engine.to_possible_value();
         println!("engine: {}", engine.as_ref().map_or("?", |v| v.get_name()));
     }
-    println!(
+    print!(
         "{:<12} {:<7} {:>10} {:>12} {:>9} {:>14} {:>14}",
         "kernel", "sched", "cycles", "warp-insts", "wall s", "SM-cycles/s", "warp-insts/s"
     );
+    if scaling {
+        print!(" {:>7} {:>7}", "threads", "speedup");
+    }
+    println!();
     // (SM-cycles/s, kernel, scheduler) of the slowest pair, and of the slowest compute one.
     let mut slowest: Option<(f64, String, SchedulerKind)> = None;
     let mut slowest_compute: Option<(f64, String, SchedulerKind)> = None;
@@ -1376,29 +1404,41 @@ fn bench(
                 println!("{:<12} {:<7} skipped: {e}", k.name, sched.name());
                 continue;
             }
-            let mut walls = Vec::with_capacity(repeat as usize);
-            let mut stats = None;
-            for _ in 0..repeat {
-                let start = Instant::now();
-                let s = simulate(&cfg, &k, None)?;
-                walls.push(start.elapsed().as_secs_f64());
-                stats = Some(s);
+            // (SM-cycles/s, warp instructions/s) at the first thread count: the verdicts'.
+            let mut first: Option<(f64, f64)> = None;
+            for &t in &threads {
+                let mut walls = Vec::with_capacity(repeat as usize);
+                let mut stats = None;
+                for _ in 0..repeat {
+                    let start = Instant::now();
+                    let mut gpu = mascar::engine::gpu(&cfg)?;
+                    gpu.set_threads(t)?;
+                    let s = gpu.run(&k, None)?;
+                    walls.push(start.elapsed().as_secs_f64());
+                    stats = Some(s);
+                }
+                let s = stats.expect("repeat ≥ 1");
+                walls.sort_by(f64::total_cmp);
+                let wall = walls[walls.len() / 2].max(1e-9);
+                let sm_rate = s.cycles as f64 * cfg.sms as f64 / wall;
+                let inst_rate = s.warp_instructions as f64 / wall;
+                print!(
+                    "{:<12} {:<7} {:>10} {:>12} {:>9.3} {:>14.0} {:>14.0}",
+                    k.name,
+                    sched.name(),
+                    s.cycles,
+                    s.warp_instructions,
+                    wall,
+                    sm_rate,
+                    inst_rate
+                );
+                let base_rate = first.get_or_insert((sm_rate, inst_rate)).0;
+                if scaling {
+                    print!(" {:>7} {:>7.2}", t, sm_rate / base_rate);
+                }
+                println!();
             }
-            let s = stats.expect("repeat ≥ 1");
-            walls.sort_by(f64::total_cmp);
-            let wall = walls[walls.len() / 2].max(1e-9);
-            let sm_rate = s.cycles as f64 * cfg.sms as f64 / wall;
-            let inst_rate = s.warp_instructions as f64 / wall;
-            println!(
-                "{:<12} {:<7} {:>10} {:>12} {:>9.3} {:>14.0} {:>14.0}",
-                k.name,
-                sched.name(),
-                s.cycles,
-                s.warp_instructions,
-                wall,
-                sm_rate,
-                inst_rate
-            );
+            let (sm_rate, inst_rate) = first.expect("at least one thread count");
             if slowest.as_ref().is_none_or(|w| sm_rate < w.0) {
                 slowest = Some((sm_rate, k.name.clone(), sched));
             }

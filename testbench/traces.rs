@@ -166,3 +166,43 @@ fn skipping_sms_at_rest_changes_no_statistic() {
         }
     }
 }
+
+/// The SMs of a cycle may step on several threads (`--threads`, issue 31): the whole
+/// statistics record must be the same at 1, 2 and 7 threads, on the default machine (15
+/// SMs), with SMs resting (the shared traces) and under load (histo-1, every SM busy),
+/// under every scheduler.
+#[test]
+fn threads_change_no_statistic() {
+    let mut runs: Vec<(String, Box<dyn Fn() -> mascar::workload::Kernel>)> = Vec::new();
+    for dir in traces() {
+        for t in kernels(&dir) {
+            runs.push((
+                dir.display().to_string(),
+                Box::new(move || t.fresh_kernel().unwrap()),
+            ));
+        }
+    }
+    runs.push((
+        "histo-1".into(),
+        Box::new(|| mascar::workload::builtin::find("histo-1").unwrap().kernel()),
+    ));
+    for (what, kernel) in &runs {
+        for &s in SchedulerKind::ALL {
+            let cfg = Config {
+                scheduler: s,
+                ..Config::default()
+            };
+            let run = |threads: usize| {
+                let mut gpu = mascar::engine::gpu(&cfg).unwrap();
+                gpu.set_threads(threads).unwrap();
+                let r = gpu.run(&kernel(), None).unwrap();
+                assert!(r.warp_instructions > 0, "{what} under {s}");
+                serde_json::to_value(r).unwrap()
+            };
+            let one = run(1);
+            for threads in [2, 7] {
+                assert_eq!(run(threads), one, "{what} under {s} at {threads} threads");
+            }
+        }
+    }
+}

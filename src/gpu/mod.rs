@@ -37,6 +37,9 @@ pub enum SimError {
     /// A waveform or event log could not be written.
     #[error("{}", naming(path, "writing", error))]
     Output { path: String, error: std::io::Error },
+    /// The threads that step the SMs could not be started.
+    #[error("cannot start the threads that step the SMs: {0}")]
+    Threads(String),
 }
 
 /// An output error that names its path once: I/O errors from the output files' own
@@ -79,6 +82,12 @@ pub struct Gpu {
     /// Step SMs that have no work left (tests set it to check that skipping them changes
     /// nothing; see [`Gpu::run`]).
     pub step_idle_sms: bool,
+    /// Threads stepping the SMs of a cycle ([`Gpu::set_threads`]); `None` steps them on the
+    /// calling thread.
+    pool: Option<rayon::ThreadPool>,
+    /// Per SM, the reply the network delivers this cycle (taken before the SMs step in
+    /// parallel).
+    arrived: Vec<Option<MemReply>>,
 }
 
 impl Gpu {
@@ -119,7 +128,26 @@ impl Gpu {
             kernels_run: 0,
             dispatch_ptr: 0,
             step_idle_sms: false,
+            pool: None,
+            arrived: vec![None; n],
         })
+    }
+
+    /// Steps the SMs of each cycle on `threads` threads (1: on the caller's). The SMs of one
+    /// cycle share nothing but the reply network, whose deliveries are taken for every SM
+    /// before they step, so the statistics are the same whatever the count
+    /// (`testbench/traces.rs`, `threads_change_no_statistic`).
+    pub fn set_threads(&mut self, threads: usize) -> Result<(), SimError> {
+        self.pool = if threads > 1 {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .map_err(|e| SimError::Threads(e.to_string()))?;
+            Some(pool)
+        } else {
+            None
+        };
+        Ok(())
     }
 
     /// Refuses a kernel whose single CTA cannot fit in an SM.
@@ -303,15 +331,39 @@ impl Gpu {
             // parked, blocks in EP with no owner) stays so to the end of the kernel: its
             // cycles would only count idle scheduler cycles, so that is all they do (on the
             // BFS trace at most 8 of 46 SMs ever have work).
-            let dispatched = next_cta == k.grid;
-            for sm in &mut self.sms {
-                if dispatched && !self.step_idle_sms && sm.is_at_rest() {
-                    sm.rest_cycle();
-                    continue;
+            let skip_rest = next_cta == k.grid && !self.step_idle_sms;
+            if let Some(pool) = &self.pool {
+                use rayon::prelude::*;
+                for (slot, sm) in self.arrived.iter_mut().zip(&self.sms) {
+                    if !(skip_rest && sm.is_at_rest()) {
+                        *slot = self.replies.pop(sm.id, now);
+                    }
                 }
-                sm.cycle(now, k, &mut self.replies);
-                if let Some(m) = sm.blocks.mismatch() {
+                let (sms, arrived) = (&mut self.sms, &mut self.arrived);
+                pool.install(|| {
+                    sms.par_iter_mut()
+                        .zip(arrived.par_iter_mut())
+                        .for_each(|(sm, slot)| {
+                            if skip_rest && sm.is_at_rest() {
+                                sm.rest_cycle();
+                            } else {
+                                sm.cycle_with(now, k, slot.take());
+                            }
+                        })
+                });
+                if let Some(m) = self.sms.iter().find_map(|sm| sm.blocks.mismatch()) {
                     return Err(SimError::Lockstep(Box::new(m.clone())));
+                }
+            } else {
+                for sm in &mut self.sms {
+                    if skip_rest && sm.is_at_rest() {
+                        sm.rest_cycle();
+                        continue;
+                    }
+                    sm.cycle(now, k, &mut self.replies);
+                    if let Some(m) = sm.blocks.mismatch() {
+                        return Err(SimError::Lockstep(Box::new(m.clone())));
+                    }
                 }
             }
             if let Some(log) = self.events.as_mut() {

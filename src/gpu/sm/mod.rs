@@ -442,7 +442,15 @@ impl Sm {
     }
 
     pub fn cycle(&mut self, now: u64, k: &Kernel, replies: &mut Network<MemReply>) {
-        self.receive(now, replies);
+        let arrived = replies.pop(self.id, now);
+        self.cycle_with(now, k, arrived);
+    }
+
+    /// One SM cycle given the reply the network delivers to it this cycle (taken from the
+    /// network beforehand, so that SMs can step in parallel: nothing else they touch is
+    /// shared).
+    pub fn cycle_with(&mut self, now: u64, k: &Kernel, arrived: Option<MemReply>) {
+        self.receive(now, arrived);
         self.ro_cycle(now);
         self.writebacks(now);
         self.ldst(now);
@@ -452,8 +460,8 @@ impl Sm {
     }
 
     /// Takes one reply from the network: a line fill or a store acknowledgement.
-    fn receive(&mut self, now: u64, replies: &mut Network<MemReply>) {
-        let Some(r) = replies.pop(self.id, now) else {
+    fn receive(&mut self, now: u64, arrived: Option<MemReply>) {
+        let Some(r) = arrived else {
             return;
         };
         self.stats.replies_received += 1;
