@@ -395,16 +395,16 @@ impl Gpu {
             }
             self.cycle += 1;
 
-            let done: u64 = self.sms.iter().map(|s| s.stats.ctas_completed).sum();
+            let done = |sms: &[Sm]| sms.iter().map(|s| s.stats.ctas_completed).sum::<u64>();
             if next_cta == k.grid && self.sms.iter().all(|s| s.is_idle()) {
                 if let Some(p) = progress.as_mut() {
-                    p(self.cycle - start, done, grid);
+                    p(self.cycle - start, done(&self.sms), grid);
                 }
                 break;
             }
             if self.cycle.is_multiple_of(4096) {
                 if let Some(p) = progress.as_mut() {
-                    p(self.cycle - start, done, grid);
+                    p(self.cycle - start, done(&self.sms), grid);
                 }
                 // Progress = instructions issued or replies received.
                 let marker: u64 = self
