@@ -237,11 +237,11 @@ enum Command {
         /// Cycles --record writes (from the first).
         #[arg(long, value_name = "N", default_value_t = 5000, requires = "record")]
         record_cycles: u64,
-        /// No progress bar.
         /// Threads stepping the SMs of each cycle (results are identical for any count;
         /// 0 = every core). One by default: see docs/speed.md for when more pay.
         #[arg(long, value_name = "N", default_value_t = 1)]
         threads: usize,
+        /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
     },
