@@ -93,8 +93,8 @@ for (source, kind), fs in sorted(missed.items()):
         for f in fs:
             by_instance[short(f.get("h", "?"))].append(int(f.get("l", 0)))
         for h, ls in sorted(by_instance.items()):
-            ls = sorted(set(ls))
+            n, ls = len(ls), sorted(set(ls))
             more = f" … ({len(ls)} lines)" if len(ls) > 16 else ""
-            print(f"  {h}: {len(fs)} points, lines {', '.join(map(str, ls[:16]))}{more}")
+            print(f"  {h}: {n} points, lines {', '.join(map(str, ls[:16]))}{more}")
 EOF
 echo "annotated sources: $OUT/annotated"
