@@ -205,6 +205,32 @@ const PLANTED: &[(&str, &str, &str, &str, &str)] = &[
         "picker0$after = after_r$0$q;",
         "picker0$after = 0;",
     ),
+    (
+        // Issue 32: a refused retry keeps its place in the age order (it loses its retry
+        // bit but not its age), so a free pulse every cycle re-arms it ahead of the others.
+        "refusal-keeps-age",
+        "queue-retry-bound",
+        "mascar_reexec_queue.v",
+        "tail_bit = pushed_bit | refused_bit;",
+        "tail_bit = pushed_bit;",
+    ),
+    (
+        // Issue 32: the owner pick forgets that a lower lane of scheduler 0 may be older
+        // (the age triangle's column half), so two candidates are picked at once.
+        "owner-pick-ignores-older-lower-lane",
+        "owner-choice",
+        "mascar_issue_top.v",
+        "& ~col_00[1] &",
+        "&",
+    ),
+    (
+        // Issue 32: an owner at a barrier hands over before its own requests have left.
+        "barrier-handover-with-requests-waiting",
+        "wrc-handover",
+        "mascar_issue_top.v",
+        "|(at_barrier$0 & ~mem_in_flight$0 & owner_bit$0)",
+        "|(at_barrier$0 & owner_bit$0)",
+    ),
 ];
 
 #[test]

@@ -12,7 +12,7 @@
 #   MUTANTS_TESTS="--test formal" testbench/mutants.sh   # only this part of the suite (the
 #                                               # rtl-* mutants of the proofs: about 3 min each)
 #
-# The proofs' mutants (rtl-queue-accepted-retry-arms-nothing ... rtl-lrr-fixed-priority) are
+# The proofs' mutants (rtl-queue-accepted-retry-arms-nothing ... rtl-wrc-barrier-handover-with-requests-waiting) are
 # also planted directly in the emitted Verilog by testbench/formal.rs
 # (each_planted_bug_fails_its_proof), which names the proof that catches each.
 #
@@ -103,6 +103,21 @@ mutant() {
       # Scheduler 0's LRR order forgets the last issuer: lane 0 first, a high lane starves
       # (lrr-bounded-wait).
       plant src/rtl/scheduler.rs 'self\.picker0\.after\.next = self\.after_r\[0\]\.q\.val\(\);' 'self.picker0.after.next = 0.into();' ;;
+    rtl-queue-refusal-keeps-age)
+      # Issue 32: a refused retry keeps its age (not sent to the back), so a free pulse every
+      # cycle re-arms it ahead of the others (queue-retry-bound).
+      plant src/rtl/reexec_queue.rs 'self\.tail_bit\.next = self\.pushed_bit\.val\(\) \| self\.refused_bit\.val\(\);' \
+        'self.tail_bit.next = self.pushed_bit.val();' ;;
+    rtl-owner-pick-ignores-older-lower-lanes)
+      # Issue 32: the owner pick forgets the age triangle's column half within scheduler 0
+      # (a lower, older lane), so two candidates are picked at once (owner-choice).
+      plant src/rtl/scheduler.rs 'self\.col_00\.next = self\.col_00\.val\(\) \| \(!self\.tri00\[i\]\.q\.val\(\) & self\.above\[i\]\.val\(\)\);' \
+        'self.col_00.next = self.col_00.val();' ;;
+    rtl-wrc-barrier-handover-with-requests-waiting)
+      # Issue 32: an owner of scheduler 0 at a barrier hands over before its own requests
+      # have left (wrc-handover).
+      plant src/rtl/wrc.rs '\(self\.at_barrier\[0\]\.val\(\) & !self\.mem_in_flight\[0\]\.val\(\) & self\.owner_bit\[0\]\.val\(\)\)' \
+        '(self.at_barrier[0].val() & self.owner_bit[0].val())' ;;
     mas-mode-rechecked-every-cycle)
       plant src/mascar/scheduler.rs 'let check = self\.p\.mode_check == MasModeCheck::EveryCycle' 'let check = true'
       plant src/rtl/harness.rs 'issue\.check_at_handover\.next = base\.mode_check == MasModeCheck::Handover;' \
@@ -134,6 +149,9 @@ describe() {
     rtl-lrr-pointer-moves-without-issue) echo "RTL LRR pointer moves (to lane 0) on a cycle without an issue" ;;
     rtl-mp-exit-hold-not-counted-down) echo "RTL mode machine never counts the MP exit hold down" ;;
     rtl-lrr-fixed-priority) echo "RTL scheduler 0 ignores the last issuer under LRR (fixed priority, starvation)" ;;
+    rtl-queue-refusal-keeps-age) echo "RTL queue: a refused retry keeps its age instead of going to the back (starves a younger armed entry)" ;;
+    rtl-owner-pick-ignores-older-lower-lanes) echo "RTL owner pick ignores older lower lanes of scheduler 0 (two candidates picked at once)" ;;
+    rtl-wrc-barrier-handover-with-requests-waiting) echo "RTL WRC: an owner at a barrier hands over with its own requests still waiting to leave" ;;
   esac
 }
 
@@ -144,7 +162,8 @@ mutants=(owner-kept-on-dependent-load queue-two-entries-per-warp lrr-pointer-mov
   rtl-queue-count-ignores-valid rtl-second-picker-ignores-last-sp rtl-owner-never-released
   rtl-reset-keeps-mode rtl-reset-keeps-queue-count rtl-queue-accepted-retry-arms-nothing
   rtl-queue-refusal-keeps-retry rtl-lrr-pointer-moves-without-issue rtl-mp-exit-hold-not-counted-down
-  rtl-lrr-fixed-priority)
+  rtl-lrr-fixed-priority rtl-queue-refusal-keeps-age rtl-owner-pick-ignores-older-lower-lanes
+  rtl-wrc-barrier-handover-with-requests-waiting)
 # MUTANTS_ONLY="a b" runs just those.
 if [ -n "${MUTANTS_ONLY:-}" ]; then
   read -r -a mutants <<< "$MUTANTS_ONLY"

@@ -1,7 +1,9 @@
 // Formal properties of mascar_issue_top (WRC -> WST -> scheduler), checked with yosys's own
 // SAT solver (`sat -tempinduct`, run by `mascar rtl prove`). Hand-written; not generated.
 //
-// The wrapper sees the block through its ports only. CHECK selects the property. One port
+// The wrapper sees the block through its ports, and the WRC's outputs to the scheduler
+// (`probe_*`, added by `mascar rtl prove`: the WRC's own port struct in the behavioural twin,
+// `WrcOut`) for property 9. CHECK selects the property. One port
 // contract is assumed, because the SM guarantees it (ready = issuable & scoreboard clear &
 // not held, and only an active warp has an issuable head): a ready warp has a head
 // instruction and is active. Everything else is free in every cycle: run constants (order,
@@ -45,6 +47,9 @@ module formal_issue #(
     // Kept so that a counterexample can show them whichever property is checked.
     (* keep *) wire issue_valid0, issue_valid1, mp, owner_valid;
     (* keep *) wire [5:0] issue_warp0, issue_warp1, owner;
+    // The WRC's outputs inside the block (read for property 9 only; `prove::probes`).
+    (* keep *) wire probe_release;
+    (* keep *) wire [H-1:0] probe_candidates0, probe_candidates1;
     mascar_issue_top dut (
         .clock(clock),
         .reset(reset),
@@ -96,12 +101,21 @@ module formal_issue #(
         .issue_warp$1(issue_warp1),
         .mp(mp),
         .owner_valid(owner_valid),
-        .owner(owner)
+        .owner(owner),
+        .probe_release(probe_release),
+        .probe_candidates0(probe_candidates0),
+        .probe_candidates1(probe_candidates1)
     );
 
     // ---- shadow model, from the ports ----
     // Last cycle's active warps (the owner register loads at the clock edge).
     reg [H-1:0] active_p0 = 0, active_p1 = 0;
+    // The shadow's own mode and owner registers (spec §4; updated below, after the ages they
+    // read). Every policy below reads these, never the block's `mp` / `owner` outputs.
+    reg mp_s = 0;
+    reg [15:0] hold_s = 0;
+    reg ov_s = 0;
+    reg [5:0] o_s = 0;
     // The warp status table's stall bits as the WRC writes them (slide 11: in MP, with
     // stall_non_owners, every memory warp but the owner), written entries read through.
     reg [H-1:0] stall_r0 = 0, stall_r1 = 0;
@@ -109,13 +123,13 @@ module formal_issue #(
     genvar j;
     generate
         for (j = 0; j < H; j = j + 1) begin : lanes
-            assign owner_bit0[j] = owner_valid && owner == 2 * j;
-            assign owner_bit1[j] = owner_valid && owner == 2 * j + 1;
+            assign owner_bit0[j] = ov_s && o_s == 2 * j;
+            assign owner_bit1[j] = ov_s && o_s == 2 * j + 1;
         end
     endgenerate
     wire [H-1:0] we0 = has_inst0 & active0, we1 = has_inst1 & active1;
     wire [H-1:0] mem0 = is_mem0 & we0, mem1 = is_mem1 & we1;
-    wire stalling = mp && stall_non_owners;
+    wire stalling = mp_s && stall_non_owners;
     wire [H-1:0] stall0 = (stall_r0 & ~we0) | ((stalling ? mem0 & ~owner_bit0 : {H{1'b0}}) & we0);
     wire [H-1:0] stall1 = (stall_r1 & ~we1) | ((stalling ? mem1 & ~owner_bit1 : {H{1'b0}}) & we1);
     // A reset clears the table (and the scheduler's registers: see property 3).
@@ -129,11 +143,32 @@ module formal_issue #(
     end
     wire [4:0] lane0 = issue_warp0[5:1], lane1 = issue_warp1[5:1], owner_lane = owner[5:1];
 
+    // The WRC's hand-over rules (spec §4, slide 11, and the [design] rules of
+    // src/mascar/wrc.rs), from the inputs and the shadow owner. The owner releases when its
+    // next instruction depends on its own load or it waits at a barrier, in both cases once
+    // its requests have left; when it is no longer active (nothing left to issue or send);
+    // or when the path is free (L1 quiet, or a non-owner's refused request blocks the LD/ST
+    // head) and another warp's requests wait while it has none in flight.
+    wire [H-1:0] waiting0 = mem_in_flight0 & active0 & ~owner_bit0, waiting1 = mem_in_flight1 & active1 & ~owner_bit1;
+    wire path_free = l1_quiet || head_blocked;
+    wire any_waiting = waiting0 != 0 || waiting1 != 0;
+    wire idle_path = path_free && ((mem_in_flight0 & owner_bit0) == 0) && ((mem_in_flight1 & owner_bit1) == 0) && any_waiting;
+    wire release_s = ov_s && (idle_path || (has_inst0 & dep_load0 & ~mem_in_flight0 & owner_bit0) != 0
+        || (has_inst1 & dep_load1 & ~mem_in_flight1 & owner_bit1) != 0
+        || (at_barrier0 & ~mem_in_flight0 & owner_bit0) != 0
+        || (at_barrier1 & ~mem_in_flight1 & owner_bit1) != 0
+        || ((active0 & owner_bit0) == 0 && (active1 & owner_bit1) == 0));
+    // Owner candidates: a warp ready to issue a memory instruction (not the owner, its head
+    // not waiting on its own load: "the first ready warp in Mem_Q"); with the path free and
+    // requests waiting, the warps whose requests wait to leave instead (they need ownership
+    // to send them).
+    wire [H-1:0] cand0 = (path_free && any_waiting) ? waiting0 : mem0 & sb_ready0 & ~dep_load0 & ~owner_bit0;
+    wire [H-1:0] cand1 = (path_free && any_waiting) ? waiting1 : mem1 & sb_ready1 & ~dep_load1 & ~owner_bit1;
+
     // ---- the issue stage's policies, from the spec (properties 4 to 6) ----
-    // What this part takes from the block: the mode and owner (for the WST's stall bits and
-    // MAS's queue preference; properties 1 and 6 check them). Everything else is rebuilt
-    // from the inputs: the WST's op-type bits, each scheduler's order state (LRR's last
-    // issuer, GTO's greedy warp, the warps' ages) and the picks themselves.
+    // Nothing here is taken from the block: the mode and owner are the shadow's (above and
+    // below), and the WST's op-type bits, each scheduler's order state (LRR's last issuer,
+    // GTO's greedy warp, the warps' ages) and the picks are rebuilt from the inputs.
     reg [H-1:0] mem_r0 = 0, mem_r1 = 0;  // WST op type (next instruction is memory)
     wire [H-1:0] wmem0 = (mem_r0 & ~we0) | mem0, wmem1 = (mem_r1 & ~we1) | mem1;
     // Unit limits (spec §2: SP width 2, SFU width 1, one LD/ST per cycle; scheduler 0 picks
@@ -143,8 +178,8 @@ module formal_issue #(
     wire [H-1:0] elig0 = ready0 & ~stall0 & (sp_ok ? {H{1'b1}} : ~alu0) & (sfu_ok ? {H{1'b1}} : ~sfu0)
         & (lsu_free ? {H{1'b1}} : ~ldst0) & (load_slot_free ? {H{1'b1}} : ~gload0);
     // MAS (spec §4): Mem_Q first in EP, Comp_Q first in MP; without MAS one queue.
-    wire [H-1:0] pref0 = !mas_enable ? {H{1'b1}} : (mp ? ~wmem0 : wmem0);
-    wire [H-1:0] pref1 = !mas_enable ? {H{1'b1}} : (mp ? ~wmem1 : wmem1);
+    wire [H-1:0] pref0 = !mas_enable ? {H{1'b1}} : (mp_s ? ~wmem0 : wmem0);
+    wire [H-1:0] pref1 = !mas_enable ? {H{1'b1}} : (mp_s ? ~wmem1 : wmem1);
     // Order state per scheduler: LRR's last issuer (none after reset: lane 0 first), GTO's
     // greedy warp (the last issuer until it exits), and the age order over all 2H warps:
     // old_s[a*2H+b] says warp b is older than warp a (a launch makes a warp younger than
@@ -248,14 +283,16 @@ module formal_issue #(
         end
     end
 
-    // Bounded response (property 7): under LRR without MAS, a warp eligible in consecutive
-    // cycles issues within H of them (every cycle it waits, a warp before it in circular
-    // order issues and the order moves past it). wait0/wait1 count, per lane, the
-    // consecutive cycles it was eligible and did not issue; any other cycle (or a change to
-    // GTO or MAS, or a reset) starts over.
+    // Bounded response (property 7): under LRR, a warp eligible and in its scheduler's
+    // preferred MAS queue (every warp without MAS) in consecutive cycles issues within H of
+    // them: every cycle it waits, a preferred warp before it in circular order issues and the
+    // order moves past that warp, closer to it. wait0/wait1 count, per lane, the consecutive
+    // such cycles without an issue; any other cycle (or a change to GTO, or a reset) starts
+    // over. No bound holds for the other warps: under GTO the greedy warp may issue every
+    // cycle, and under MAS a preferred queue that never empties starves the other queue.
     reg [5:0] wait0 [0:H-1];
     reg [5:0] wait1 [0:H-1];
-    wire lrr_only = !policy_gto && !mas_enable;
+    wire lrr = !policy_gto;
     integer n, m;
     initial for (n = 0; n < H; n = n + 1) begin
         wait0[n] = 0;
@@ -263,38 +300,51 @@ module formal_issue #(
     end
     always @(posedge clock)
         for (m = 0; m < H; m = m + 1) begin
-            wait0[m] <= (!reset && lrr_only && elig0[m] && !(issue_valid0 && lane0 == m)) ? wait0[m] + 1 : 0;
-            wait1[m] <= (!reset && lrr_only && elig1[m] && !(issue_valid1 && lane1 == m)) ? wait1[m] + 1 : 0;
+            wait0[m] <= (!reset && lrr && elig0[m] && pref0[m] && !(issue_valid0 && lane0 == m)) ? wait0[m] + 1 : 0;
+            wait1[m] <= (!reset && lrr && elig1[m] && pref1[m] && !(issue_valid1 && lane1 == m)) ? wait1[m] + 1 : 0;
         end
 
-    // The MAS mode machine (spec §4, slide 11): saturation is read every cycle in EP and,
-    // with check_at_handover, in MP only when the owner hands over (or there is none);
-    // saturation counts for mp_exit_hold cycles after the flag drops, counted down in MP.
-    // The owner hands over when its next instruction depends on its own load or it waits at
-    // a barrier, in both cases once its requests have left; when it is no longer active
-    // (nothing left to issue or send); or when the L1 is quiet or a non-owner's refused
-    // request blocks the LD/ST head, and another warp's requests wait while it has none in
-    // flight (the [design] rules of src/rtl/wrc.rs).
-    reg mp_s = 0;
-    reg [15:0] hold_s = 0;
-    wire [H-1:0] waiting0 = mem_in_flight0 & active0 & ~owner_bit0, waiting1 = mem_in_flight1 & active1 & ~owner_bit1;
-    wire idle_path = (l1_quiet || head_blocked) && ((mem_in_flight0 & owner_bit0) == 0) && ((mem_in_flight1 & owner_bit1) == 0)
-        && (waiting0 != 0 || waiting1 != 0);
-    wire release = owner_valid && (idle_path || (has_inst0 & dep_load0 & ~mem_in_flight0 & owner_bit0) != 0
-        || (has_inst1 & dep_load1 & ~mem_in_flight1 & owner_bit1) != 0
-        || (at_barrier0 & ~mem_in_flight0 & owner_bit0) != 0
-        || (at_barrier1 & ~mem_in_flight1 & owner_bit1) != 0
-        || ((active0 & owner_bit0) == 0 && (active1 & owner_bit1) == 0));
+    // The MAS mode machine and the owner register (spec §4, slide 11): saturation is read
+    // every cycle in EP and, with check_at_handover, in MP only when the owner hands over
+    // (or there is none); saturation counts for mp_exit_hold cycles after the flag drops,
+    // counted down in MP. In MP the owner stays until the WRC's rules above release it; then
+    // (or with none) the oldest candidate becomes owner ("assign new owner warp"; none when
+    // there is no candidate); leaving MP clears it. Age is the launch order in force this
+    // cycle (`old_s`, before this cycle's launches take effect at the edge, as the block's
+    // age matrix is; the reference twin stamps the launch first, which differs only for a
+    // warp that is a candidate in its own launch cycle: the SM never drives that,
+    // testbench/properties.rs).
+    wire [2*H-1:0] cand_w;
+    generate
+        for (j = 0; j < H; j = j + 1) begin : cand_bits
+            assign cand_w[2*j] = cand0[j];
+            assign cand_w[2*j+1] = cand1[j];
+        end
+    endgenerate
+    reg [5:0] owner_pick;
+    integer c, d;
+    always @* begin
+        owner_pick = 0;
+        for (c = 0; c < 2 * H; c = c + 1)
+            if (cand_w[c] && (cand_w & old_s[c*2*H+:2*H]) == 0) owner_pick = c;
+    end
     wire sat_held = mas_enable && (saturated || (mp_s && hold_s != 0));
-    wire mp_next = sat_held || (check_at_handover && mp_s && owner_valid && !release);
+    wire mp_next = sat_held || (check_at_handover && mp_s && ov_s && !release_s);
     always @(posedge clock) begin
         if (reset) begin
             mp_s <= 0;
             hold_s <= 0;
+            ov_s <= 0;
+            o_s <= 0;
         end else begin
             mp_s <= mp_next;
             if (mas_enable && saturated) hold_s <= mp_exit_hold;
             else if (mas_enable && mp_s && hold_s != 0) hold_s <= hold_s - 1;
+            if (!mp_next) ov_s <= 0;
+            else if (release_s || !ov_s) begin
+                ov_s <= cand_w != 0;
+                o_s <= owner_pick;
+            end
         end
     end
 
@@ -359,7 +409,20 @@ module formal_issue #(
         end
         // 6: the mode machine: the block's mode is the spec's, cycle by cycle.
         if (CHECK == 6) assert(mp == mp_s);
-        // 7: bounded wait under LRR: no lane is eligible H cycles in a row without issuing.
+        // 8: the owner choice: the block's owner register is the spec's, cycle by cycle
+        // (which warp becomes owner, when it is kept, released, handed over or cleared).
+        if (CHECK == 8) begin
+            assert(owner_valid == ov_s);
+            if (ov_s) assert(owner == o_s);
+        end
+        // 9: the WRC's outputs to the scheduler: its release of the owner and its owner
+        // candidates are the hand-over rules' (above), from the inputs and the shadow owner.
+        if (CHECK == 9) begin
+            assert(probe_release == release_s);
+            assert(probe_candidates0 == cand0 && probe_candidates1 == cand1);
+        end
+        // 7: bounded wait under LRR: no lane is eligible and preferred H cycles in a row
+        // without issuing.
         if (CHECK == 7)
             for (i = 0; i < H; i = i + 1) begin
                 assert(wait0[i] < H);

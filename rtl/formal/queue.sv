@@ -203,6 +203,55 @@ module formal_queue #(
         end
     end
 
+    // Bounded response (property 7): an entry worth a try is selected within `depth` cycles
+    // (or freed first). Each cycle it waits, the port goes to an entry older than it that is
+    // worth a try; that entry is refused (it loses its bit and goes behind it) or accepted
+    // and, under the assumptions of property 7, freed. Either way one fewer entry is ahead of
+    // it, pushes and refused entries join behind it, and at most depth - 1 entries are
+    // older. The entry stays worth a try while it waits (what was worth a try stays armed).
+    // wait_q[e] counts the consecutive cycles entry e was worth a try and not selected.
+    // Built only in property 7's proof (its counters, assumptions and assertions), so that
+    // the other proofs' models stay as they were.
+    // Property 7 itself (the assertions): an entry worth a try (armed, or armed by this
+    // cycle's free pulse) is selected within depth cycles of it, unless freed first. With
+    // the ranking argument above stated as an invariant (a waiting entry is valid and armed,
+    // and its wait plus the number of valid entries older than it is below depth), the valid
+    // bits' invariant and the block's selection being the shadow's (property 3's), PDR
+    // closes it (not in 300 s without them).
+    generate
+        if (CHECK == 7) begin : retry_bound
+            localparam WQ = $clog2(D) + 1;  // counts to depth - 1 < D
+            reg [WQ-1:0] wait_q[0:D-1];
+            integer n;
+            initial for (n = 0; n < D; n = n + 1) wait_q[n] = 0;
+            always @(posedge clock)
+                for (n = 0; n < D; n = n + 1)
+                    wait_q[n] <= (!reset && can[n] && !(select_valid && select == n) && !one_hot_free[n]) ? wait_q[n] + 1 : 0;
+            // Property 7's assumptions, which the bound needs (docs/verification.md): the
+            // LD/ST head does not take the port (`car_retry = queue_first`, the default: with
+            // `head_first` a stream of head requests can hold the port for ever), and an
+            // accepted retry frees its entry in the same cycle (an entry's last line: always
+            // with `car_entry = access`, one line per entry; an instruction entry holds the
+            // port for each of its lines).
+            always @* begin
+                assume(!(head_first && head_ready));
+                if (select_valid && !refused) assume(free_valid && free_entry == select);
+            end
+            always @* begin
+                for (n = 0; n < D; n = n + 1) begin
+                    assert(wait_q[n] < depth);
+                    if (wait_q[n] != 0) begin
+                        assert(sv[n] && sr[n]);
+                        assert(wait_q[n] + popcount(sv & so[n*D+:D]) < depth);
+                    end
+                end
+                assert(probe_valid == sv);
+                assert(select_valid == take);
+                if (select_valid) assert(select_hot == oldest_can);
+            end
+        end
+    endgenerate
+
     // ---- port contract ----
     always @* begin
         assume(depth >= 1 && depth <= D);

@@ -131,7 +131,7 @@ const ISSUE_SHOW: &[&str] = &[
     "owner",
 ];
 
-pub const PROOFS: [Proof; 13] = [
+pub const PROOFS: [Proof; 16] = [
     Proof {
         name: "queue-count",
         property: "queue occupancy = number of valid entries (full, almost_full follow it)",
@@ -193,6 +193,17 @@ pub const PROOFS: [Proof; 13] = [
         wrapper: "queue.sv",
         top: "formal_queue",
         check: 6,
+        dut: "mascar_reexec_queue.v",
+        engine: Engine::Pdr,
+        steps: [10, 3],
+        show: QUEUE_SHOW,
+    },
+    Proof {
+        name: "queue-retry-bound",
+        property: "bounded response: an entry worth a try (armed, or by this cycle's free pulse) is selected within depth cycles unless freed, when the head does not go first and an accepted retry frees its entry",
+        wrapper: "queue.sv",
+        top: "formal_queue",
+        check: 7,
         dut: "mascar_reexec_queue.v",
         engine: Engine::Pdr,
         steps: [10, 3],
@@ -266,10 +277,32 @@ pub const PROOFS: [Proof; 13] = [
     },
     Proof {
         name: "lrr-bounded-wait",
-        property: "under LRR without MAS a warp eligible H cycles in a row issues within them",
+        property: "under LRR (with or without MAS) a warp eligible and in its preferred MAS queue H cycles in a row issues within them",
         wrapper: "issue.sv",
         top: "formal_issue",
         check: 7,
+        dut: "mascar_issue_top.v",
+        engine: Engine::Pdr,
+        steps: [8, 2],
+        show: ISSUE_SHOW,
+    },
+    Proof {
+        name: "owner-choice",
+        property: "the owner register follows the spec: kept in MP until the WRC's rules release it, then (or with none) the oldest candidate, cleared on leaving MP",
+        wrapper: "issue.sv",
+        top: "formal_issue",
+        check: 8,
+        dut: "mascar_issue_top.v",
+        engine: Engine::Pdr,
+        steps: [8, 2],
+        show: ISSUE_SHOW,
+    },
+    Proof {
+        name: "wrc-handover",
+        property: "the WRC's owner release and owner candidates (its outputs to the scheduler) follow the hand-over rules, from the inputs and the specified owner",
+        wrapper: "issue.sv",
+        top: "formal_issue",
+        check: 9,
         dut: "mascar_issue_top.v",
         engine: Engine::Pdr,
         steps: [8, 2],
@@ -396,6 +429,16 @@ pub fn probes(dut: &str, size: Size) -> Vec<(String, usize, String)> {
                 ("probe_valid".into(), d, "valid_r$q".into()),
                 ("probe_count".into(), 7, "count_r$q".into()),
                 ("probe_warp".into(), 6 * d, format!("{{{}}}", warps.join(", "))),
+            ]
+        }
+        // The WRC's outputs to the scheduler (its `WrcOut` port struct in the behavioural
+        // twin), wires of the top module: property wrc-handover compares them.
+        "mascar_issue_top.v" => {
+            let h = size.lanes;
+            vec![
+                ("probe_release".into(), 1, "wrc$release_owner".into()),
+                ("probe_candidates0".into(), h, "wrc$owner_candidates$0".into()),
+                ("probe_candidates1".into(), h, "wrc$owner_candidates$1".into()),
             ]
         }
         _ => Vec::new(),
@@ -890,16 +933,16 @@ mod tests {
         assert!(with_probes(text, "q", &missing).unwrap_err().contains("no x$q"));
         assert_eq!(with_probes(text, "q", &[]).unwrap(), text);
         assert_eq!(with_probes(&out, "q", &r).unwrap(), out, "already probed");
-        // The queue's probes name registers its emitted text has, at both sizes.
+        // The probes name signals the emitted text has, at both sizes.
         for size in SIZES {
             let v = verilog_at(size).unwrap();
-            let q = v.iter().find(|f| f.file == "mascar_reexec_queue.v").unwrap();
-            with_probes(
-                &q.text,
-                "mascar_reexec_queue",
-                &probes("mascar_reexec_queue.v", size),
-            )
-            .unwrap();
+            for (file, module) in [
+                ("mascar_reexec_queue.v", "mascar_reexec_queue"),
+                ("mascar_issue_top.v", "mascar_issue_top"),
+            ] {
+                let f = v.iter().find(|f| f.file == file).unwrap();
+                with_probes(&f.text, module, &probes(file, size)).unwrap();
+            }
         }
     }
 }
