@@ -1103,7 +1103,7 @@ fn run_workload(
         }
     };
     let mut gpu = mascar::engine::gpu(cfg)?;
-    gpu.set_threads(thread_count(hooks.threads))?;
+    gpu.set_threads(thread_count(hooks.threads));
     if let Some(w) = &hooks.waves {
         gpu.record_waves(w)?;
     }
@@ -1412,7 +1412,7 @@ fn bench(
                 for _ in 0..repeat {
                     let start = Instant::now();
                     let mut gpu = mascar::engine::gpu(&cfg)?;
-                    gpu.set_threads(t)?;
+                    gpu.set_threads(t);
                     let s = gpu.run(&k, None)?;
                     walls.push(start.elapsed().as_secs_f64());
                     stats = Some(s);

@@ -170,7 +170,7 @@ fn skipping_sms_at_rest_changes_no_statistic() {
 /// The SMs of a cycle may step on several threads (`--threads`, issue 31): the whole
 /// statistics record must be the same at 1, 2 and 7 threads, on the default machine (15
 /// SMs), with SMs resting (the shared traces) and under load (histo-1, every SM busy),
-/// under every scheduler.
+/// under every scheduler (at 7 threads, histo-1 under LRR and Mascar only).
 #[test]
 fn threads_change_no_statistic() {
     let mut runs: Vec<(String, Box<dyn Fn() -> mascar::workload::Kernel>)> = Vec::new();
@@ -194,13 +194,17 @@ fn threads_change_no_statistic() {
             };
             let run = |threads: usize| {
                 let mut gpu = mascar::engine::gpu(&cfg).unwrap();
-                gpu.set_threads(threads).unwrap();
+                gpu.set_threads(threads);
                 let r = gpu.run(&kernel(), None).unwrap();
                 assert!(r.warp_instructions > 0, "{what} under {s}");
                 serde_json::to_value(r).unwrap()
             };
             let one = run(1);
-            for threads in [2, 7] {
+            // Seven threads on two cores mostly wait for each other: on the busy kernel only
+            // under two schedulers, to keep the test short.
+            let many = what != "histo-1" || matches!(s, SchedulerKind::Lrr | SchedulerKind::Mascar);
+            let counts: &[usize] = if many { &[2, 7] } else { &[2] };
+            for &threads in counts {
                 assert_eq!(run(threads), one, "{what} under {s} at {threads} threads");
             }
         }

@@ -1,6 +1,7 @@
 //! The GPU: SMs, the two directions of the interconnect, L2 partitions with their DRAM, the
 //! CTA dispatcher, and the cycle loop that steps them in reverse pipeline order.
 
+pub mod crew;
 pub mod events;
 pub mod mem;
 pub mod sm;
@@ -37,9 +38,6 @@ pub enum SimError {
     /// A waveform or event log could not be written.
     #[error("{}", naming(path, "writing", error))]
     Output { path: String, error: std::io::Error },
-    /// The threads that step the SMs could not be started.
-    #[error("cannot start the threads that step the SMs: {0}")]
-    Threads(String),
 }
 
 /// An output error that names its path once: I/O errors from the output files' own
@@ -82,9 +80,8 @@ pub struct Gpu {
     /// Step SMs that have no work left (tests set it to check that skipping them changes
     /// nothing; see [`Gpu::run`]).
     pub step_idle_sms: bool,
-    /// Threads stepping the SMs of a cycle ([`Gpu::set_threads`]); `None` steps them on the
-    /// calling thread.
-    pool: Option<rayon::ThreadPool>,
+    /// Threads stepping the SMs of a cycle ([`Gpu::set_threads`]; 1: the caller alone).
+    threads: usize,
     /// Per SM, the reply the network delivers this cycle (taken before the SMs step in
     /// parallel).
     arrived: Vec<Option<MemReply>>,
@@ -128,26 +125,17 @@ impl Gpu {
             kernels_run: 0,
             dispatch_ptr: 0,
             step_idle_sms: false,
-            pool: None,
+            threads: 1,
             arrived: vec![None; n],
         })
     }
 
-    /// Steps the SMs of each cycle on `threads` threads (1: on the caller's). The SMs of one
-    /// cycle share nothing but the reply network, whose deliveries are taken for every SM
-    /// before they step, so the statistics are the same whatever the count
-    /// (`testbench/traces.rs`, `threads_change_no_statistic`).
-    pub fn set_threads(&mut self, threads: usize) -> Result<(), SimError> {
-        self.pool = if threads > 1 {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .map_err(|e| SimError::Threads(e.to_string()))?;
-            Some(pool)
-        } else {
-            None
-        };
-        Ok(())
+    /// Steps the SMs of each cycle on `threads` threads (1: on the caller's; see
+    /// [`crew`]). The SMs of one cycle share nothing but the reply network, whose deliveries
+    /// are taken for every SM before they step, so the statistics are the same whatever the
+    /// count (`testbench/traces.rs`, `threads_change_no_statistic`).
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.clamp(1, self.sms.len().max(1));
     }
 
     /// Refuses a kernel whose single CTA cannot fit in an SM.
@@ -285,7 +273,7 @@ impl Gpu {
         &mut self,
         k: &Kernel,
         progress: Option<Progress>,
-        mut observe: Option<Observer>,
+        observe: Option<Observer>,
     ) -> Result<RunStats, SimError> {
         // Buffers where `buffer_placement` / `placement` put them (kernel-format kernels).
         let placed = crate::workload::placement::place_for(k, &self.cfg).map_err(|reason| {
@@ -300,7 +288,28 @@ impl Gpu {
             self.next_kernel();
         }
         self.kernels_run += 1;
-        let mut progress = progress;
+        let start = self.cycle;
+        let crew = crew::Crew::new(self.threads);
+        std::thread::scope(|scope| {
+            for part in 1..crew.threads() {
+                let crew = &crew;
+                scope.spawn(move || crew.work(part, k));
+            }
+            // The workers return once the loop ends, by return or by panic.
+            let _finish = crew::Finish(&crew);
+            self.cycle_loop(k, progress, observe, &crew)
+        })?;
+        Ok(self.summary(k, self.cycle - start))
+    }
+
+    /// The cycles of one kernel, until its last CTA finishes.
+    fn cycle_loop(
+        &mut self,
+        k: &Kernel,
+        mut progress: Option<Progress>,
+        mut observe: Option<Observer>,
+        crew: &crew::Crew,
+    ) -> Result<(), SimError> {
         let grid = k.grid as u64;
         let mut next_cta = 0u32;
         let n = self.sms.len();
@@ -332,25 +341,13 @@ impl Gpu {
             // cycles would only count idle scheduler cycles, so that is all they do (on the
             // BFS trace at most 8 of 46 SMs ever have work).
             let skip_rest = next_cta == k.grid && !self.step_idle_sms;
-            if let Some(pool) = &self.pool {
-                use rayon::prelude::*;
+            if crew.threads() > 1 {
                 for (slot, sm) in self.arrived.iter_mut().zip(&self.sms) {
                     if !(skip_rest && sm.is_at_rest()) {
                         *slot = self.replies.pop(sm.id, now);
                     }
                 }
-                let (sms, arrived) = (&mut self.sms, &mut self.arrived);
-                pool.install(|| {
-                    sms.par_iter_mut()
-                        .zip(arrived.par_iter_mut())
-                        .for_each(|(sm, slot)| {
-                            if skip_rest && sm.is_at_rest() {
-                                sm.rest_cycle();
-                            } else {
-                                sm.cycle_with(now, k, slot.take());
-                            }
-                        })
-                });
+                crew.step(&mut self.sms, &mut self.arrived, now, k, skip_rest);
                 if let Some(m) = self.sms.iter().find_map(|sm| sm.blocks.mismatch()) {
                     return Err(SimError::Lockstep(Box::new(m.clone())));
                 }
@@ -430,7 +427,7 @@ impl Gpu {
                 return Err(SimError::MaxCycles(self.cfg.max_cycles));
             }
         }
-        Ok(self.summary(k, self.cycle - start))
+        Ok(())
     }
 
     /// One cycle of CTA dispatch, from CTA `next_cta` on; returns the next CTA to hand out.
