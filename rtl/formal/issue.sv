@@ -1,5 +1,6 @@
-// Formal properties of mascar_issue_top (WRC -> WST -> scheduler), checked with yosys's own
-// SAT solver (`sat -tempinduct`, run by `mascar rtl prove`). Hand-written; not generated.
+// Formal properties of mascar_issue_top (WRC -> WST -> scheduler), proved by `mascar rtl
+// prove` with ABC's PDR or k-induction on the AIGER model yosys writes (src/rtl/prove.rs).
+// Hand-written; not generated.
 //
 // The wrapper sees the block through its ports, and the WRC's outputs to the scheduler
 // (`probe_*`, added by `mascar rtl prove`: the WRC's own port struct in the behavioural twin,

@@ -1,5 +1,6 @@
-// Formal properties of mascar_reexec_queue, checked with yosys's own SAT solver
-// (`sat -tempinduct`, run by `mascar rtl prove`). Hand-written; not generated.
+// Formal properties of mascar_reexec_queue, proved by `mascar rtl prove` with ABC's PDR or
+// k-induction on the AIGER model yosys writes (src/rtl/prove.rs). Hand-written; not
+// generated.
 //
 // A shadow model below rebuilds, from the inputs alone, which entries are valid, each
 // entry's warp, the age order and the retry bits (the arming policy, from the spec), and the

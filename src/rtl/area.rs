@@ -341,7 +341,7 @@ Longest topological path in mascar_wst (length=5):
         ("mascar_wrc", 20),
         ("mascar_scheduler", 38),
         ("mascar_reexec_queue", 40),
-        ("mascar_issue_top", 42),
+        ("mascar_issue_top", 41),
     ];
 
     #[test]
