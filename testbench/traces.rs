@@ -121,14 +121,13 @@ fn a_trace_with_a_wrong_instruction_count_is_refused_with_file_and_line() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// SMs left with no work once every CTA is handed out are not stepped (issue 15 §8): that
-/// must change no statistic. The shared traces have fewer CTAs than SMs, so most SMs rest
-/// from the start; srad-1 (15 SMs) and sad-2 (4 SMs) have tails in which SMs finish one after
-/// another.
-#[test]
-fn skipping_sms_at_rest_changes_no_statistic() {
-    // A trace kernel streams its CTAs from the file: each run takes a fresh one.
-    let mut runs: Vec<(String, Box<dyn Fn() -> mascar::workload::Kernel>)> = Vec::new();
+/// A named kernel maker per run.
+type Runs = Vec<(String, Box<dyn Fn() -> mascar::workload::Kernel>)>;
+
+/// Every kernel of the shared traces. A trace kernel streams its CTAs from the file: each
+/// run takes a fresh one.
+fn trace_runs() -> Runs {
+    let mut runs: Runs = Vec::new();
     for dir in traces() {
         for t in kernels(&dir) {
             runs.push((
@@ -137,6 +136,16 @@ fn skipping_sms_at_rest_changes_no_statistic() {
             ));
         }
     }
+    runs
+}
+
+/// SMs left with no work once every CTA is handed out are not stepped (issue 15 §8): that
+/// must change no statistic. The shared traces have fewer CTAs than SMs, so most SMs rest
+/// from the start; srad-1 (15 SMs) and sad-2 (4 SMs) have tails in which SMs finish one after
+/// another.
+#[test]
+fn skipping_sms_at_rest_changes_no_statistic() {
+    let mut runs = trace_runs();
     // sad-2: a built-in that diverges, uses barriers and enters MP. srad-1: an SM's last
     // warp is often the owner, so the SM comes to rest at the clock edge that ends MP, and
     // the return to EP, which MAS's statistics count the cycle after, must be counted by the
@@ -173,15 +182,7 @@ fn skipping_sms_at_rest_changes_no_statistic() {
 /// under every scheduler (at 7 threads, histo-1 under Mascar only).
 #[test]
 fn threads_change_no_statistic() {
-    let mut runs: Vec<(String, Box<dyn Fn() -> mascar::workload::Kernel>)> = Vec::new();
-    for dir in traces() {
-        for t in kernels(&dir) {
-            runs.push((
-                dir.display().to_string(),
-                Box::new(move || t.fresh_kernel().unwrap()),
-            ));
-        }
-    }
+    let mut runs = trace_runs();
     runs.push((
         "histo-1".into(),
         Box::new(|| mascar::workload::builtin::find("histo-1").unwrap().kernel()),
