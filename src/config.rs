@@ -14,6 +14,10 @@ use std::fmt;
 pub use crate::mascar::ports::MasModeCheck;
 use crate::sched::SchedulerKind;
 
+/// Bytes of address and control every network packet carries (GPGPU-Sim 3.2.2 shader.h,
+/// `READ_PACKET_SIZE` and `WRITE_PACKET_SIZE`: 8).
+pub const PACKET_HEADER_BYTES: u32 = 8;
+
 /// Which value each `size NAME = DEFAULT full FULL` of a kernel takes (the `kernel_scale`
 /// setting): the default, sized to keep a kernel near 2 M warp instructions, or the full size
 /// of the benchmark's real input.
@@ -308,15 +312,25 @@ pub struct Config {
     /// Flits per cycle an L2 sub-partition's port injects or ejects: 1, as every node of
     /// GPGPU-Sim's intersim2 network (each of the 12 sub-partitions is a node).
     pub partition_port_flits: u32,
-    /// Cycles a packet spends in the network after serialisation: the reference's crossbar
-    /// (intersim2 `fly`, k = 27, n = 1: channel, VC and switch allocation, channel) and the
-    /// boundary queues at both ends (`icnt_push`/`icnt_pop`, ICNT_to_L2, L2_to_ICNT),
-    /// measured on the L2-hit and DRAM chain micro-benchmarks (docs/correlation.md).
+    /// Cycles from a flit crossing the router to its arrival at the destination: the output
+    /// channel and the boundary queues at both ends (`icnt_push`/`icnt_pop`, ICNT_to_L2,
+    /// L2_to_ICNT), which the model does not build stage by stage. 7 keeps the unloaded
+    /// one-flit traversal of the earlier fixed-latency network, whose latency was measured on
+    /// the L2-hit chain micro-benchmark (docs/correlation.md).
     pub icnt_latency: u32,
-    /// Packets a destination can buffer, counting those still crossing the network (credit
-    /// limit), in both directions [design]. The SM's own response FIFO is not this buffer:
-    /// the SM takes one arrived reply per cycle, faster than its port delivers them.
-    pub icnt_buffer: u32,
+    /// Flits a source's input queue holds: a packet is pushed only if it fits (intersim2
+    /// `input_buffer_size`, 9 when the `.icnt` file leaves it unset; `HasBuffer`).
+    pub icnt_input_buffer: u32,
+    /// Flits the router's input buffer holds, one virtual channel (`vc_buf_size`, `num_vcs` 1
+    /// in `config_fermi_islip.icnt`).
+    pub icnt_vc_buffer: u32,
+    /// Flits a destination holds between the router and its consumer: the ejection buffer
+    /// (`ejection_buffer_size`, `vc_buf_size` when unset: 8) plus the boundary buffer
+    /// (`boundary_buffer_size`, 16).
+    pub icnt_dest_buffer: u32,
+    /// Cycles a packet's head waits at the front of the router's input buffer before it
+    /// crosses: `vc_alloc_delay` + `sw_alloc_delay` (1 + 1).
+    pub icnt_alloc_cycles: u32,
 
     // ---- L2 ----
     pub l2_partitions: u32,
@@ -515,8 +529,11 @@ impl Default for Config {
             flit_bytes: 32,
             sm_port_flits: 1,
             partition_port_flits: 1,
-            icnt_latency: 8,
-            icnt_buffer: 64,
+            icnt_latency: 7,
+            icnt_input_buffer: 9,
+            icnt_vc_buffer: 8,
+            icnt_dest_buffer: 24,
+            icnt_alloc_cycles: 2,
             l2_partitions: 6,
             l2_sets: 64,
             l2_ways: 8,
@@ -766,8 +783,11 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
             int("flit_bytes", "bytes", 1, 4096, 32, "Flit size."),
             int("sm_port_flits", "flits/cycle", 1, 64, 1, "Flits per cycle an SM port injects or ejects."),
             int("partition_port_flits", "flits/cycle", 1, 64, 1, "Flits per cycle an L2 sub-partition port injects or ejects (one flit per network node per cycle, as intersim2)."),
-            int("icnt_latency", "cycles", 1, MAX_MEM_LATENCY, 8, "Cycles a packet spends in the network after serialisation (the reference's crossbar and boundary queues)."),
-            int("icnt_buffer", "packets", 1, 4096, 64, "Packets a destination can buffer, counting those still crossing (credit limit)."),
+            int("icnt_latency", "cycles", 1, MAX_MEM_LATENCY, 7, "Cycles from a flit crossing the router to its arrival at the destination (output channel and boundary queues)."),
+            int("icnt_input_buffer", "flits", 1, 4096, 9, "Flits a source's input queue holds; a packet is pushed only if it fits (intersim2 input_buffer_size)."),
+            int("icnt_vc_buffer", "flits", 1, 4096, 8, "Flits the router's input buffer holds, one virtual channel (vc_buf_size)."),
+            int("icnt_dest_buffer", "flits", 1, 4096, 24, "Flits a destination holds before its consumer takes them (ejection 8 + boundary 16)."),
+            int("icnt_alloc_cycles", "cycles", 0, 64, 2, "Cycles a packet's head waits at the front of the router's input buffer (vc_alloc_delay + sw_alloc_delay)."),
         ],
     ),
     (
@@ -1092,6 +1112,23 @@ impl Config {
                 ),
             );
         }
+        // A packet that does not fit a router buffer could never be sent or delivered.
+        let largest = (self.line_bytes + PACKET_HEADER_BYTES).div_ceil(self.flit_bytes);
+        for (key, v) in [
+            ("icnt_input_buffer", self.icnt_input_buffer),
+            ("icnt_dest_buffer", self.icnt_dest_buffer),
+        ] {
+            if v < largest {
+                return rule(
+                    key,
+                    format!(
+                        "{v} flits cannot hold the largest packet: a line and its header, \
+                         (line_bytes {} + {}) / flit_bytes {} = {largest} flits",
+                        self.line_bytes, PACKET_HEADER_BYTES, self.flit_bytes
+                    ),
+                );
+            }
+        }
         for (key, v) in [
             ("l1_sets", self.l1_sets),
             ("l2_sets", self.l2_sets),
@@ -1266,6 +1303,25 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn router_buffers_smaller_than_a_line_packet_are_refused() {
+        // 128 B line + 8 B header in 32 B flits: 5 flits; 4 could never hold a reply.
+        for key in ["icnt_input_buffer", "icnt_dest_buffer"] {
+            let mut c = Config::default();
+            match key {
+                "icnt_input_buffer" => c.icnt_input_buffer = 4,
+                _ => c.icnt_dest_buffer = 4,
+            }
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains(key) && e.contains("5 flits"), "{e}");
+            match key {
+                "icnt_input_buffer" => c.icnt_input_buffer = 5,
+                _ => c.icnt_dest_buffer = 5,
+            }
+            c.validate().unwrap();
+        }
+    }
 
     #[test]
     fn defaults_are_valid() {

@@ -714,6 +714,10 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
             n if n.contains("power") || n.contains("wattch") => {
                 Err("power model: see `mascar compare` energy".into())
             }
+            "inter_config_file" => Err(
+                "not read: the router's icnt_* keys default to 3.2.2's config_fermi_islip.icnt (one VC, vc_buf_size 8, allocation 1 + 1); set them with --set"
+                    .into(),
+            ),
             _ => Err("no counterpart in the model".into()),
         };
         let u = OptionUse {

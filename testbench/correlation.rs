@@ -130,7 +130,6 @@ fn independent_issue_gto() {
 }
 
 #[test]
-#[ignore = "model off: 609 vs 653 (-6.7%, 9.3 vs 10 cycles per store); see docs/correlation.md"]
 fn store_stream() {
     check(reference::STORE_STREAM);
 }

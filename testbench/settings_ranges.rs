@@ -65,7 +65,10 @@ fn huge_latencies_and_partition_counts_are_refused_with_key_value_and_range() {
         ("l2_latency", "1..=10000"),
         ("l2_partitions", "1..=128"),
         ("l1_miss_queue", "2..=1024"),
-        ("icnt_buffer", "1..=4096"),
+        ("icnt_input_buffer", "1..=4096"),
+        ("icnt_vc_buffer", "1..=4096"),
+        ("icnt_dest_buffer", "1..=4096"),
+        ("icnt_alloc_cycles", "0..=64"),
     ] {
         let set = format!("{key}=4294967295");
         let o = mascar(&["run", "-k", "kmeans-1", "--sms", "1", "-q", "--set", &set]);

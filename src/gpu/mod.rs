@@ -108,7 +108,7 @@ impl Gpu {
                 cfg.sm_port_flits,
                 cfg.partition_port_flits,
                 cfg.icnt_latency,
-                cfg.icnt_buffer,
+                mem::icnt::RouterShape::of(cfg),
             ),
             replies: Network::new(
                 ports,
@@ -116,7 +116,7 @@ impl Gpu {
                 cfg.partition_port_flits,
                 cfg.sm_port_flits,
                 cfg.icnt_latency,
-                cfg.icnt_buffer,
+                mem::icnt::RouterShape::of(cfg),
             ),
             cycle: 0,
             waves: None,
@@ -319,15 +319,18 @@ impl Gpu {
         let start = self.cycle;
         loop {
             let now = self.cycle;
+            self.requests.step(now);
+            self.replies.step(now);
             for p in &mut self.partitions {
                 p.cycle(now, &mut self.requests);
             }
             for sp in self.partitions.iter_mut().flat_map(|p| p.subs.iter_mut()) {
                 if let Some(r) = sp.replies.front() {
                     let dst = r.sm as usize;
-                    if self.replies.can_send(sp.id, dst, now) {
+                    let flits = r.flits(flit, line);
+                    if self.replies.can_send(sp.id, flits, now) {
                         let r = sp.replies.pop_front().expect("front exists");
-                        self.replies.send(sp.id, dst, r.flits(flit, line), now, r);
+                        self.replies.send(sp.id, dst, flits, now, r);
                     }
                 }
             }

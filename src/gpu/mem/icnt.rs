@@ -1,23 +1,107 @@
-//! One direction of the interconnect (SMs → partitions, or partitions → SMs).
+//! One direction of the interconnect (SMs → partitions, or partitions → SMs), as
+//! GPGPU-Sim's intersim2 builds it for the GTX480 (`config_fermi_islip.icnt`: `fly`, k = 27,
+//! n = 1, one virtual channel, `vc_buf_size` 8): a single crossbar router with one input per
+//! source and one output per destination.
 //!
-//! Each source and destination port moves a fixed number of flits per cycle. A packet is
-//! serialised at its source port, crosses the network in `latency` cycles, then occupies its
-//! destination port; packets to one destination arrive in the order they were sent. A
-//! destination buffers at most `capacity` packets, counting those still in flight (credit
-//! flow control), so a slow consumer pushes back on its senders.
+//! A packet is flits of `flit_bytes`. Per cycle of [`step`](Network::step):
+//!
+//! - **Injection** (interconnect_interface.cpp `HasBuffer`, `Push`; gputrafficmanager.cpp
+//!   `_Step`): a source may push a packet while its input queue holds at most
+//!   `input_buffer − flits` flits; the queue moves `src_flits` flits per cycle into the
+//!   router's input buffer while that has room (`vc_buffer` flits, credit flow control).
+//! - **One virtual channel per input** (iq_router.cpp): the packet at the head of the input
+//!   buffer must win its output before any flit behind it moves, so a packet waiting for a
+//!   busy output blocks every later packet of that source, whatever their destinations
+//!   (head-of-line blocking). Its head asks for the output `alloc_cycles` after it reached
+//!   the head of the buffer (VC then switch allocation, `vc_alloc_delay` + `sw_alloc_delay`).
+//! - **One packet per output at a time**: the output's one downstream VC is held from head to
+//!   tail. A free output grants the requesting input next after the last one it granted
+//!   (iSLIP's round-robin pointer, one iteration).
+//! - **Transfer**: an output moves `dst_flits` flits per cycle of its packet, cut-through
+//!   (a flit may leave as soon as it is in the input buffer), while the destination's buffer
+//!   (ejection plus boundary buffer, `dest_buffer` flits) has room. The tail reaches the
+//!   destination `latency` cycles after it crossed; the consumer takes whole packets, in
+//!   arrival order, and frees their flits.
 
 use std::collections::VecDeque;
 
+/// Buffer sizes and pipeline depth of the router (see the module text).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RouterShape {
+    /// Flits a source's input queue holds (intersim2 `input_buffer_size`; 9 when unset).
+    pub input_buffer: u32,
+    /// Flits the router's input buffer holds (`vc_buf_size`).
+    pub vc_buffer: u32,
+    /// Flits a destination holds between the router and its consumer (`ejection_buffer_size`,
+    /// which is `vc_buf_size` when unset, plus `boundary_buffer_size`).
+    pub dest_buffer: u32,
+    /// Cycles from a head flit reaching the front of the input buffer to its first crossing
+    /// (`vc_alloc_delay` + `sw_alloc_delay`).
+    pub alloc_cycles: u32,
+}
+
+impl RouterShape {
+    /// The router a configuration describes (its `icnt_*` keys).
+    pub fn of(c: &crate::config::Config) -> Self {
+        RouterShape {
+            input_buffer: c.icnt_input_buffer,
+            vc_buffer: c.icnt_vc_buffer,
+            dest_buffer: c.icnt_dest_buffer,
+            alloc_cycles: c.icnt_alloc_cycles,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct InFlight<T> {
+    dst: u32,
+    flits: u32,
+    /// Flits moved into the router's input buffer.
+    entered: u32,
+    /// Flits sent through the crossbar.
+    sent: u32,
+    packet: T,
+}
+
+#[derive(Clone, Debug)]
+struct Source<T> {
+    /// This source's packets not yet through the crossbar, oldest first.
+    packets: VecDeque<InFlight<T>>,
+    /// Flits in the input queue, not yet in the router's input buffer.
+    queued: u32,
+    /// Flits in the router's input buffer.
+    buffered: u32,
+    /// Index in `packets` of the packet whose flits enter the router next.
+    entering: usize,
+    /// Cycle from which the head packet may ask for its output.
+    ready_at: u64,
+    /// Whether the head packet holds its output.
+    granted: bool,
+}
+
 #[derive(Clone, Debug)]
 pub struct Network<T> {
-    src_free_at: Vec<u64>,
-    dst_free_at: Vec<u64>,
+    sources: Vec<Source<T>>,
+    /// Per output: the source whose packet holds it.
+    holder: Vec<Option<u32>>,
+    /// Per output: iSLIP's grant pointer (the input it looks at first).
+    pointer: Vec<u32>,
+    /// Per output this cycle: the requesting source nearest after the pointer.
+    best: Vec<Option<u32>>,
+    /// Per destination: flits held (crossing or buffered, not yet taken by the consumer).
+    dest_flits: Vec<u32>,
+    /// Per destination: (arrival cycle, flits, packet), in arrival order.
+    queues: Vec<VecDeque<(u64, u32, T)>>,
+    /// Per destination: packets sent to it and not yet taken (anywhere in the network).
+    pending: Vec<u32>,
     src_flits: u32,
     dst_flits: u32,
     latency: u64,
-    capacity: usize,
-    /// Per destination: (arrival cycle, packet), in arrival order.
-    queues: Vec<VecDeque<(u64, T)>>,
+    shape: RouterShape,
+    /// Packets between a source's input queue and the crossbar.
+    in_router: u64,
+    /// The last cycle stepped.
+    stepped: Option<u64>,
     /// Flits sent, for utilisation statistics.
     pub flits_sent: u64,
     pub packets_sent: u64,
@@ -30,37 +114,142 @@ impl<T> Network<T> {
         src_flits: u32,
         dst_flits: u32,
         latency: u32,
-        capacity: u32,
+        shape: RouterShape,
     ) -> Self {
         Network {
-            src_free_at: vec![0; sources],
-            dst_free_at: vec![0; dests],
+            sources: (0..sources)
+                .map(|_| Source {
+                    packets: VecDeque::with_capacity(shape.input_buffer as usize + 2),
+                    queued: 0,
+                    buffered: 0,
+                    entering: 0,
+                    ready_at: 0,
+                    granted: false,
+                })
+                .collect(),
+            holder: vec![None; dests],
+            pointer: vec![0; dests],
+            best: vec![None; dests],
+            dest_flits: vec![0; dests],
+            queues: (0..dests)
+                .map(|_| VecDeque::with_capacity(shape.dest_buffer as usize))
+                .collect(),
+            pending: vec![0; dests],
             src_flits,
             dst_flits,
             latency: latency as u64,
-            capacity: capacity as usize,
-            queues: (0..dests)
-                .map(|_| VecDeque::with_capacity(capacity as usize))
-                .collect(),
+            shape,
+            in_router: 0,
+            stepped: None,
             flits_sent: 0,
             packets_sent: 0,
         }
     }
 
-    /// Whether `src` may inject a packet for `dst` this cycle.
-    pub fn can_send(&self, src: usize, dst: usize, now: u64) -> bool {
-        self.src_free_at[src] <= now && self.queues[dst].len() < self.capacity
+    /// Runs the router's cycles up to and including `now` (each cycle once).
+    pub fn step(&mut self, now: u64) {
+        let first = self.stepped.map_or(now, |s| s + 1);
+        for t in first..=now {
+            self.cycle(t);
+        }
+        self.stepped = Some(self.stepped.map_or(now, |s| s.max(now)));
+    }
+
+    fn cycle(&mut self, now: u64) {
+        if self.in_router == 0 {
+            return;
+        }
+        let n = self.sources.len() as u32;
+        let cap = self.shape.vc_buffer;
+        // Injection: the input queue into the router's input buffer.
+        for s in &mut self.sources {
+            let mut moved = 0;
+            while moved < self.src_flits && s.queued > 0 && s.buffered < cap {
+                let p = &mut s.packets[s.entering];
+                if p.entered == 0 && s.entering == 0 {
+                    // A head at the front of the buffer starts its allocation.
+                    s.ready_at = s.ready_at.max(now + self.shape.alloc_cycles as u64);
+                }
+                p.entered += 1;
+                s.queued -= 1;
+                s.buffered += 1;
+                moved += 1;
+                if p.entered == p.flits {
+                    s.entering += 1;
+                }
+            }
+        }
+        // Allocation: each free output grants the requester nearest after its pointer.
+        for (i, s) in self.sources.iter().enumerate() {
+            let Some(p) = s.packets.front() else { continue };
+            if s.granted || p.entered == 0 || now < s.ready_at {
+                continue;
+            }
+            let o = p.dst as usize;
+            if self.holder[o].is_some() {
+                continue;
+            }
+            let i = i as u32;
+            let dist = |j: u32| (j + n - self.pointer[o]) % n;
+            if self.best[o].is_none_or(|b| dist(i) < dist(b)) {
+                self.best[o] = Some(i);
+            }
+        }
+        for o in 0..self.best.len() {
+            if let Some(i) = self.best[o].take() {
+                self.holder[o] = Some(i);
+                self.pointer[o] = (i + 1) % n;
+                self.sources[i as usize].granted = true;
+            }
+        }
+        // Transfer through the crossbar, cut-through, within the destination's credit.
+        for o in 0..self.holder.len() {
+            let Some(i) = self.holder[o] else { continue };
+            let s = &mut self.sources[i as usize];
+            let p = s.packets.front_mut().expect("a holder has a packet");
+            let mut moved = 0;
+            while moved < self.dst_flits && p.sent < p.entered && self.dest_flits[o] < self.shape.dest_buffer
+            {
+                p.sent += 1;
+                s.buffered -= 1;
+                self.dest_flits[o] += 1;
+                moved += 1;
+            }
+            if p.sent == p.flits {
+                let p = s.packets.pop_front().expect("front exists");
+                s.entering -= 1;
+                s.granted = false;
+                // The next head is at the front now; it starts its allocation.
+                s.ready_at = now + self.shape.alloc_cycles as u64;
+                self.holder[o] = None;
+                self.in_router -= 1;
+                self.queues[o].push_back((now + self.latency, p.flits, p.packet));
+            }
+        }
+    }
+
+    /// Whether `src` may inject a packet of `flits` flits this cycle (intersim2 `HasBuffer`:
+    /// room in its input queue; the destination does not matter).
+    pub fn can_send(&mut self, src: usize, flits: u32, now: u64) -> bool {
+        self.step(now);
+        self.sources[src].queued + flits <= self.shape.input_buffer
     }
 
     /// Injects a packet of `flits` flits. The caller checked [`can_send`](Self::can_send).
     pub fn send(&mut self, src: usize, dst: usize, flits: u32, now: u64, packet: T) {
-        let serialise = flits.div_ceil(self.src_flits) as u64;
-        self.src_free_at[src] = now + serialise;
-        let at_port = now + serialise + self.latency;
-        let start = at_port.max(self.dst_free_at[dst]);
-        let arrival = start + flits.div_ceil(self.dst_flits) as u64;
-        self.dst_free_at[dst] = arrival;
-        self.queues[dst].push_back((arrival, packet));
+        self.step(now);
+        let flits = flits.max(1);
+        let s = &mut self.sources[src];
+        s.packets.push_back(InFlight {
+            dst: dst as u32,
+            flits,
+            entered: 0,
+            sent: 0,
+            packet,
+        });
+        s.queued += flits;
+        self.pending[dst] += 1;
+        self.in_router += 1;
         self.flits_sent += flits as u64;
         self.packets_sent += 1;
     }
@@ -68,35 +257,28 @@ impl<T> Network<T> {
     /// The oldest packet that has arrived at `dst`, if any.
     pub fn peek(&self, dst: usize, now: u64) -> Option<&T> {
         match self.queues[dst].front() {
-            Some((arrival, p)) if *arrival <= now => Some(p),
+            Some((arrival, _, p)) if *arrival <= now => Some(p),
             _ => None,
         }
     }
 
-    /// Takes the oldest arrived packet at `dst` (frees its credit).
+    /// Takes the oldest arrived packet at `dst` (frees its flits' buffer space).
     pub fn pop(&mut self, dst: usize, now: u64) -> Option<T> {
-        if self.peek(dst, now).is_some() {
-            self.queues[dst].pop_front().map(|(_, p)| p)
-        } else {
-            None
-        }
+        self.step(now);
+        self.peek(dst, now)?;
+        let (_, flits, p) = self.queues[dst].pop_front().expect("peeked");
+        self.dest_flits[dst] -= flits;
+        self.pending[dst] -= 1;
+        Some(p)
     }
 
-    /// Packets in flight or buffered for `dst`.
+    /// Packets sent to `dst` and not yet taken, wherever they are.
     pub fn pending(&self, dst: usize) -> usize {
-        self.queues[dst].len()
-    }
-
-    /// Earliest arrival still to come at any destination (for skipping idle cycles).
-    pub fn next_arrival(&self) -> Option<u64> {
-        self.queues
-            .iter()
-            .filter_map(|q| q.front().map(|(a, _)| *a))
-            .min()
+        self.pending[dst] as usize
     }
 
     pub fn is_empty(&self) -> bool {
-        self.queues.iter().all(|q| q.is_empty())
+        self.pending.iter().all(|&p| p == 0)
     }
 }
 
@@ -104,18 +286,111 @@ impl<T> Network<T> {
 mod tests {
     use super::*;
 
+    /// The GTX480 file's router: input queue 9, VC buffer 8, ejection 8 + boundary 16,
+    /// VC and switch allocation one cycle each.
+    const GTX480: RouterShape = RouterShape {
+        input_buffer: 9,
+        vc_buffer: 8,
+        dest_buffer: 24,
+        alloc_cycles: 2,
+    };
+
+    /// Steps until `dst` has a packet; returns (cycle, packet).
+    fn next(n: &mut Network<u32>, dst: usize, from: u64) -> (u64, u32) {
+        for now in from..from + 10_000 {
+            if let Some(p) = n.pop(dst, now) {
+                return (now, p);
+            }
+        }
+        panic!("nothing arrived");
+    }
+
     #[test]
-    fn serialisation_latency_and_credits() {
-        let mut n: Network<u32> = Network::new(2, 1, 1, 1, 10, 2);
-        assert!(n.can_send(0, 0, 0));
-        n.send(0, 0, 4, 0, 7); // 4 cycles out, 10 across, 4 into the port
-        assert!(!n.can_send(0, 0, 3), "source port busy serialising");
-        assert!(n.can_send(1, 0, 0));
-        n.send(1, 0, 1, 0, 8); // would reach the port at 11 but waits for it until 18
-        assert!(!n.can_send(1, 0, 5), "destination credit exhausted");
-        assert_eq!(n.pop(0, 17), None);
-        assert_eq!(n.pop(0, 18), Some(7));
-        assert_eq!(n.pop(0, 18), None);
-        assert_eq!(n.pop(0, 19), Some(8));
+    fn an_unloaded_packet_takes_injection_allocation_its_flits_and_the_latency() {
+        let mut n: Network<u32> = Network::new(2, 2, 1, 1, 7, GTX480);
+        assert!(n.can_send(0, 1, 0));
+        n.send(0, 1, 1, 0, 7);
+        // Cycle 1 into the router, allocation until 3, crosses at 3, arrives at 3 + 7.
+        assert_eq!(next(&mut n, 1, 0), (10, 7));
+        // Five flits cut through: the tail crosses four cycles after the head.
+        n.send(0, 1, 5, 20, 8);
+        assert_eq!(next(&mut n, 1, 20), (34, 8));
+    }
+
+    #[test]
+    fn the_input_queue_takes_a_packet_only_while_it_fits() {
+        let mut n: Network<u32> = Network::new(1, 2, 1, 1, 7, GTX480);
+        n.send(0, 0, 5, 0, 1);
+        assert!(
+            !n.can_send(0, 5, 0),
+            "9 flits: a second 5-flit packet does not fit"
+        );
+        assert!(n.can_send(0, 4, 0));
+        // One flit a cycle leaves the queue for the router.
+        assert!(n.can_send(0, 5, 1));
+    }
+
+    #[test]
+    fn a_packet_waiting_for_a_busy_output_blocks_the_packets_behind_it() {
+        // Source 0 sends a long packet to output 0; source 1 sends to output 0 (waits), then
+        // to the idle output 1: that one waits too (one VC per input).
+        let mut n: Network<u32> = Network::new(2, 2, 1, 1, 7, GTX480);
+        n.send(0, 0, 5, 0, 10);
+        n.send(1, 0, 1, 0, 11);
+        n.send(1, 1, 1, 0, 12);
+        let (t10, _) = next(&mut n, 0, 0);
+        let (t11, _) = next(&mut n, 0, t10 + 1);
+        let (t12, _) = next(&mut n, 1, 0);
+        assert_eq!(t10, 14, "source 0 wins output 0 first (pointer at 0)");
+        assert!(t11 > t10, "source 1's first packet waits for output 0");
+        assert!(
+            t12 > t11,
+            "and its second, to an idle output, waits behind it: {t12}"
+        );
+        // Without the conflict the second packet would have arrived at 1 + 2 + ... = 13.
+        let mut free: Network<u32> = Network::new(2, 2, 1, 1, 7, GTX480);
+        free.send(1, 1, 1, 0, 12);
+        assert_eq!(next(&mut free, 1, 0).0, 10);
+    }
+
+    #[test]
+    fn a_full_destination_stops_its_output_until_the_consumer_takes_packets() {
+        let mut n: Network<u32> = Network::new(8, 1, 1, 1, 1, GTX480);
+        for s in 0..8 {
+            n.send(s, 0, 5, 0, s as u32);
+        }
+        // Nobody consumes: 24 flits of buffer take four whole packets and four flits of the
+        // fifth, which cannot finish.
+        n.step(1_000);
+        assert_eq!(n.queues[0].len(), 4);
+        assert_eq!(n.dest_flits[0], 24);
+        assert_eq!(n.pending(0), 8);
+        let mut got = vec![];
+        for now in 1_000..2_000 {
+            if let Some(p) = n.pop(0, now) {
+                got.push(p);
+            }
+        }
+        got.sort();
+        assert_eq!(got, (0..8).collect::<Vec<_>>(), "every packet arrives once");
+        assert!(n.is_empty());
+    }
+
+    #[test]
+    fn outputs_grant_round_robin() {
+        // Three sources keep output 0 busy; each gets its turn in order after the last one.
+        let mut n: Network<u32> = Network::new(3, 1, 1, 1, 1, GTX480);
+        for k in 0..3 {
+            for s in 0..3 {
+                n.send(s, 0, 1, 0, (10 * k + s) as u32);
+            }
+        }
+        let mut order = vec![];
+        for now in 0..1_000 {
+            if let Some(p) = n.pop(0, now) {
+                order.push(p % 10);
+            }
+        }
+        assert_eq!(order, [0, 1, 2, 0, 1, 2, 0, 1, 2]);
     }
 }

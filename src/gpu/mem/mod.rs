@@ -39,9 +39,7 @@ pub struct MemReply {
     pub bytes: u16,
 }
 
-/// Bytes of address and control every packet carries (GPGPU-Sim 3.2.2 shader.h,
-/// `READ_PACKET_SIZE` and `WRITE_PACKET_SIZE`: 8).
-pub const PACKET_HEADER_BYTES: u32 = 8;
+pub use crate::config::PACKET_HEADER_BYTES;
 
 impl MemRequest {
     /// Flits the request occupies on the network: a read is its 8-byte header, a write or an

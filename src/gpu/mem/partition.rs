@@ -638,7 +638,14 @@ mod tests {
             ..Config::default()
         };
         let mut p = Partition::new(0, &c);
-        let mut net = Network::new(1, (c.l2_partitions * c.l2_sub_partitions) as usize, 1, 2, 1, 8);
+        let mut net = Network::new(
+            1,
+            (c.l2_partitions * c.l2_sub_partitions) as usize,
+            1,
+            2,
+            1,
+            crate::gpu::mem::icnt::RouterShape::of(&c),
+        );
         let mut lines = lines_of_channel_0(&c);
         let (x, y) = (lines.next().unwrap(), lines.next().unwrap());
         let (miss, r) = serve(&mut p, &mut net, request(1, x, true), 0);
@@ -676,7 +683,14 @@ mod tests {
             ..Config::default()
         };
         let mut p = Partition::new(0, &c);
-        let mut net = Network::new(1, (c.l2_partitions * c.l2_sub_partitions) as usize, 1, 2, 1, 8);
+        let mut net = Network::new(
+            1,
+            (c.l2_partitions * c.l2_sub_partitions) as usize,
+            1,
+            2,
+            1,
+            crate::gpu::mem::icnt::RouterShape::of(&c),
+        );
         let x = lines_of_channel_0(&c).next().unwrap();
         let lx = p.map.slice_line(x);
         serve(&mut p, &mut net, request(1, x, false), 0);
@@ -743,7 +757,7 @@ mod tests {
         );
         let mut p = Partition::new(0, &c);
         let ports = (c.l2_partitions * c.l2_sub_partitions) as usize;
-        let mut net = Network::new(100, ports, 1, 2, 1, 64);
+        let mut net = Network::new(100, ports, 1, 2, 1, crate::gpu::mem::icnt::RouterShape::of(&c));
         let (a, b): (Vec<u64>, Vec<u64>) = (
             lines_of(&c, 0).take(40).collect(),
             lines_of(&c, 1).take(40).collect(),

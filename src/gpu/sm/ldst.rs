@@ -449,13 +449,14 @@ impl Sm {
             return;
         };
         let dst = crate::gpu::mem::partition_of(req.line, partitions);
-        if requests.can_send(self.id, dst, now) {
+        let flits = req.flits(flit_bytes);
+        if requests.can_send(self.id, flits, now) {
             if from_l1 {
                 self.l1.pop_request().expect("front exists");
             } else {
                 self.atomic_port = None;
             }
-            requests.send(self.id, dst, req.flits(flit_bytes), now, req);
+            requests.send(self.id, dst, flits, now, req);
         }
     }
 }

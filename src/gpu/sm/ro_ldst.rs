@@ -197,9 +197,10 @@ impl Sm {
                 continue;
             };
             let dst = crate::gpu::mem::partition_of(req.line, partitions);
-            if requests.can_send(self.id, dst, now) {
+            let flits = req.flits(flit_bytes);
+            if requests.can_send(self.id, flits, now) {
                 let req = queue.pop_front().expect("front exists");
-                requests.send(self.id, dst, req.flits(flit_bytes), now, req);
+                requests.send(self.id, dst, flits, now, req);
                 return true;
             }
         }
