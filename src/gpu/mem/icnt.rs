@@ -88,6 +88,12 @@ pub struct Network<T> {
     pointer: Vec<u32>,
     /// Per output this cycle: the requesting source nearest after the pointer.
     best: Vec<Option<u32>>,
+    /// Outputs with a `best` this cycle (reused, never reallocated).
+    requested: Vec<u32>,
+    /// Bit per source: it has packets (so idle sources cost nothing per cycle).
+    active: Vec<u64>,
+    /// Bit per output: a packet holds it.
+    held: Vec<u64>,
     /// Per destination: flits held (crossing or buffered, not yet taken by the consumer).
     dest_flits: Vec<u32>,
     /// Per destination: (arrival cycle, flits, packet), in arrival order.
@@ -130,6 +136,9 @@ impl<T> Network<T> {
             holder: vec![None; dests],
             pointer: vec![0; dests],
             best: vec![None; dests],
+            requested: Vec::with_capacity(dests),
+            active: vec![0; sources.div_ceil(64)],
+            held: vec![0; dests.div_ceil(64)],
             dest_flits: vec![0; dests],
             queues: (0..dests)
                 .map(|_| VecDeque::with_capacity(shape.dest_buffer as usize))
@@ -161,69 +170,91 @@ impl<T> Network<T> {
         }
         let n = self.sources.len() as u32;
         let cap = self.shape.vc_buffer;
-        // Injection: the input queue into the router's input buffer.
-        for s in &mut self.sources {
-            let mut moved = 0;
-            while moved < self.src_flits && s.queued > 0 && s.buffered < cap {
-                let p = &mut s.packets[s.entering];
-                if p.entered == 0 && s.entering == 0 {
-                    // A head at the front of the buffer starts its allocation.
-                    s.ready_at = s.ready_at.max(now + self.shape.alloc_cycles as u64);
+        for w in 0..self.active.len() {
+            let mut bits = self.active[w];
+            while bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let s = &mut self.sources[i];
+                // Injection: the input queue into the router's input buffer.
+                let mut moved = 0;
+                while moved < self.src_flits && s.queued > 0 && s.buffered < cap {
+                    let p = &mut s.packets[s.entering];
+                    if p.entered == 0 && s.entering == 0 {
+                        // A head at the front of the buffer starts its allocation.
+                        s.ready_at = s.ready_at.max(now + self.shape.alloc_cycles as u64);
+                    }
+                    p.entered += 1;
+                    s.queued -= 1;
+                    s.buffered += 1;
+                    moved += 1;
+                    if p.entered == p.flits {
+                        s.entering += 1;
+                    }
                 }
-                p.entered += 1;
-                s.queued -= 1;
-                s.buffered += 1;
-                moved += 1;
-                if p.entered == p.flits {
-                    s.entering += 1;
+                // Allocation: each free output grants the requester nearest after its pointer.
+                let p = s.packets.front().expect("an active source has a packet");
+                if s.granted || p.entered == 0 || now < s.ready_at {
+                    continue;
+                }
+                let o = p.dst as usize;
+                if self.holder[o].is_some() {
+                    continue;
+                }
+                let i = i as u32;
+                let dist = |j: u32| (j + n - self.pointer[o]) % n;
+                match self.best[o] {
+                    None => {
+                        self.best[o] = Some(i);
+                        self.requested.push(o as u32);
+                    }
+                    Some(b) if dist(i) < dist(b) => self.best[o] = Some(i),
+                    Some(_) => {}
                 }
             }
         }
-        // Allocation: each free output grants the requester nearest after its pointer.
-        for (i, s) in self.sources.iter().enumerate() {
-            let Some(p) = s.packets.front() else { continue };
-            if s.granted || p.entered == 0 || now < s.ready_at {
-                continue;
-            }
-            let o = p.dst as usize;
-            if self.holder[o].is_some() {
-                continue;
-            }
-            let i = i as u32;
-            let dist = |j: u32| (j + n - self.pointer[o]) % n;
-            if self.best[o].is_none_or(|b| dist(i) < dist(b)) {
-                self.best[o] = Some(i);
-            }
+        for k in 0..self.requested.len() {
+            let o = self.requested[k] as usize;
+            let i = self.best[o].take().expect("requested outputs have a best");
+            self.holder[o] = Some(i);
+            self.held[o / 64] |= 1 << (o % 64);
+            self.pointer[o] = (i + 1) % n;
+            self.sources[i as usize].granted = true;
         }
-        for o in 0..self.best.len() {
-            if let Some(i) = self.best[o].take() {
-                self.holder[o] = Some(i);
-                self.pointer[o] = (i + 1) % n;
-                self.sources[i as usize].granted = true;
-            }
-        }
+        self.requested.clear();
         // Transfer through the crossbar, cut-through, within the destination's credit.
-        for o in 0..self.holder.len() {
-            let Some(i) = self.holder[o] else { continue };
-            let s = &mut self.sources[i as usize];
-            let p = s.packets.front_mut().expect("a holder has a packet");
-            let mut moved = 0;
-            while moved < self.dst_flits && p.sent < p.entered && self.dest_flits[o] < self.shape.dest_buffer
-            {
-                p.sent += 1;
-                s.buffered -= 1;
-                self.dest_flits[o] += 1;
-                moved += 1;
-            }
-            if p.sent == p.flits {
-                let p = s.packets.pop_front().expect("front exists");
-                s.entering -= 1;
-                s.granted = false;
-                // The next head is at the front now; it starts its allocation.
-                s.ready_at = now + self.shape.alloc_cycles as u64;
-                self.holder[o] = None;
-                self.in_router -= 1;
-                self.queues[o].push_back((now + self.latency, p.flits, p.packet));
+        for w in 0..self.held.len() {
+            let mut bits = self.held[w];
+            while bits != 0 {
+                let o = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let i = self.holder[o].expect("a held output has a holder") as usize;
+                let s = &mut self.sources[i];
+                let p = s.packets.front_mut().expect("a holder has a packet");
+                let mut moved = 0;
+                while moved < self.dst_flits
+                    && p.sent < p.entered
+                    && self.dest_flits[o] < self.shape.dest_buffer
+                {
+                    p.sent += 1;
+                    s.buffered -= 1;
+                    self.dest_flits[o] += 1;
+                    moved += 1;
+                }
+                if p.sent == p.flits {
+                    let p = s.packets.pop_front().expect("front exists");
+                    s.entering -= 1;
+                    s.granted = false;
+                    // The next head is at the front now; it starts its allocation.
+                    s.ready_at = now + self.shape.alloc_cycles as u64;
+                    if s.packets.is_empty() {
+                        self.active[i / 64] &= !(1 << (i % 64));
+                    }
+                    self.holder[o] = None;
+                    self.held[w] &= !(1 << (o % 64));
+                    self.in_router -= 1;
+                    self.queues[o].push_back((now + self.latency, p.flits, p.packet));
+                }
             }
         }
     }
@@ -248,6 +279,7 @@ impl<T> Network<T> {
             packet,
         });
         s.queued += flits;
+        self.active[src / 64] |= 1 << (src % 64);
         self.pending[dst] += 1;
         self.in_router += 1;
         self.flits_sent += flits as u64;
