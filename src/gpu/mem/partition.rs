@@ -593,6 +593,7 @@ impl Partition {
 
 #[cfg(test)]
 mod tests {
+    use super::super::icnt::RouterShape;
     use super::*;
 
     /// A request to partition 0 for `line`: a read, or an atomic of instruction slot 7.
@@ -644,7 +645,7 @@ mod tests {
             1,
             2,
             1,
-            crate::gpu::mem::icnt::RouterShape::of(&c),
+            RouterShape::of(&c),
         );
         let mut lines = lines_of_channel_0(&c);
         let (x, y) = (lines.next().unwrap(), lines.next().unwrap());
@@ -689,7 +690,7 @@ mod tests {
             1,
             2,
             1,
-            crate::gpu::mem::icnt::RouterShape::of(&c),
+            RouterShape::of(&c),
         );
         let x = lines_of_channel_0(&c).next().unwrap();
         let lx = p.map.slice_line(x);
@@ -757,7 +758,7 @@ mod tests {
         );
         let mut p = Partition::new(0, &c);
         let ports = (c.l2_partitions * c.l2_sub_partitions) as usize;
-        let mut net = Network::new(100, ports, 1, 2, 1, crate::gpu::mem::icnt::RouterShape::of(&c));
+        let mut net = Network::new(100, ports, 1, 2, 1, RouterShape::of(&c));
         let (a, b): (Vec<u64>, Vec<u64>) = (
             lines_of(&c, 0).take(40).collect(),
             lines_of(&c, 1).take(40).collect(),
