@@ -4,7 +4,7 @@
 //! their doc comment are our own choices where neither the paper nor GPGPU-Sim is precise.
 //! Latencies follow GPGPU-Sim 3.2.2's GTX480 configuration and the stages of its shader
 //! core (`gpu/sm/pipeline.rs`): the unloaded round trips are not parameters but come out of
-//! the component latencies (an L1 miss → L2 hit → fill takes 150 cycles, → DRAM 274;
+//! the component latencies (an L1 miss → L2 hit → fill takes 146 cycles, → DRAM 270;
 //! the slides' 200 / 440 are not what the configuration gives, docs/correlation.md), and
 //! tests measure them end to end and against Accel-Sim's micro-benchmarks.
 
