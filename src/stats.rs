@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheStats {
     /// Access attempts (reads and writes), retries after a reservation failure included:
-    /// `accesses = hits + hit_reserved + misses + write_hits + write_misses + reservation
-    /// failures` (see [`CacheStats::outcomes`]).
+    /// `accesses = hits + hit_reserved + misses + write_hits + write_hit_reserved +
+    /// write_misses + reservation failures` (see [`CacheStats::outcomes`]).
     pub accesses: u64,
     pub hits: u64,
     /// Misses merged into an MSHR already open for the line.
@@ -18,6 +18,12 @@ pub struct CacheStats {
     pub fail_miss_queue_full: u64,
     pub fail_line_alloc: u64,
     pub write_hits: u64,
+    /// Writes to a line whose fill is pending. GPGPU-Sim 3.2.2 gpu-cache.cc
+    /// `cache_stats::select_stats_status` counts any access whose probe is HIT_RESERVED as
+    /// HIT_RESERVED, writes included, so these are not in its `total_cache_misses`.
+    #[serde(default)]
+    pub write_hit_reserved: u64,
+    /// Writes to a line that is neither valid nor reserved.
     pub write_misses: u64,
     pub fills: u64,
     pub cycles_mshr_full: u64,
@@ -37,6 +43,7 @@ impl CacheStats {
             + self.hit_reserved
             + self.misses
             + self.write_hits
+            + self.write_hit_reserved
             + self.write_misses
             + self.reservation_fails()
     }
@@ -59,6 +66,7 @@ impl CacheStats {
         self.fail_miss_queue_full += o.fail_miss_queue_full;
         self.fail_line_alloc += o.fail_line_alloc;
         self.write_hits += o.write_hits;
+        self.write_hit_reserved += o.write_hit_reserved;
         self.write_misses += o.write_misses;
         self.fills += o.fills;
         self.cycles_mshr_full += o.cycles_mshr_full;

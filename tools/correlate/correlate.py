@@ -279,6 +279,8 @@ def report(traces, scheds, accel, model, args):
     L.append("|---|---|---|---|---|---|---|---|---|---|")
     errs = {s: [] for s in scheds}
     per = {}  # (trace, kidx, sched) -> (ref cycles, model cycles)
+    # Miss counts within 5 % of the reference (issue 28): (level -> [within, compared, [off]]).
+    misses = {"L1": [0, 0, []], "L2": [0, 0, []]}
     for t in traces:
         name = os.path.basename(os.path.normpath(t))
         for s in scheds:
@@ -290,6 +292,17 @@ def report(traces, scheds, accel, model, args):
                 if e is not None:
                     errs[s].append(abs(e))
                 per[(t, i, s)] = (ak["cycles"], mk["cycles"] if mk else None)
+                for level, key in (("L1", "l1_misses"), ("L2", "l2_misses")):
+                    ref = ak.get(key)
+                    if ref is None or not mk:
+                        continue
+                    within = abs(mk[key] - ref) <= 0.05 * ref
+                    misses[level][0] += within
+                    misses[level][1] += 1
+                    if not within:
+                        misses[level][2].append("%s %s%s %s/%s" % (
+                            os.path.basename(os.path.normpath(t)),
+                            "" if len(a) == 1 else "%d " % (i + 1), s, fmt(ref), fmt(mk[key])))
                 kname = ak["name"] if len(a) == 1 else "%d %s" % (i + 1, ak["name"])
                 if len(kname) > 40:
                     kname = kname[:37] + "..."
@@ -306,6 +319,11 @@ def report(traces, scheds, accel, model, args):
     for s in scheds:
         v = errs[s]
         L.append("| %s | %d | %s |" % (s, len(v), ("%.1f" % (sum(v) / len(v))) if v else "–"))
+    L.append("")
+    for level, (within, n, off) in misses.items():
+        L.append("%s misses within 5 %% of the reference: %d of %d%s" % (
+            level, within, n, (" (off, ref/model: %s)." % "; ".join(off)) if off else "."))
+        L.append("")
     if "lrr" in scheds and "gto" in scheds:
         L.append("")
         L.append("LRR→GTO speedup (cycles lrr / cycles gto) where the reference's differs from 1 by "

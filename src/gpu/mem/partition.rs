@@ -403,7 +403,12 @@ impl SubPartition {
                 .push_back(DramRequest::read(req.line, self.line_bytes));
             self.allocate(local, now, map, subs);
         }
-        self.stats.write_misses += 1;
+        // `select_stats_status`: a write whose probe was HIT_RESERVED counts as HIT_RESERVED.
+        if reserved {
+            self.stats.write_hit_reserved += 1;
+        } else {
+            self.stats.write_misses += 1;
+        }
         true
     }
 
@@ -722,6 +727,45 @@ mod tests {
             [None, Some(7)]
         );
         assert!(p.subs[0].tags.victim(lx).is_some_and(|v| v.dirty));
+    }
+
+    /// GPGPU-Sim 3.2.2 `cache_stats::select_stats_status`: a write whose probe is
+    /// HIT_RESERVED (the line's fill is pending) counts as HIT_RESERVED, not as the MISS
+    /// `wr_miss_wa` returns; it still goes to DRAM and merges into the line's MSHR.
+    #[test]
+    fn a_write_to_a_line_being_filled_is_counted_hit_reserved_not_miss() {
+        let c = Config::default();
+        let mut p = Partition::new(0, &c);
+        let mut net = Network::new(
+            1,
+            (c.l2_partitions * c.l2_sub_partitions) as usize,
+            1,
+            2,
+            1,
+            RouterShape::of(&c),
+        );
+        let mut lines = lines_of_channel_0(&c);
+        let (x, y) = (lines.next().unwrap(), lines.next().unwrap());
+        let write = |id, line| MemRequest {
+            write: true,
+            bytes: 32,
+            ..request(id, line, false)
+        };
+        for r in [request(1, x, false), write(2, x), write(3, y)] {
+            net.send(0, 0, r.flits(32), 0, r);
+        }
+        let mut replies = 0;
+        for now in 0..20_000 {
+            p.cycle(now, &mut net);
+            replies += p.subs[0].replies.drain(..).count();
+        }
+        assert_eq!(replies, 3, "the read and both writes are answered");
+        let s = &p.subs[0].stats;
+        assert_eq!(
+            (s.misses, s.write_hit_reserved, s.write_misses, s.hit_reserved),
+            (1, 1, 1, 0)
+        );
+        assert_eq!(s.accesses, s.outcomes());
     }
 
     #[test]

@@ -209,11 +209,15 @@ impl L1 {
         if self.miss_queue_full(0) {
             return self.fail(FailCause::MissQueueFull);
         }
-        if self.tags.probe(line) == Probe::Hit {
-            self.tags.invalidate(line);
-            self.stats.write_hits += 1;
-        } else {
-            self.stats.write_misses += 1;
+        // `wr_miss_no_wa` returns MISS for a store to a reserved line too, but
+        // `select_stats_status` counts it as HIT_RESERVED (gpu-cache.cc).
+        match self.tags.probe(line) {
+            Probe::Hit => {
+                self.tags.invalidate(line);
+                self.stats.write_hits += 1;
+            }
+            Probe::Reserved => self.stats.write_hit_reserved += 1,
+            Probe::Miss => self.stats.write_misses += 1,
         }
         self.miss_queue.push_back(request());
         Outcome::Miss
@@ -419,5 +423,26 @@ mod tests {
             Outcome::Miss,
             "the store evicted the line"
         );
+    }
+
+    /// GPGPU-Sim 3.2.2 `cache_stats::select_stats_status`: a store whose probe is
+    /// HIT_RESERVED is counted as HIT_RESERVED, not as the MISS `wr_miss_no_wa` returns; it
+    /// still goes out, and the pending fill is untouched.
+    #[test]
+    fn a_store_to_a_reserved_line_is_counted_hit_reserved_not_miss() {
+        let mut l1 = L1::new(&Config::default());
+        assert_eq!(l1.load(4, 0, 0, 0, || req(4)), Outcome::Miss);
+        assert_eq!(l1.store(4, || req(4)), Outcome::Miss);
+        assert_eq!(l1.store(6, || req(6)), Outcome::Miss);
+        let s = &l1.stats;
+        assert_eq!(
+            (s.misses, s.write_hit_reserved, s.write_misses, s.write_hits),
+            (1, 1, 1, 0)
+        );
+        assert_eq!(s.accesses, s.outcomes());
+        assert_eq!(l1.miss_queue_used(), 3, "the load and both stores go out");
+        let mut woken = vec![];
+        l1.fill(4, 5, |l| woken.push(l));
+        assert_eq!(woken, vec![0], "the load's fill still answers it");
     }
 }

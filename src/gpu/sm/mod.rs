@@ -432,7 +432,7 @@ impl Sm {
             wst_mem: v.wst.mem,
             wst_stall: v.wst.stall,
             active: self.active,
-            l1_hits: l1.hits + l1.hit_reserved + l1.write_hits,
+            l1_hits: l1.hits + l1.hit_reserved + l1.write_hits + l1.write_hit_reserved,
             l1_misses: l1.misses + l1.write_misses,
             l1_reservation_fails: l1.reservation_fails(),
             hits_under_miss: self.stats.car.hits_under_miss,
