@@ -90,7 +90,9 @@ impl TagArray {
         }
     }
 
-    /// Marks a hit line as most recently used.
+    /// Marks a line as most recently used: a hit, or an access merged into its pending fill
+    /// (3.2.2 `tag_array::access`: HIT_RESERVED falls through to HIT's
+    /// `m_last_access_time = time`).
     pub fn touch(&mut self, line: u64, now: u64) {
         if let Some(i) = self.find(line) {
             self.lines[i].last_use = now;
@@ -155,11 +157,13 @@ impl TagArray {
         })
     }
 
-    /// A reserved line's data arrived.
-    pub fn fill(&mut self, line: u64, now: u64) {
+    /// A reserved line's data arrived. Its LRU stamp stays the last access's: GPGPU-Sim
+    /// 3.2.2 gpu-cache.h `cache_block_t::fill` sets `m_fill_time` only, and LRU picks by
+    /// `m_last_access_time`, set at allocation and at each hit or pending hit
+    /// (`tag_array::access`).
+    pub fn fill(&mut self, line: u64) {
         if let Some(i) = self.find(line) {
             self.lines[i].state = LineState::Valid;
-            self.lines[i].last_use = now;
         }
     }
 
@@ -300,8 +304,26 @@ mod tests {
         );
         t.allocate(13, LineState::Reserved, false, 5);
         assert!(!t.can_allocate(14), "both ways reserved");
-        t.fill(12, 6);
+        t.fill(12);
         assert_eq!(t.probe(12), Probe::Hit);
+    }
+
+    /// 3.2.2's LRU order is by last access (allocation, hit, pending hit), not by fill: a line
+    /// allocated early and filled late is still the older one.
+    #[test]
+    fn lru_ignores_the_fill_and_counts_a_pending_hit_as_a_use() {
+        let mut t = TagArray::new(1, 2);
+        t.allocate(10, LineState::Reserved, false, 1);
+        t.allocate(11, LineState::Valid, false, 2);
+        t.fill(10);
+        assert_eq!(t.victim(12).map(|e| e.line), Some(10), "filled last, used first");
+        // A pending hit on 20 (allocated before 21) makes 21 the older line.
+        let mut t = TagArray::new(1, 2);
+        t.allocate(20, LineState::Reserved, false, 1);
+        t.allocate(21, LineState::Valid, false, 2);
+        t.touch(20, 3);
+        t.fill(20);
+        assert_eq!(t.victim(22).map(|e| e.line), Some(21));
     }
 
     #[test]

@@ -210,7 +210,7 @@ impl SubPartition {
         if let Some(&d) = self.dram_l2.front() {
             if !d.write {
                 self.dram_l2.pop_front();
-                self.fill(d, now, map);
+                self.fill(d, map);
             } else if self.replies.len() < self.reply_cap {
                 self.dram_l2.pop_front();
                 if let Some(a) = d.ack {
@@ -259,9 +259,9 @@ impl SubPartition {
 
     /// A DRAM read came back: the line becomes valid and answers everyone merged into its
     /// MSHR.
-    fn fill(&mut self, done: DramRequest, now: u64, map: &ChannelMap) {
+    fn fill(&mut self, done: DramRequest, map: &ChannelMap) {
         let local = map.slice_line(done.line);
-        self.tags.fill(local, now);
+        self.tags.fill(local);
         let replies = &mut self.replies;
         let line = done.line;
         let mut has_atomic = false;
@@ -328,6 +328,7 @@ impl SubPartition {
         if probe == Probe::Reserved {
             if self.mshrs.can_merge(local) {
                 self.mshrs.merge(local, waiter);
+                self.tags.touch(local, now);
                 self.stats.hit_reserved += 1;
                 true
             } else {
@@ -397,6 +398,7 @@ impl SubPartition {
         self.miss_queue.push_back(store);
         if reserved {
             self.mshrs.merge(local, waiter);
+            self.tags.touch(local, now);
         } else {
             self.mshrs.open(local, waiter, now);
             self.miss_queue

@@ -169,6 +169,7 @@ impl L1 {
                     self.fail(FailCause::MissQueueFull)
                 } else if self.mshrs.can_merge(line) {
                     self.mshrs.merge(line, load);
+                    self.tags.touch(line, now);
                     self.stats.hit_reserved += 1;
                     Outcome::HitReserved
                 } else {
@@ -226,7 +227,7 @@ impl L1 {
     /// The data for `line` arrived: the line becomes valid and every load waiting on it is
     /// handed to `done`. Returns the cycles since the miss went out.
     pub fn fill(&mut self, line: u64, now: u64, done: impl FnMut(u16)) -> u64 {
-        self.tags.fill(line, now);
+        self.tags.fill(line);
         self.stats.fills += 1;
         let opened = self
             .mshrs
