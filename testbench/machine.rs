@@ -327,6 +327,47 @@ fn a_small_grid_gets_one_cta_per_sm_per_cycle_and_the_pointer_carries_over() {
     assert_eq!(p[15].0, p[0].0 + 1, "{p:?}");
 }
 
+/// GPGPU-Sim 3.2.2 `shader_core_ctx::issue_block2core` puts a CTA in the first free CTA
+/// context `i` and its threads at `i × padded CTA size`: its warps are contiguous from
+/// `i × warps per CTA`, whatever warp slots of other CTAs have freed meanwhile. Here odd CTAs
+/// finish first while even CTAs' first warps are done and their second still run, so a CTA
+/// that took the lowest free warp slots would straddle two contexts.
+#[test]
+fn a_cta_takes_the_warp_slots_of_its_cta_context() {
+    let k = kernel(
+        "kernel ctas\ngrid 24\nblock 64\nloop i < (1 - cta % 2) * (tid / 32) * 200 + 10 {\n alu r1, r1\n}\n",
+    );
+    let wpc = k.warps_per_cta() as usize;
+    let mut gpu = mascar::engine::gpu(&one_sm()).unwrap();
+    let (mut checked, mut launched_above_a_free_slot) = (0u64, false);
+    let mut before = vec![false; 48];
+    let mut watch = |_cycle: u64, sms: &[mascar::gpu::sm::Sm]| {
+        let warps = &sms[0].warps;
+        for (slot, w) in warps.iter().enumerate().filter(|(_, w)| w.active) {
+            let home = w.cta_slot as usize * wpc + (w.tid_base / 32) as usize;
+            assert_eq!(
+                slot,
+                home,
+                "CTA {} warp {} in slot {slot}",
+                w.cta,
+                w.tid_base / 32
+            );
+            checked += 1;
+            let lower_free = (0..slot).any(|s| !warps[s].active);
+            launched_above_a_free_slot |= !before[slot] && w.cta >= 8 && lower_free;
+        }
+        for (b, w) in before.iter_mut().zip(warps) {
+            *b = w.active;
+        }
+    };
+    gpu.run_observed(&k, None, Some(&mut watch)).unwrap();
+    assert!(checked > 1000, "{checked}");
+    assert!(
+        launched_above_a_free_slot,
+        "the case that tells the two rules apart never happened"
+    );
+}
+
 #[test]
 fn a_cta_larger_than_an_sm_is_refused() {
     let k = kernel("kernel big\ngrid 1\nblock 1024\nregs 64\nalu r1, r1\n");

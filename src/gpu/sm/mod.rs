@@ -315,12 +315,23 @@ impl Sm {
 
     // ---------------------------------------------------------------- CTA dispatch
 
-    /// Whether one more CTA of `k` fits in the free warp slots, threads, CTA slots,
-    /// registers and shared memory.
+    /// The CTA slot the next CTA of `k` would take and its first warp slot: the lowest free
+    /// CTA slot `i`, whose warps are `i × warps per CTA` onwards (GPGPU-Sim 3.2.2 gpu-sim.cc
+    /// `shader_core_ctx::issue_block2core`: `free_cta_hw_id` is the first free CTA context
+    /// and `start_thread = free_cta_hw_id * padded_cta_size`). A CTA's warps are therefore
+    /// contiguous and alternate between the schedulers, as in GPGPU-Sim.
+    fn cta_home(&self, k: &Kernel) -> Option<(usize, u32)> {
+        let slot = self.ctas.iter().position(|c| !c.active)?;
+        let first = slot as u32 * k.warps_per_cta();
+        let range = mask(k.warps_per_cta()) << first;
+        (first + k.warps_per_cta() <= self.cfg.warps_per_sm && self.active & range == 0)
+            .then_some((slot, first))
+    }
+
+    /// Whether one more CTA of `k` fits in its warp slots, threads, CTA slots, registers and
+    /// shared memory.
     pub fn can_accept(&self, k: &Kernel) -> bool {
-        let free_slots = self.cfg.warps_per_sm - self.active.count_ones();
-        self.ctas.iter().any(|c| !c.active)
-            && free_slots >= k.warps_per_cta()
+        self.cta_home(k).is_some()
             && self.used_threads + k.block <= self.cfg.threads_per_sm
             && self.used_regs + cta_regs(k) <= self.cfg.regs_per_sm
             && self.used_shared + k.shared_bytes <= self.cfg.shared_per_sm
@@ -328,15 +339,11 @@ impl Sm {
 
     /// Launches CTA `cta` of `k` into free slots. The caller checked [`can_accept`](Self::can_accept).
     pub fn launch_cta(&mut self, k: &Kernel, cta: u32) {
-        let slot = self
-            .ctas
-            .iter()
-            .position(|c| !c.active)
-            .expect("caller checked can_accept");
+        let (slot, first) = self.cta_home(k).expect("caller checked can_accept");
         let mut warps = 0u64;
         let mut programs = k.cta_programs(cta).map(Vec::into_iter);
         for w in 0..k.warps_per_cta() {
-            let free = (!self.active).trailing_zeros() as usize;
+            let free = (first + w) as usize;
             let tid_base = w * 32;
             let lanes = (k.block - tid_base).min(32);
             self.warps[free].launch(self.next_dyn_id, slot as u8, cta, tid_base, lanes);
