@@ -340,7 +340,7 @@ fn a_cta_takes_the_warp_slots_of_its_cta_context() {
     let wpc = k.warps_per_cta() as usize;
     let mut gpu = mascar::engine::gpu(&one_sm()).unwrap();
     let (mut checked, mut launched_above_a_free_slot) = (0u64, false);
-    let mut before = vec![false; 48];
+    let mut before = [false; 48];
     let mut watch = |_cycle: u64, sms: &[mascar::gpu::sm::Sm]| {
         let warps = &sms[0].warps;
         for (slot, w) in warps.iter().enumerate().filter(|(_, w)| w.active) {
