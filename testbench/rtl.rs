@@ -67,6 +67,63 @@ fn verilog_is_lint_clean_and_synthesises() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Verilator's `-match` wildcards (`*` any run, `?` one character) against a message.
+fn wildcard_match(pattern: &[u8], text: &[u8]) -> bool {
+    match pattern.split_first() {
+        None => text.is_empty(),
+        Some((b'*', rest)) => (0..=text.len()).any(|i| wildcard_match(rest, &text[i..])),
+        Some((&c, rest)) => text
+            .split_first()
+            .is_some_and(|(&t, tail)| (c == b'?' || c == t) && wildcard_match(rest, tail)),
+    }
+}
+
+/// A waiver that matches no message hides nothing today and would hide a new warning
+/// tomorrow (issue 32 found three): every `-match` of `rtl/lint.vlt` must match a message
+/// that the committed Verilog, or its 4-warp / 4-entry form, gives without the waivers.
+#[test]
+fn every_lint_waiver_matches_a_message() {
+    let waivers = std::fs::read_to_string(rtl_dir().join("lint.vlt")).unwrap();
+    let patterns: Vec<&str> = waivers
+        .lines()
+        .filter(|l| l.starts_with("lint_off"))
+        .map(|l| {
+            let at = l.find("-match \"").expect("every waiver has one -match") + 8;
+            &l[at..at + l[at..].find('"').unwrap()]
+        })
+        .collect();
+    assert!(patterns.len() >= 4, "{patterns:?}");
+    let dir = std::env::temp_dir().join(format!("mascar-waivers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut messages = vec![];
+    for f in emit::blocks_at::<4, 4>().iter().chain(emit::blocks().iter()) {
+        let path = dir.join(&f.file);
+        std::fs::write(&path, &f.text).unwrap();
+        let lint = tool("verilator")
+            .args(["--lint-only", "-Wall", "--top-module", &f.module])
+            .arg(&path)
+            .output()
+            .unwrap();
+        messages.extend(
+            String::from_utf8_lossy(&lint.stderr)
+                .lines()
+                .filter(|l| l.starts_with("%Warning"))
+                .map(str::to_string),
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let stale: Vec<&&str> = patterns
+        .iter()
+        .filter(|p| {
+            !messages
+                .iter()
+                .any(|m| wildcard_match(p.as_bytes(), m.as_bytes()))
+        })
+        .collect();
+    assert!(stale.is_empty(), "waivers matching no message: {stale:?}");
+    assert!(wildcard_match(b"*a?c*", b"xxabcx") && !wildcard_match(b"*a?c", b"abcx"));
+}
+
 fn cfg(s: SchedulerKind, engine: Engine) -> Config {
     Config {
         sms: 1,
