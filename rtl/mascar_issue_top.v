@@ -410,6 +410,30 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
     localparam  at_or_above$21 = 24'he00000;
     localparam  at_or_above$22 = 24'hc00000;
     localparam  at_or_above$23 = 24'h800000;
+    localparam  below$0 = 24'h0;
+    localparam  below$1 = 24'h1;
+    localparam  below$2 = 24'h3;
+    localparam  below$3 = 24'h7;
+    localparam  below$4 = 24'hf;
+    localparam  below$5 = 24'h1f;
+    localparam  below$6 = 24'h3f;
+    localparam  below$7 = 24'h7f;
+    localparam  below$8 = 24'hff;
+    localparam  below$9 = 24'h1ff;
+    localparam  below$10 = 24'h3ff;
+    localparam  below$11 = 24'h7ff;
+    localparam  below$12 = 24'hfff;
+    localparam  below$13 = 24'h1fff;
+    localparam  below$14 = 24'h3fff;
+    localparam  below$15 = 24'h7fff;
+    localparam  below$16 = 24'hffff;
+    localparam  below$17 = 24'h1ffff;
+    localparam  below$18 = 24'h3ffff;
+    localparam  below$19 = 24'h7ffff;
+    localparam  below$20 = 24'hfffff;
+    localparam  below$21 = 24'h1fffff;
+    localparam  below$22 = 24'h3fffff;
+    localparam  below$23 = 24'h7fffff;
     localparam  id_bit$0 = 24'haaaaaa;
     localparam  id_bit$1 = 24'hcccccc;
     localparam  id_bit$2 = 24'hf0f0f0;
@@ -492,6 +516,7 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
     reg  picker0$lsu_avail;
     reg  picker0$load_avail;
     reg  [7:0] picker0$var_sel;
+    reg  [7:0] picker0$next_sel;
     reg  picker0$policy_gto;
     reg  picker0$mas_enable;
     reg  picker0$mp;
@@ -525,6 +550,10 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
     wire  [5:0] picker0$pick_lane;
     wire  [23:0] picker0$pick_one_hot;
     wire  [23:0] picker0$pick_after;
+    reg  [23:0] picker0$last_keep;
+    reg  [23:0] picker0$greedy_keep;
+    wire  [23:0] picker0$next_last;
+    wire  [23:0] picker0$next_greedy;
     reg  [23:0] picker1$ready;
     reg  [23:0] picker1$alu;
     reg  [23:0] picker1$sfu;
@@ -537,6 +566,7 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
     reg  picker1$lsu_avail;
     reg  picker1$load_avail;
     reg  [7:0] picker1$var_sel;
+    reg  [7:0] picker1$next_sel;
     reg  picker1$policy_gto;
     reg  picker1$mas_enable;
     reg  picker1$mp;
@@ -570,6 +600,10 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
     wire  [5:0] picker1$pick_lane;
     wire  [23:0] picker1$pick_one_hot;
     wire  [23:0] picker1$pick_after;
+    reg  [23:0] picker1$last_keep;
+    reg  [23:0] picker1$greedy_keep;
+    wire  [23:0] picker1$next_last;
+    wire  [23:0] picker1$next_greedy;
     reg  mp_r$d;
     wire  mp_r$q;
     reg  mp_r$clock;
@@ -585,9 +619,9 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
     reg  [23:0] after_r$0$d;
     wire  [23:0] after_r$0$q;
     reg  after_r$0$clock;
-    reg  [23:0] after_r$1$d;
-    wire  [23:0] after_r$1$q;
-    reg  after_r$1$clock;
+    reg  [23:0] last1_r$d;
+    wire  [23:0] last1_r$q;
+    reg  last1_r$clock;
     reg  [23:0] greedy_r$0$d;
     wire  [23:0] greedy_r$0$q;
     reg  greedy_r$0$clock;
@@ -896,6 +930,18 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
     reg  [23:0] var_lanes$6;
     reg  [23:0] var_lanes$7;
     reg  [7:0] var_sel;
+    reg  [23:0] run_lanes$0;
+    reg  [23:0] run_lanes$1;
+    reg  [23:0] run_lanes$2;
+    reg  [23:0] run_lanes$3;
+    reg  [23:0] run_lanes$4;
+    reg  [23:0] run_lanes$5;
+    reg  [23:0] run_lanes$6;
+    reg  [23:0] run_lanes$7;
+    reg  [7:0] next_sel;
+    reg  [23:0] greedy_keep$0;
+    reg  [23:0] greedy_keep$1;
+    reg  [23:0] after1;
     reg  [23:0] col_00;
     reg  [23:0] col_10;
     reg  [23:0] col_11;
@@ -922,6 +968,7 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         .lsu_avail(picker0$lsu_avail),
         .load_avail(picker0$load_avail),
         .var_sel(picker0$var_sel),
+        .next_sel(picker0$next_sel),
         .policy_gto(picker0$policy_gto),
         .mas_enable(picker0$mas_enable),
         .mp(picker0$mp),
@@ -954,7 +1001,11 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         .pick_valid(picker0$pick_valid),
         .pick_lane(picker0$pick_lane),
         .pick_one_hot(picker0$pick_one_hot),
-        .pick_after(picker0$pick_after)
+        .pick_after(picker0$pick_after),
+        .last_keep(picker0$last_keep),
+        .greedy_keep(picker0$greedy_keep),
+        .next_last(picker0$next_last),
+        .next_greedy(picker0$next_greedy)
     );
     mascar_issue_top$sched$picker1 picker1(
         .ready(picker1$ready),
@@ -969,6 +1020,7 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         .lsu_avail(picker1$lsu_avail),
         .load_avail(picker1$load_avail),
         .var_sel(picker1$var_sel),
+        .next_sel(picker1$next_sel),
         .policy_gto(picker1$policy_gto),
         .mas_enable(picker1$mas_enable),
         .mp(picker1$mp),
@@ -1001,7 +1053,11 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         .pick_valid(picker1$pick_valid),
         .pick_lane(picker1$pick_lane),
         .pick_one_hot(picker1$pick_one_hot),
-        .pick_after(picker1$pick_after)
+        .pick_after(picker1$pick_after),
+        .last_keep(picker1$last_keep),
+        .greedy_keep(picker1$greedy_keep),
+        .next_last(picker1$next_last),
+        .next_greedy(picker1$next_greedy)
     );
     mascar_issue_top$sched$mp_r mp_r(
         .d(mp_r$d),
@@ -1028,10 +1084,10 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         .q(after_r$0$q),
         .clock(after_r$0$clock)
     );
-    mascar_issue_top$sched$after_r$1 after_r$1(
-        .d(after_r$1$d),
-        .q(after_r$1$q),
-        .clock(after_r$1$clock)
+    mascar_issue_top$sched$last1_r last1_r(
+        .d(last1_r$d),
+        .q(last1_r$q),
+        .clock(last1_r$clock)
     );
     mascar_issue_top$sched$greedy_r$0 greedy_r$0(
         .d(greedy_r$0$d),
@@ -1536,10 +1592,9 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         owner_r$d = owner_r$q;
         after_r$0$clock = clock;
         after_r$0$d = after_r$0$q;
+        last1_r$clock = clock;
         greedy_r$0$clock = clock;
         greedy_r$0$d = greedy_r$0$q;
-        after_r$1$clock = clock;
-        after_r$1$d = after_r$1$q;
         greedy_r$1$clock = clock;
         greedy_r$1$d = greedy_r$1$q;
         mp = mp_r$q;
@@ -1557,11 +1612,22 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         picker0$lsu_avail = lsu_free;
         picker0$load_avail = load_slot_free;
         picker0$var_sel = var_hot$0;
+        picker0$next_sel = var_hot$0;
         picker0$policy_gto = policy_gto;
         picker0$mas_enable = mas_enable;
         picker0$mp = mp_r$q;
         picker0$after = after_r$0$q;
         picker0$greedy = greedy_r$0$q;
+        greedy_keep$0 = greedy_r$0$q;
+        if (|(exited$0 & greedy_r$0$q)) begin
+            greedy_keep$0 = 32'h0;
+        end
+        greedy_keep$1 = greedy_r$1$q;
+        if (|(exited$1 & greedy_r$1$q)) begin
+            greedy_keep$1 = 32'h0;
+        end
+        picker0$greedy_keep = greedy_keep$0;
+        picker0$last_keep = 32'h0;
         picker1$ready = ready$1;
         picker1$alu = alu$1;
         picker1$sfu = sfu$1;
@@ -1583,6 +1649,7 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         end
         take_lsu = ldst_take$0;
         var_sel = 32'h0;
+        next_sel = 32'h0;
         var_lanes$0 = at_or_above$0;
         if (var_sp$0) begin
             var_lanes$0 = var_lanes$0 & take_sp;
@@ -1604,6 +1671,13 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         end
         if (|(picker0$pick_one_hot & var_lanes$0)) begin
             var_sel = var_sel | var_hot$0;
+        end
+        run_lanes$0 = 32'h0;
+        if (~reset) begin
+            run_lanes$0 = var_lanes$0;
+        end
+        if (|(picker0$pick_one_hot & run_lanes$0)) begin
+            next_sel = next_sel | var_hot$0;
         end
         var_lanes$1 = at_or_above$0;
         if (var_sp$1) begin
@@ -1627,6 +1701,13 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         if (|(picker0$pick_one_hot & var_lanes$1)) begin
             var_sel = var_sel | var_hot$1;
         end
+        run_lanes$1 = 32'h0;
+        if (~reset) begin
+            run_lanes$1 = var_lanes$1;
+        end
+        if (|(picker0$pick_one_hot & run_lanes$1)) begin
+            next_sel = next_sel | var_hot$1;
+        end
         var_lanes$2 = at_or_above$0;
         if (var_sp$2) begin
             var_lanes$2 = var_lanes$2 & take_sp;
@@ -1648,6 +1729,13 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         end
         if (|(picker0$pick_one_hot & var_lanes$2)) begin
             var_sel = var_sel | var_hot$2;
+        end
+        run_lanes$2 = 32'h0;
+        if (~reset) begin
+            run_lanes$2 = var_lanes$2;
+        end
+        if (|(picker0$pick_one_hot & run_lanes$2)) begin
+            next_sel = next_sel | var_hot$2;
         end
         var_lanes$3 = at_or_above$0;
         if (var_sp$3) begin
@@ -1671,6 +1759,13 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         if (|(picker0$pick_one_hot & var_lanes$3)) begin
             var_sel = var_sel | var_hot$3;
         end
+        run_lanes$3 = 32'h0;
+        if (~reset) begin
+            run_lanes$3 = var_lanes$3;
+        end
+        if (|(picker0$pick_one_hot & run_lanes$3)) begin
+            next_sel = next_sel | var_hot$3;
+        end
         var_lanes$4 = at_or_above$0;
         if (var_sp$4) begin
             var_lanes$4 = var_lanes$4 & take_sp;
@@ -1692,6 +1787,13 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         end
         if (|(picker0$pick_one_hot & var_lanes$4)) begin
             var_sel = var_sel | var_hot$4;
+        end
+        run_lanes$4 = 32'h0;
+        if (~reset) begin
+            run_lanes$4 = var_lanes$4;
+        end
+        if (|(picker0$pick_one_hot & run_lanes$4)) begin
+            next_sel = next_sel | var_hot$4;
         end
         var_lanes$5 = at_or_above$0;
         if (var_sp$5) begin
@@ -1715,6 +1817,13 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         if (|(picker0$pick_one_hot & var_lanes$5)) begin
             var_sel = var_sel | var_hot$5;
         end
+        run_lanes$5 = 32'h0;
+        if (~reset) begin
+            run_lanes$5 = var_lanes$5;
+        end
+        if (|(picker0$pick_one_hot & run_lanes$5)) begin
+            next_sel = next_sel | var_hot$5;
+        end
         var_lanes$6 = at_or_above$0;
         if (var_sp$6) begin
             var_lanes$6 = var_lanes$6 & take_sp;
@@ -1736,6 +1845,13 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         end
         if (|(picker0$pick_one_hot & var_lanes$6)) begin
             var_sel = var_sel | var_hot$6;
+        end
+        run_lanes$6 = 32'h0;
+        if (~reset) begin
+            run_lanes$6 = var_lanes$6;
+        end
+        if (|(picker0$pick_one_hot & run_lanes$6)) begin
+            next_sel = next_sel | var_hot$6;
         end
         var_lanes$7 = at_or_above$0;
         if (var_sp$7) begin
@@ -1759,15 +1875,101 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         if (|(picker0$pick_one_hot & var_lanes$7)) begin
             var_sel = var_sel | var_hot$7;
         end
+        run_lanes$7 = 32'h0;
+        if (~reset) begin
+            run_lanes$7 = var_lanes$7;
+        end
+        if (|(picker0$pick_one_hot & run_lanes$7)) begin
+            next_sel = next_sel | var_hot$7;
+        end
         if (~picker0$pick_valid) begin
             var_sel = var_sel | var_hot$0;
+            if (~reset) begin
+                next_sel = next_sel | var_hot$0;
+            end
         end
         picker1$var_sel = var_sel;
+        picker1$next_sel = next_sel;
         picker1$policy_gto = policy_gto;
         picker1$mas_enable = mas_enable;
         picker1$mp = mp_r$q;
-        picker1$after = after_r$1$q;
+        after1 = 32'h0;
+        if (|(last1_r$q & below$0)) begin
+            after1 = after1 | lane_hot$0;
+        end
+        if (|(last1_r$q & below$1)) begin
+            after1 = after1 | lane_hot$1;
+        end
+        if (|(last1_r$q & below$2)) begin
+            after1 = after1 | lane_hot$2;
+        end
+        if (|(last1_r$q & below$3)) begin
+            after1 = after1 | lane_hot$3;
+        end
+        if (|(last1_r$q & below$4)) begin
+            after1 = after1 | lane_hot$4;
+        end
+        if (|(last1_r$q & below$5)) begin
+            after1 = after1 | lane_hot$5;
+        end
+        if (|(last1_r$q & below$6)) begin
+            after1 = after1 | lane_hot$6;
+        end
+        if (|(last1_r$q & below$7)) begin
+            after1 = after1 | lane_hot$7;
+        end
+        if (|(last1_r$q & below$8)) begin
+            after1 = after1 | lane_hot$8;
+        end
+        if (|(last1_r$q & below$9)) begin
+            after1 = after1 | lane_hot$9;
+        end
+        if (|(last1_r$q & below$10)) begin
+            after1 = after1 | lane_hot$10;
+        end
+        if (|(last1_r$q & below$11)) begin
+            after1 = after1 | lane_hot$11;
+        end
+        if (|(last1_r$q & below$12)) begin
+            after1 = after1 | lane_hot$12;
+        end
+        if (|(last1_r$q & below$13)) begin
+            after1 = after1 | lane_hot$13;
+        end
+        if (|(last1_r$q & below$14)) begin
+            after1 = after1 | lane_hot$14;
+        end
+        if (|(last1_r$q & below$15)) begin
+            after1 = after1 | lane_hot$15;
+        end
+        if (|(last1_r$q & below$16)) begin
+            after1 = after1 | lane_hot$16;
+        end
+        if (|(last1_r$q & below$17)) begin
+            after1 = after1 | lane_hot$17;
+        end
+        if (|(last1_r$q & below$18)) begin
+            after1 = after1 | lane_hot$18;
+        end
+        if (|(last1_r$q & below$19)) begin
+            after1 = after1 | lane_hot$19;
+        end
+        if (|(last1_r$q & below$20)) begin
+            after1 = after1 | lane_hot$20;
+        end
+        if (|(last1_r$q & below$21)) begin
+            after1 = after1 | lane_hot$21;
+        end
+        if (|(last1_r$q & below$22)) begin
+            after1 = after1 | lane_hot$22;
+        end
+        if (|(last1_r$q & below$23)) begin
+            after1 = after1 | lane_hot$23;
+        end
+        picker1$after = after1;
+        picker1$last_keep = last1_r$q;
         picker1$greedy = greedy_r$1$q;
+        picker1$greedy_keep = greedy_keep$1;
         picker0$tri$0 = tri00$0$q;
         picker1$tri$0 = tri11$0$q;
         picker0$tri$1 = tri00$1$q;
@@ -1827,13 +2029,8 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
         else if (|(exited$0 & greedy_r$0$q)) begin
             greedy_r$0$d = 32'h0;
         end
-        if (picker1$pick_valid) begin
-            after_r$1$d = picker1$pick_after;
-            greedy_r$1$d = picker1$pick_one_hot;
-        end
-        else if (|(exited$1 & greedy_r$1$q)) begin
-            greedy_r$1$d = 32'h0;
-        end
+        last1_r$d = picker1$next_last;
+        greedy_r$1$d = picker1$next_greedy;
         tri00$0$clock = clock;
         tri01$0$clock = clock;
         tri11$0$clock = clock;
@@ -2611,8 +2808,6 @@ module mascar_issue_top$sched(clock,reset,policy_gto,mas_enable,check_at_handove
             owner_r$d = 32'h0;
             after_r$0$d = 32'h0;
             greedy_r$0$d = 32'h0;
-            after_r$1$d = 32'h0;
-            greedy_r$1$d = 32'h0;
             tri00$0$d = 32'h0;
             tri01$0$d = 32'h0;
             tri11$0$d = 32'h0;
@@ -2734,25 +2929,6 @@ module mascar_issue_top$sched$after_r$0(d,q,clock);
 endmodule // mascar_issue_top$sched$after_r$0
 
 
-module mascar_issue_top$sched$after_r$1(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // mascar_issue_top$sched$after_r$1
-
-
 module mascar_issue_top$sched$greedy_r$0(d,q,clock);
     
     // Module arguments
@@ -2808,6 +2984,25 @@ module mascar_issue_top$sched$hold_r(d,q,clock);
     end
           
 endmodule // mascar_issue_top$sched$hold_r
+
+
+module mascar_issue_top$sched$last1_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // mascar_issue_top$sched$last1_r
 
 
 module mascar_issue_top$sched$mp_r(d,q,clock);
@@ -2867,7 +3062,7 @@ module mascar_issue_top$sched$owner_valid_r(d,q,clock);
 endmodule // mascar_issue_top$sched$owner_valid_r
 
 
-module mascar_issue_top$sched$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_avail,sfu_avail,lsu_avail,load_avail,var_sel,policy_gto,mas_enable,mp,after,greedy,tri$0,tri$1,tri$2,tri$3,tri$4,tri$5,tri$6,tri$7,tri$8,tri$9,tri$10,tri$11,tri$12,tri$13,tri$14,tri$15,tri$16,tri$17,tri$18,tri$19,tri$20,tri$21,tri$22,tri$23,pick_valid,pick_lane,pick_one_hot,pick_after);
+module mascar_issue_top$sched$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_avail,sfu_avail,lsu_avail,load_avail,var_sel,next_sel,policy_gto,mas_enable,mp,after,greedy,tri$0,tri$1,tri$2,tri$3,tri$4,tri$5,tri$6,tri$7,tri$8,tri$9,tri$10,tri$11,tri$12,tri$13,tri$14,tri$15,tri$16,tri$17,tri$18,tri$19,tri$20,tri$21,tri$22,tri$23,pick_valid,pick_lane,pick_one_hot,pick_after,last_keep,greedy_keep,next_last,next_greedy);
     
     // Module arguments
     input wire  [23:0] ready;
@@ -2882,6 +3077,7 @@ module mascar_issue_top$sched$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
     input wire  lsu_avail;
     input wire  load_avail;
     input wire  [7:0] var_sel;
+    input wire  [7:0] next_sel;
     input wire  policy_gto;
     input wire  mas_enable;
     input wire  mp;
@@ -2915,6 +3111,10 @@ module mascar_issue_top$sched$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
     output reg  [5:0] pick_lane;
     output reg  [23:0] pick_one_hot;
     output reg  [23:0] pick_after;
+    input wire  [23:0] last_keep;
+    input wire  [23:0] greedy_keep;
+    output reg  [23:0] next_last;
+    output reg  [23:0] next_greedy;
     
     // Constant declarations
     localparam  ones = 24'hffffff;
@@ -3107,6 +3307,10 @@ module mascar_issue_top$sched$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
     reg  [23:0] sel$0;
     reg  [5:0] lane$0;
     reg  [23:0] above_sel$0;
+    reg  [23:0] keep_last$0;
+    reg  [23:0] keep_greedy$0;
+    reg  [23:0] next_last_term$0;
+    reg  [23:0] next_greedy_term$0;
     
     // Update code
     always @(*) begin
@@ -5397,6 +5601,12 @@ module mascar_issue_top$sched$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         if (|(sel$0 & below$23)) begin
             above_sel$0 = above_sel$0 | lane_hot$23;
         end
+        keep_last$0 = 32'h0;
+        keep_greedy$0 = 32'h0;
+        if (~|elig$0) begin
+            keep_last$0 = last_keep;
+            keep_greedy$0 = greedy_keep;
+        end
         lane$0 = 32'h0;
         if (|(sel$0 & id_bit$0)) begin
             lane$0 = lane$0 | index_hot$0;
@@ -5413,6 +5623,14 @@ module mascar_issue_top$sched$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         if (|(sel$0 & id_bit$4)) begin
             lane$0 = lane$0 | index_hot$4;
         end
+        next_last_term$0 = 32'h0;
+        next_greedy_term$0 = 32'h0;
+        if (next_sel[0]) begin
+            next_last_term$0 = sel$0 | keep_last$0;
+            next_greedy_term$0 = sel$0 | keep_greedy$0;
+        end
+        next_last = next_last_term$0;
+        next_greedy = next_greedy_term$0;
         pick_valid = 1'b0;
         pick_lane = 32'h0;
         pick_one_hot = 32'h0;
@@ -5428,7 +5646,7 @@ module mascar_issue_top$sched$picker0(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
 endmodule // mascar_issue_top$sched$picker0
 
 
-module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_avail,sfu_avail,lsu_avail,load_avail,var_sel,policy_gto,mas_enable,mp,after,greedy,tri$0,tri$1,tri$2,tri$3,tri$4,tri$5,tri$6,tri$7,tri$8,tri$9,tri$10,tri$11,tri$12,tri$13,tri$14,tri$15,tri$16,tri$17,tri$18,tri$19,tri$20,tri$21,tri$22,tri$23,pick_valid,pick_lane,pick_one_hot,pick_after);
+module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall,sp_avail,sfu_avail,lsu_avail,load_avail,var_sel,next_sel,policy_gto,mas_enable,mp,after,greedy,tri$0,tri$1,tri$2,tri$3,tri$4,tri$5,tri$6,tri$7,tri$8,tri$9,tri$10,tri$11,tri$12,tri$13,tri$14,tri$15,tri$16,tri$17,tri$18,tri$19,tri$20,tri$21,tri$22,tri$23,pick_valid,pick_lane,pick_one_hot,pick_after,last_keep,greedy_keep,next_last,next_greedy);
     
     // Module arguments
     input wire  [23:0] ready;
@@ -5443,6 +5661,7 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
     input wire  lsu_avail;
     input wire  load_avail;
     input wire  [7:0] var_sel;
+    input wire  [7:0] next_sel;
     input wire  policy_gto;
     input wire  mas_enable;
     input wire  mp;
@@ -5476,6 +5695,10 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
     output reg  [5:0] pick_lane;
     output reg  [23:0] pick_one_hot;
     output reg  [23:0] pick_after;
+    input wire  [23:0] last_keep;
+    input wire  [23:0] greedy_keep;
+    output reg  [23:0] next_last;
+    output reg  [23:0] next_greedy;
     
     // Constant declarations
     localparam  ones = 24'hffffff;
@@ -5717,6 +5940,38 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
     reg  [23:0] above_sel$5;
     reg  [23:0] above_sel$6;
     reg  [23:0] above_sel$7;
+    reg  [23:0] keep_last$0;
+    reg  [23:0] keep_last$1;
+    reg  [23:0] keep_last$2;
+    reg  [23:0] keep_last$3;
+    reg  [23:0] keep_last$4;
+    reg  [23:0] keep_last$5;
+    reg  [23:0] keep_last$6;
+    reg  [23:0] keep_last$7;
+    reg  [23:0] keep_greedy$0;
+    reg  [23:0] keep_greedy$1;
+    reg  [23:0] keep_greedy$2;
+    reg  [23:0] keep_greedy$3;
+    reg  [23:0] keep_greedy$4;
+    reg  [23:0] keep_greedy$5;
+    reg  [23:0] keep_greedy$6;
+    reg  [23:0] keep_greedy$7;
+    reg  [23:0] next_last_term$0;
+    reg  [23:0] next_last_term$1;
+    reg  [23:0] next_last_term$2;
+    reg  [23:0] next_last_term$3;
+    reg  [23:0] next_last_term$4;
+    reg  [23:0] next_last_term$5;
+    reg  [23:0] next_last_term$6;
+    reg  [23:0] next_last_term$7;
+    reg  [23:0] next_greedy_term$0;
+    reg  [23:0] next_greedy_term$1;
+    reg  [23:0] next_greedy_term$2;
+    reg  [23:0] next_greedy_term$3;
+    reg  [23:0] next_greedy_term$4;
+    reg  [23:0] next_greedy_term$5;
+    reg  [23:0] next_greedy_term$6;
+    reg  [23:0] next_greedy_term$7;
     
     // Update code
     always @(*) begin
@@ -8007,6 +8262,12 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         if (|(sel$0 & below$23)) begin
             above_sel$0 = above_sel$0 | lane_hot$23;
         end
+        keep_last$0 = 32'h0;
+        keep_greedy$0 = 32'h0;
+        if (~|elig$0) begin
+            keep_last$0 = last_keep;
+            keep_greedy$0 = greedy_keep;
+        end
         lane$0 = 32'h0;
         if (|(sel$0 & id_bit$0)) begin
             lane$0 = lane$0 | index_hot$0;
@@ -8175,6 +8436,12 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         end
         if (|(sel$1 & below$23)) begin
             above_sel$1 = above_sel$1 | lane_hot$23;
+        end
+        keep_last$1 = 32'h0;
+        keep_greedy$1 = 32'h0;
+        if (~|elig$1) begin
+            keep_last$1 = last_keep;
+            keep_greedy$1 = greedy_keep;
         end
         lane$1 = 32'h0;
         if (|(sel$1 & id_bit$0)) begin
@@ -8345,6 +8612,12 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         if (|(sel$2 & below$23)) begin
             above_sel$2 = above_sel$2 | lane_hot$23;
         end
+        keep_last$2 = 32'h0;
+        keep_greedy$2 = 32'h0;
+        if (~|elig$2) begin
+            keep_last$2 = last_keep;
+            keep_greedy$2 = greedy_keep;
+        end
         lane$2 = 32'h0;
         if (|(sel$2 & id_bit$0)) begin
             lane$2 = lane$2 | index_hot$0;
@@ -8513,6 +8786,12 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         end
         if (|(sel$3 & below$23)) begin
             above_sel$3 = above_sel$3 | lane_hot$23;
+        end
+        keep_last$3 = 32'h0;
+        keep_greedy$3 = 32'h0;
+        if (~|elig$3) begin
+            keep_last$3 = last_keep;
+            keep_greedy$3 = greedy_keep;
         end
         lane$3 = 32'h0;
         if (|(sel$3 & id_bit$0)) begin
@@ -8683,6 +8962,12 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         if (|(sel$4 & below$23)) begin
             above_sel$4 = above_sel$4 | lane_hot$23;
         end
+        keep_last$4 = 32'h0;
+        keep_greedy$4 = 32'h0;
+        if (~|elig$4) begin
+            keep_last$4 = last_keep;
+            keep_greedy$4 = greedy_keep;
+        end
         lane$4 = 32'h0;
         if (|(sel$4 & id_bit$0)) begin
             lane$4 = lane$4 | index_hot$0;
@@ -8851,6 +9136,12 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         end
         if (|(sel$5 & below$23)) begin
             above_sel$5 = above_sel$5 | lane_hot$23;
+        end
+        keep_last$5 = 32'h0;
+        keep_greedy$5 = 32'h0;
+        if (~|elig$5) begin
+            keep_last$5 = last_keep;
+            keep_greedy$5 = greedy_keep;
         end
         lane$5 = 32'h0;
         if (|(sel$5 & id_bit$0)) begin
@@ -9021,6 +9312,12 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         if (|(sel$6 & below$23)) begin
             above_sel$6 = above_sel$6 | lane_hot$23;
         end
+        keep_last$6 = 32'h0;
+        keep_greedy$6 = 32'h0;
+        if (~|elig$6) begin
+            keep_last$6 = last_keep;
+            keep_greedy$6 = greedy_keep;
+        end
         lane$6 = 32'h0;
         if (|(sel$6 & id_bit$0)) begin
             lane$6 = lane$6 | index_hot$0;
@@ -9190,6 +9487,12 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         if (|(sel$7 & below$23)) begin
             above_sel$7 = above_sel$7 | lane_hot$23;
         end
+        keep_last$7 = 32'h0;
+        keep_greedy$7 = 32'h0;
+        if (~|elig$7) begin
+            keep_last$7 = last_keep;
+            keep_greedy$7 = greedy_keep;
+        end
         lane$7 = 32'h0;
         if (|(sel$7 & id_bit$0)) begin
             lane$7 = lane$7 | index_hot$0;
@@ -9206,6 +9509,70 @@ module mascar_issue_top$sched$picker1(ready,alu,sfu,ldst,gload,wst_mem,wst_stall
         if (|(sel$7 & id_bit$4)) begin
             lane$7 = lane$7 | index_hot$4;
         end
+        next_last_term$0 = 32'h0;
+        next_greedy_term$0 = 32'h0;
+        if (next_sel[0]) begin
+            next_last_term$0 = sel$0 | keep_last$0;
+            next_greedy_term$0 = sel$0 | keep_greedy$0;
+        end
+        next_last_term$1 = 32'h0;
+        next_greedy_term$1 = 32'h0;
+        if (next_sel[1]) begin
+            next_last_term$1 = sel$1 | keep_last$1;
+            next_greedy_term$1 = sel$1 | keep_greedy$1;
+        end
+        next_last_term$2 = 32'h0;
+        next_greedy_term$2 = 32'h0;
+        if (next_sel[2]) begin
+            next_last_term$2 = sel$2 | keep_last$2;
+            next_greedy_term$2 = sel$2 | keep_greedy$2;
+        end
+        next_last_term$3 = 32'h0;
+        next_greedy_term$3 = 32'h0;
+        if (next_sel[3]) begin
+            next_last_term$3 = sel$3 | keep_last$3;
+            next_greedy_term$3 = sel$3 | keep_greedy$3;
+        end
+        next_last_term$4 = 32'h0;
+        next_greedy_term$4 = 32'h0;
+        if (next_sel[4]) begin
+            next_last_term$4 = sel$4 | keep_last$4;
+            next_greedy_term$4 = sel$4 | keep_greedy$4;
+        end
+        next_last_term$5 = 32'h0;
+        next_greedy_term$5 = 32'h0;
+        if (next_sel[5]) begin
+            next_last_term$5 = sel$5 | keep_last$5;
+            next_greedy_term$5 = sel$5 | keep_greedy$5;
+        end
+        next_last_term$6 = 32'h0;
+        next_greedy_term$6 = 32'h0;
+        if (next_sel[6]) begin
+            next_last_term$6 = sel$6 | keep_last$6;
+            next_greedy_term$6 = sel$6 | keep_greedy$6;
+        end
+        next_last_term$7 = 32'h0;
+        next_greedy_term$7 = 32'h0;
+        if (next_sel[7]) begin
+            next_last_term$7 = sel$7 | keep_last$7;
+            next_greedy_term$7 = sel$7 | keep_greedy$7;
+        end
+        next_last = next_last_term$0;
+        next_greedy = next_greedy_term$0;
+        next_last = next_last | next_last_term$1;
+        next_greedy = next_greedy | next_greedy_term$1;
+        next_last = next_last | next_last_term$2;
+        next_greedy = next_greedy | next_greedy_term$2;
+        next_last = next_last | next_last_term$3;
+        next_greedy = next_greedy | next_greedy_term$3;
+        next_last = next_last | next_last_term$4;
+        next_greedy = next_greedy | next_greedy_term$4;
+        next_last = next_last | next_last_term$5;
+        next_greedy = next_greedy | next_greedy_term$5;
+        next_last = next_last | next_last_term$6;
+        next_greedy = next_greedy | next_greedy_term$6;
+        next_last = next_last | next_last_term$7;
+        next_greedy = next_greedy | next_greedy_term$7;
         pick_valid = 1'b0;
         pick_lane = 32'h0;
         pick_one_hot = 32'h0;

@@ -41,6 +41,9 @@ pub struct PickerRtl<const H: usize, const V: usize> {
     /// Units the other picker took (bit 0 SP, 1 SFU, 2 LD/ST); below `V` variants, 0.
     /// One-hot: the variant in force (bit `v`); bits at or above `V` are ignored.
     pub var_sel: Signal<In, Bits<8>>,
+    /// `var_sel` for the order registers' next values: the same one-hot, or zero under reset
+    /// (then the next values are the reset values, 0), so no reset gate follows the select.
+    pub next_sel: Signal<In, Bits<8>>,
     pub policy_gto: Signal<In, Bit>,
     pub mas_enable: Signal<In, Bit>,
     pub mp: Signal<In, Bit>,
@@ -57,6 +60,16 @@ pub struct PickerRtl<const H: usize, const V: usize> {
     /// The lanes above the pick: the next cycle's `after`. Made per variant beside its
     /// pick, so the register's input does not wait for the variant select and then a prefix.
     pub pick_after: Signal<Out, Bits<H>>,
+    /// What the order registers keep if this picker issues nothing: the last issuer (one-hot)
+    /// and GTO's greedy lane (none once that warp has exited). From registers and inputs.
+    pub last_keep: Signal<In, Bits<H>>,
+    pub greedy_keep: Signal<In, Bits<H>>,
+    /// The order registers' next values: the pick (one-hot) when it issues, else
+    /// `last_keep` / `greedy_keep`; zero when `next_sel` is. Chosen per variant beside its
+    /// pick, so the registers' inputs wait for the variant select only, not for a prefix of
+    /// the pick nor an issue / no-issue choice after it.
+    pub next_last: Signal<Out, Bits<H>>,
+    pub next_greedy: Signal<Out, Bits<H>>,
     ones: Constant<Bits<H>>,
     below: [Constant<Bits<H>>; H],
     above: [Constant<Bits<H>>; H],
@@ -90,6 +103,13 @@ pub struct PickerRtl<const H: usize, const V: usize> {
     sel: [Signal<Local, Bits<H>>; V],
     lane: [Signal<Local, Bits<6>>; V],
     above_sel: [Signal<Local, Bits<H>>; V],
+    /// Per variant: what the order registers keep when that variant issues nothing (zero
+    /// when it issues; from registers and the eligibility, ready before its pick).
+    keep_last: [Signal<Local, Bits<H>>; V],
+    keep_greedy: [Signal<Local, Bits<H>>; V],
+    /// Per variant: its next values if it is the one selected (`next_sel`), else zero.
+    next_last_term: [Signal<Local, Bits<H>>; V],
+    next_greedy_term: [Signal<Local, Bits<H>>; V],
 }
 
 fn low_mask(n: usize) -> u64 {
@@ -123,6 +143,7 @@ impl<const H: usize, const V: usize> Default for PickerRtl<H, V> {
             lsu_avail: Default::default(),
             load_avail: Default::default(),
             var_sel: Default::default(),
+            next_sel: Default::default(),
             policy_gto: Default::default(),
             mas_enable: Default::default(),
             mp: Default::default(),
@@ -133,6 +154,10 @@ impl<const H: usize, const V: usize> Default for PickerRtl<H, V> {
             pick_lane: Default::default(),
             pick_one_hot: Default::default(),
             pick_after: Default::default(),
+            last_keep: Default::default(),
+            greedy_keep: Default::default(),
+            next_last: Default::default(),
+            next_greedy: Default::default(),
             ones: Constant::new(low_mask(H).into()),
             below: std::array::from_fn(|j| Constant::new(low_mask(j).into())),
             above: std::array::from_fn(|j| Constant::new((low_mask(H) & !low_mask(j + 1)).into())),
@@ -152,6 +177,10 @@ impl<const H: usize, const V: usize> Default for PickerRtl<H, V> {
             sel: std::array::from_fn(|_| Default::default()),
             lane: std::array::from_fn(|_| Default::default()),
             above_sel: std::array::from_fn(|_| Default::default()),
+            keep_last: std::array::from_fn(|_| Default::default()),
+            keep_greedy: std::array::from_fn(|_| Default::default()),
+            next_last_term: std::array::from_fn(|_| Default::default()),
+            next_greedy_term: std::array::from_fn(|_| Default::default()),
         }
     }
 }
@@ -235,12 +264,37 @@ impl<const H: usize, const V: usize> Logic for PickerRtl<H, V> {
                     self.above_sel[v].next = self.above_sel[v].val() | self.lane_hot[j].val();
                 }
             }
+            // A variant that issues nothing keeps the order registers; one that issues has no
+            // lane to keep (its pick and the lanes above it are then 0 otherwise, so OR-ing
+            // the kept value in is exact).
+            self.keep_last[v].next = 0.into();
+            self.keep_greedy[v].next = 0.into();
+            if !self.elig[v].val().any() {
+                self.keep_last[v].next = self.last_keep.val();
+                self.keep_greedy[v].next = self.greedy_keep.val();
+            }
             self.lane[v].next = 0.into();
             for b in 0..5 {
                 if (self.sel[v].val() & self.id_bit[b].val()).any() {
                     self.lane[v].next = self.lane[v].val() | self.index_hot[b].val();
                 }
             }
+        }
+        // The order registers' next values: each variant's term gated by its select bit on
+        // its own, then one OR over the terms (an OR tree, not a chain of muxes).
+        for v in 0..V {
+            self.next_last_term[v].next = 0.into();
+            self.next_greedy_term[v].next = 0.into();
+            if self.next_sel.val().get_bit(v) {
+                self.next_last_term[v].next = self.sel[v].val() | self.keep_last[v].val();
+                self.next_greedy_term[v].next = self.sel[v].val() | self.keep_greedy[v].val();
+            }
+        }
+        self.next_last.next = self.next_last_term[0].val();
+        self.next_greedy.next = self.next_greedy_term[0].val();
+        for v in 1..V {
+            self.next_last.next = self.next_last.val() | self.next_last_term[v].val();
+            self.next_greedy.next = self.next_greedy.val() | self.next_greedy_term[v].val();
         }
         // The variant in force, as an AND-OR over the (exclusive) variants.
         self.pick_valid.next = false;
@@ -307,10 +361,14 @@ pub struct SchedulerRtl<const H: usize> {
     hold_r: DFF<Bits<16>>,
     owner_valid_r: DFF<Bit>,
     owner_r: DFF<Bits<6>>,
-    /// Per scheduler: LRR's lanes after the last issuer, and GTO's greedy lane (one-hot).
-    /// Kept as lane masks rather than indices, so the pickers read the order without a
-    /// compare per lane.
-    after_r: [DFF<Bits<H>>; 2],
+    /// Per scheduler: LRR's last issuer, and GTO's greedy lane (one-hot). Kept as lane masks
+    /// rather than indices, so the pickers read the order without a compare per lane.
+    /// Scheduler 0 holds the lanes after its last issuer (`after_r[0]`, one element so its
+    /// name stays `after_r$0`); scheduler 1 holds the last issuer itself (`last1_r`) and
+    /// widens it to those lanes as it reads it: its register input is then its pick, not the
+    /// lanes above the pick, on the path that already waits for scheduler 0's pick.
+    after_r: [DFF<Bits<H>>; 1],
+    last1_r: DFF<Bits<H>>,
     greedy_r: [DFF<Bits<H>>; 2],
     /// Age matrix, strict upper triangle over warps `a < b` (bit set: `b` older than `a`;
     /// reset: the lower warp is older). Row `j` of `tri00` / `tri11`: lanes `i > j` of the
@@ -323,6 +381,7 @@ pub struct SchedulerRtl<const H: usize> {
     tri10: [DFF<Bits<H>>; H],
     above: [Constant<Bits<H>>; H],
     at_or_above: [Constant<Bits<H>>; H],
+    below: [Constant<Bits<H>>; H],
     id_bit: [Constant<Bits<H>>; 5],
     /// One-hot masks of lane `j`, index bit `b` and variant `v`, the units each variant
     /// drops, and the constants compared with (typed, so no comparison widens: Verilator's
@@ -344,6 +403,19 @@ pub struct SchedulerRtl<const H: usize> {
     var_lanes: [Signal<Local, Bits<H>>; 8],
     /// The variant of scheduler 1 in force, one-hot.
     var_sel: Signal<Local, Bits<8>>,
+    /// `var_lanes` outside reset (zero under it), and the variant select they give: zero
+    /// under reset, so scheduler 1's order registers take their reset value through the
+    /// select itself. From `var_lanes` and `reset`, ready before scheduler 0's pick.
+    run_lanes: [Signal<Local, Bits<H>>; 8],
+    next_sel: Signal<Local, Bits<8>>,
+    /// Per scheduler, the greedy lane kept when it issues nothing: none once that warp has
+    /// exited. Computed here and written to the picker in one assignment, so the picker's
+    /// input does not pass through an intermediate value in an event simulator (the picker
+    /// reads it and this block reads the picker's outputs).
+    greedy_keep: [Signal<Local, Bits<H>>; 2],
+    /// Scheduler 1's LRR mask: the lanes above its last issuer (`last1_r`), as `after_r[0]`
+    /// holds them for scheduler 0.
+    after1: Signal<Local, Bits<H>>,
     /// Owner pick: per scheduler, the column half of "an older candidate" from each
     /// scheduler's candidates, and the one-hot oldest candidate.
     col_00: Signal<Local, Bits<H>>,
@@ -399,6 +471,8 @@ impl<const H: usize> Default for SchedulerRtl<H> {
             owner_valid_r: Default::default(),
             owner_r: Default::default(),
             after_r: Default::default(),
+            last1_r: Default::default(),
+            after1: Default::default(),
             greedy_r: Default::default(),
             tri00: std::array::from_fn(|_| Default::default()),
             tri01: std::array::from_fn(|_| Default::default()),
@@ -406,6 +480,7 @@ impl<const H: usize> Default for SchedulerRtl<H> {
             tri10: std::array::from_fn(|_| Default::default()),
             above: std::array::from_fn(|j| Constant::new((low_mask(H) & !low_mask(j + 1)).into())),
             at_or_above: std::array::from_fn(|j| Constant::new((low_mask(H) & !low_mask(j)).into())),
+            below: std::array::from_fn(|j| Constant::new(low_mask(j).into())),
             id_bit: std::array::from_fn(|b| Constant::new(bits_with(H, |j| j >> b & 1 == 1).into())),
             lane_hot: std::array::from_fn(|j| Constant::new((1u64 << j).into())),
             index_hot: std::array::from_fn(|b| Constant::new((1u64 << b).into())),
@@ -420,6 +495,9 @@ impl<const H: usize> Default for SchedulerRtl<H> {
             take_lsu: Default::default(),
             var_lanes: std::array::from_fn(|_| Default::default()),
             var_sel: Default::default(),
+            run_lanes: std::array::from_fn(|_| Default::default()),
+            next_sel: Default::default(),
+            greedy_keep: Default::default(),
             col_00: Default::default(),
             col_10: Default::default(),
             col_11: Default::default(),
@@ -439,9 +517,10 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, mp_r, hold_r, owner_valid_r, owner_r);
+        self.after_r[0].clock.next = self.clock.val();
+        self.after_r[0].d.next = self.after_r[0].q.val();
+        self.last1_r.clock.next = self.clock.val();
         for s in 0..2 {
-            self.after_r[s].clock.next = self.clock.val();
-            self.after_r[s].d.next = self.after_r[s].q.val();
             self.greedy_r[s].clock.next = self.clock.val();
             self.greedy_r[s].d.next = self.greedy_r[s].q.val();
         }
@@ -462,11 +541,22 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
         self.picker0.lsu_avail.next = self.lsu_free.val();
         self.picker0.load_avail.next = self.load_slot_free.val();
         self.picker0.var_sel.next = self.var_hot[0].val();
+        self.picker0.next_sel.next = self.var_hot[0].val();
         self.picker0.policy_gto.next = self.policy_gto.val();
         self.picker0.mas_enable.next = self.mas_enable.val();
         self.picker0.mp.next = self.mp_r.q.val();
         self.picker0.after.next = self.after_r[0].q.val();
         self.picker0.greedy.next = self.greedy_r[0].q.val();
+        for s in 0..2 {
+            self.greedy_keep[s].next = self.greedy_r[s].q.val();
+            if (self.exited[s].val() & self.greedy_r[s].q.val()).any() {
+                self.greedy_keep[s].next = 0.into();
+            }
+        }
+        self.picker0.greedy_keep.next = self.greedy_keep[0].val();
+        // Scheduler 0 keeps its registers in the form below; its picker's next values are
+        // not read.
+        self.picker0.last_keep.next = 0.into();
         // Scheduler 1 gets the units scheduler 0's pick left: it is evaluated for every
         // combination of taken units, and the pick selects one.
         self.picker1.ready.next = self.ready[1].val();
@@ -491,6 +581,7 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
         }
         self.take_lsu.next = self.ldst_take[0].val();
         self.var_sel.next = 0.into();
+        self.next_sel.next = 0.into();
         for v in 0..8 {
             self.var_lanes[v].next = self.at_or_above[0].val();
             if self.var_sp[v].val() {
@@ -511,17 +602,37 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
             if (self.picker0.pick_one_hot.val() & self.var_lanes[v].val()).any() {
                 self.var_sel.next = self.var_sel.val() | self.var_hot[v].val();
             }
+            self.run_lanes[v].next = 0.into();
+            if !self.reset.val() {
+                self.run_lanes[v].next = self.var_lanes[v].val();
+            }
+            if (self.picker0.pick_one_hot.val() & self.run_lanes[v].val()).any() {
+                self.next_sel.next = self.next_sel.val() | self.var_hot[v].val();
+            }
         }
         // No pick takes nothing.
         if !self.picker0.pick_valid.val() {
             self.var_sel.next = self.var_sel.val() | self.var_hot[0].val();
+            if !self.reset.val() {
+                self.next_sel.next = self.next_sel.val() | self.var_hot[0].val();
+            }
         }
         self.picker1.var_sel.next = self.var_sel.val();
+        self.picker1.next_sel.next = self.next_sel.val();
         self.picker1.policy_gto.next = self.policy_gto.val();
         self.picker1.mas_enable.next = self.mas_enable.val();
         self.picker1.mp.next = self.mp_r.q.val();
-        self.picker1.after.next = self.after_r[1].q.val();
+        // Lanes above the last issuer: a member below them issued last.
+        self.after1.next = 0.into();
+        for j in 0..H {
+            if (self.last1_r.q.val() & self.below[j].val()).any() {
+                self.after1.next = self.after1.val() | self.lane_hot[j].val();
+            }
+        }
+        self.picker1.after.next = self.after1.val();
+        self.picker1.last_keep.next = self.last1_r.q.val();
         self.picker1.greedy.next = self.greedy_r[1].q.val();
+        self.picker1.greedy_keep.next = self.greedy_keep[1].val();
         for j in 0..H {
             self.picker0.tri[j].next = self.tri00[j].q.val();
             self.picker1.tri[j].next = self.tri11[j].q.val();
@@ -539,12 +650,12 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
         } else if (self.exited[0].val() & self.greedy_r[0].q.val()).any() {
             self.greedy_r[0].d.next = 0.into();
         }
-        if self.picker1.pick_valid.val() {
-            self.after_r[1].d.next = self.picker1.pick_after.val();
-            self.greedy_r[1].d.next = self.picker1.pick_one_hot.val();
-        } else if (self.exited[1].val() & self.greedy_r[1].q.val()).any() {
-            self.greedy_r[1].d.next = 0.into();
-        }
+        // Scheduler 1 (the deeper path: its pick waits for scheduler 0's): the picker gives
+        // the next values, chosen per variant, so no issue / no-issue mux and no reset gate
+        // follow the variant select. Same values as scheduler 0's form above and its reset
+        // below (under reset the select is zero, and so are the next values).
+        self.last1_r.d.next = self.picker1.next_last.val();
+        self.greedy_r[1].d.next = self.picker1.next_greedy.val();
         // Age matrix: a launched warp is younger than every warp not launched with it and
         // older than the warps of its CTA at higher slots. For a < b: b launched, a is older;
         // only a launched, b is; else unchanged.
@@ -650,16 +761,15 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
             self.owner_r.d.next = self.owner_pick.val();
         }
         // Synchronous reset: every register to its power-on value (EP, no owner, no last or
-        // greedy warp, the lower warp older), whatever the cycle computed.
+        // greedy warp, the lower warp older), whatever the cycle computed. Scheduler 1's
+        // order registers get theirs through `next_sel` (zero under reset).
         if self.reset.val() {
             self.mp_r.d.next = false;
             self.hold_r.d.next = 0.into();
             self.owner_valid_r.d.next = false;
             self.owner_r.d.next = 0.into();
-            for s in 0..2 {
-                self.after_r[s].d.next = 0.into();
-                self.greedy_r[s].d.next = 0.into();
-            }
+            self.after_r[0].d.next = 0.into();
+            self.greedy_r[0].d.next = 0.into();
             for j in 0..H {
                 self.tri00[j].d.next = 0.into();
                 self.tri01[j].d.next = 0.into();
