@@ -633,6 +633,12 @@ mod tests {
         panic!("no reply");
     }
 
+    /// A request network from one SM to every sub-partition, with the configuration's router.
+    fn network(c: &Config) -> Network<MemRequest> {
+        let subs = (c.l2_partitions * c.l2_sub_partitions) as usize;
+        Network::new(1, subs, 1, 2, 1, RouterShape::of(c))
+    }
+
     /// Lines of sub-partition 0 (of channel 0, the partition under test).
     fn lines_of_channel_0(c: &Config) -> impl Iterator<Item = u64> {
         let map = ChannelMap::new(c).unwrap();
@@ -646,14 +652,7 @@ mod tests {
             ..Config::default()
         };
         let mut p = Partition::new(0, &c);
-        let mut net = Network::new(
-            1,
-            (c.l2_partitions * c.l2_sub_partitions) as usize,
-            1,
-            2,
-            1,
-            RouterShape::of(&c),
-        );
+        let mut net = network(&c);
         let mut lines = lines_of_channel_0(&c);
         let (x, y) = (lines.next().unwrap(), lines.next().unwrap());
         let (miss, r) = serve(&mut p, &mut net, request(1, x, true), 0);
@@ -691,14 +690,7 @@ mod tests {
             ..Config::default()
         };
         let mut p = Partition::new(0, &c);
-        let mut net = Network::new(
-            1,
-            (c.l2_partitions * c.l2_sub_partitions) as usize,
-            1,
-            2,
-            1,
-            RouterShape::of(&c),
-        );
+        let mut net = network(&c);
         let x = lines_of_channel_0(&c).next().unwrap();
         let lx = p.map.slice_line(x);
         serve(&mut p, &mut net, request(1, x, false), 0);
@@ -738,14 +730,7 @@ mod tests {
     fn a_write_to_a_line_being_filled_is_counted_hit_reserved_not_miss() {
         let c = Config::default();
         let mut p = Partition::new(0, &c);
-        let mut net = Network::new(
-            1,
-            (c.l2_partitions * c.l2_sub_partitions) as usize,
-            1,
-            2,
-            1,
-            RouterShape::of(&c),
-        );
+        let mut net = network(&c);
         let mut lines = lines_of_channel_0(&c);
         let (x, y) = (lines.next().unwrap(), lines.next().unwrap());
         let write = |id, line| MemRequest {
