@@ -241,6 +241,10 @@ enum Command {
         /// 0 = every core). One by default: see docs/speed.md for when more pay.
         #[arg(long, value_name = "N", default_value_t = 1)]
         threads: usize,
+        /// Step every cycle, even those in which nothing can change (the skip changes no
+        /// statistic; docs/speed.md).
+        #[arg(long)]
+        no_cycle_skip: bool,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -332,6 +336,9 @@ enum Command {
         /// prints the scaling against the first.
         #[arg(long, value_delimiter = ',', value_name = "LIST", default_value = "1")]
         threads: Vec<usize>,
+        /// Step every cycle, even those in which nothing can change (to measure the skip).
+        #[arg(long)]
+        no_cycle_skip: bool,
         #[command(flatten)]
         machine: MachineArgs,
     },
@@ -512,6 +519,7 @@ fn dispatch(cmd: Command) -> Result<()> {
             events,
             events_window,
             threads,
+            no_cycle_skip,
             quiet,
         } => {
             let m = machine.machine()?;
@@ -526,6 +534,7 @@ fn dispatch(cmd: Command) -> Result<()> {
             let kinds = schedulers_of(&scheduler, &m.cfg)?;
             let hooks = Hooks {
                 threads,
+                cycle_skip: !no_cycle_skip,
                 waves: vcd.map(|path| WaveOptions {
                     path,
                     window: vcd_window,
@@ -632,8 +641,9 @@ fn dispatch(cmd: Command) -> Result<()> {
             all,
             repeat,
             threads,
+            no_cycle_skip,
             machine,
-        } => bench(kernel, scheduler, all, repeat, &threads, &machine),
+        } => bench(kernel, scheduler, all, repeat, &threads, !no_cycle_skip, &machine),
         Command::Trace {
             action: TraceAction::Export { kernel, out, machine },
         } => trace_export(&kernel, &out, &machine),
@@ -1046,6 +1056,8 @@ fn write_report(doc: &Results, out: &Path, resources: bool, files: &mut report::
 struct Hooks {
     /// Threads stepping the SMs (0: every core).
     threads: usize,
+    /// Jump over cycles in which nothing can change (`Gpu::set_cycle_skip`).
+    cycle_skip: bool,
     waves: Option<WaveOptions>,
     record: Option<(PathBuf, usize, u64)>,
     events: Option<(PathBuf, Option<(u64, u64)>)>,
@@ -1104,6 +1116,7 @@ fn run_workload(
     };
     let mut gpu = mascar::engine::gpu(cfg)?;
     gpu.set_threads(thread_count(hooks.threads));
+    gpu.set_cycle_skip(hooks.cycle_skip);
     if let Some(w) = &hooks.waves {
         gpu.record_waves(w)?;
     }
@@ -1351,6 +1364,7 @@ fn bench(
     all: bool,
     repeat: u32,
     threads: &[usize],
+    cycle_skip: bool,
     machine: &MachineArgs,
 ) -> Result<()> {
     let base = machine.config()?;
@@ -1383,8 +1397,8 @@ fn bench(
         println!("engine: {}", engine.as_ref().map_or("?", |v| v.get_name()));
     }
     print!(
-        "{:<12} {:<7} {:>10} {:>12} {:>9} {:>14} {:>14}",
-        "kernel", "sched", "cycles", "warp-insts", "wall s", "SM-cycles/s", "warp-insts/s"
+        "{:<12} {:<7} {:>10} {:>12} {:>9} {:>14} {:>14} {:>8}",
+        "kernel", "sched", "cycles", "warp-insts", "wall s", "SM-cycles/s", "warp-insts/s", "quiet"
     );
     if scaling {
         print!(" {:>7} {:>7}", "threads", "speedup");
@@ -1409,13 +1423,16 @@ fn bench(
             for &t in &threads {
                 let mut walls = Vec::with_capacity(repeat as usize);
                 let mut stats = None;
+                let mut skipped = 0;
                 for _ in 0..repeat {
                     let start = Instant::now();
                     let mut gpu = mascar::engine::gpu(&cfg)?;
                     gpu.set_threads(t);
+                    gpu.set_cycle_skip(cycle_skip);
                     let s = gpu.run(&k, None)?;
                     walls.push(start.elapsed().as_secs_f64());
                     stats = Some(s);
+                    skipped = gpu.sm_cycles_skipped();
                 }
                 let s = stats.expect("repeat ≥ 1");
                 walls.sort_by(f64::total_cmp);
@@ -1423,14 +1440,15 @@ fn bench(
                 let sm_rate = s.cycles as f64 * cfg.sms as f64 / wall;
                 let inst_rate = s.warp_instructions as f64 / wall;
                 print!(
-                    "{:<12} {:<7} {:>10} {:>12} {:>9.3} {:>14.0} {:>14.0}",
+                    "{:<12} {:<7} {:>10} {:>12} {:>9.3} {:>14.0} {:>14.0} {:>7.1}%",
                     k.name,
                     sched.name(),
                     s.cycles,
                     s.warp_instructions,
                     wall,
                     sm_rate,
-                    inst_rate
+                    inst_rate,
+                    100.0 * skipped as f64 / (s.cycles * cfg.sms as u64).max(1) as f64
                 );
                 let base_rate = first.get_or_insert((sm_rate, inst_rate)).0;
                 if scaling {

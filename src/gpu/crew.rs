@@ -81,7 +81,7 @@ fn step(sms: &mut [Sm], arrived: &mut [Option<MemReply>], now: u64, k: &Kernel, 
         if skip_rest && sm.is_at_rest() {
             sm.rest_cycle();
         } else {
-            sm.cycle_with(now, k, slot.take());
+            sm.step(now, k, slot.take());
         }
     }
 }

@@ -4,6 +4,7 @@
 pub mod crew;
 pub mod events;
 pub mod mem;
+mod skip;
 pub mod sm;
 pub mod waves;
 
@@ -85,6 +86,10 @@ pub struct Gpu {
     /// Per SM, the reply the network delivers this cycle (taken before the SMs step in
     /// parallel).
     arrived: Vec<Option<MemReply>>,
+    /// Jump over cycles in which no unit acts (`skip.rs`; [`Gpu::set_cycle_skip`]).
+    cycle_skip: bool,
+    /// Cycles jumped over so far (not a statistic: the same run with the skip off has none).
+    pub cycles_skipped: u64,
 }
 
 impl Gpu {
@@ -125,6 +130,8 @@ impl Gpu {
             kernels_run: 0,
             dispatch_ptr: 0,
             step_idle_sms: false,
+            cycle_skip: true,
+            cycles_skipped: 0,
             threads: 1,
             arrived: vec![None; n],
         })
@@ -134,6 +141,18 @@ impl Gpu {
     /// [`crew`]). The SMs of one cycle share nothing but the reply network, whose deliveries
     /// are taken for every SM before they step, so the statistics are the same whatever the
     /// count (`testbench/traces.rs`, `threads_change_no_statistic`).
+    /// SM-cycles only counted so far, by an SM's own skip or the global one (`skip.rs`).
+    pub fn sm_cycles_skipped(&self) -> u64 {
+        let own: u64 = self.sms.iter().map(|s| s.quiet_cycles).sum();
+        own + self.cycles_skipped * self.sms.len() as u64
+    }
+
+    /// Turns the global cycle skip (`skip.rs`) on (the default) or off. It changes no
+    /// statistic; off steps every cycle, as the RTL engines always do.
+    pub fn set_cycle_skip(&mut self, on: bool) {
+        self.cycle_skip = on;
+    }
+
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads.clamp(1, self.sms.len().max(1));
     }
@@ -317,8 +336,20 @@ impl Gpu {
         let line = self.cfg.line_bytes;
         let mut last_progress = (0u64, 0u64);
         let start = self.cycle;
+        let may_skip = self.may_skip(observe.is_some());
+        for sm in &mut self.sms {
+            sm.may_skip = may_skip;
+        }
         loop {
             let now = self.cycle;
+            let skip_rest = next_cta == k.grid && !self.step_idle_sms;
+            // Decided before the cycle: if nothing acts in it, it is run as usual (the blocks
+            // see its inputs once) and the quiet cycles after it are jumped over below.
+            let next_act = if may_skip {
+                self.next_act(now, k, next_cta, skip_rest)
+            } else {
+                now
+            };
             self.requests.step(now);
             self.replies.step(now);
             for p in &mut self.partitions {
@@ -343,7 +374,6 @@ impl Gpu {
             // parked, blocks in EP with no owner) stays so to the end of the kernel: its
             // cycles would only count idle scheduler cycles, so that is all they do (on the
             // BFS trace at most 8 of 46 SMs ever have work).
-            let skip_rest = next_cta == k.grid && !self.step_idle_sms;
             if crew.threads() > 1 {
                 for (slot, sm) in self.arrived.iter_mut().zip(&self.sms) {
                     if !(skip_rest && sm.is_at_rest()) {
@@ -394,6 +424,18 @@ impl Gpu {
                 next_cta = self.dispatch_ctas(k, next_cta);
             }
             self.cycle += 1;
+            if next_act > self.cycle && next_act != u64::MAX {
+                // Stop at the next progress and watchdog check and at `max_cycles`, so both
+                // happen at the cycles they would without the skip.
+                let mut to = next_act.min(self.cycle.next_multiple_of(4096));
+                if self.cfg.max_cycles > 0 {
+                    to = to.min(start + self.cfg.max_cycles);
+                }
+                if to > self.cycle {
+                    self.skip_quiet(to - self.cycle, skip_rest);
+                    self.cycle = to;
+                }
+            }
 
             let done = |sms: &[Sm]| sms.iter().map(|s| s.stats.ctas_completed).sum::<u64>();
             if next_cta == k.grid && self.sms.iter().all(|s| s.is_idle()) {

@@ -91,6 +91,14 @@ pub trait MascarBlocks {
         self.issue_eval(&i);
         self.issue_clock(cycle, &i);
     }
+    /// Whether the last clock edges (issue side and, with CAR, queue side) issued nothing,
+    /// launched and retired no warp, left the re-execution queue empty and changed no
+    /// register. With the same inputs again, the next edges then change nothing either, so
+    /// the SM may skip such cycles (`gpu/sm/quiet.rs`). Only the behavioural twins answer;
+    /// the RTL engines are clocked every cycle by their contract.
+    fn settled(&self) -> bool {
+        false
+    }
     /// The first disagreement between twins, when running in lockstep.
     fn mismatch(&self) -> Option<&Mismatch> {
         None
@@ -130,6 +138,9 @@ pub struct RefBlocks {
     pub queue: Option<ReexecQueue>,
     /// This cycle's settled outputs, for the clock edge.
     view: IssueView,
+    /// The last issue-side and queue-side clock edges changed nothing ([`MascarBlocks::settled`]).
+    issue_still: bool,
+    queue_still: bool,
 }
 
 impl RefBlocks {
@@ -140,6 +151,8 @@ impl RefBlocks {
             sched,
             queue,
             view: IssueView::default(),
+            issue_still: false,
+            queue_still: false,
         }
     }
 
@@ -170,7 +183,9 @@ impl MascarBlocks for RefBlocks {
     }
     fn queue_clock(&mut self, _cycle: u64, i: &QueueIn) {
         if let Some(q) = &mut self.queue {
+            let before = q.idle_registers();
             q.clock(i);
+            self.queue_still = q.occupancy() == 0 && !i.reset && q.idle_registers() == before;
         }
     }
     fn queue_state(&self) -> (u64, bool, usize) {
@@ -193,10 +208,22 @@ impl MascarBlocks for RefBlocks {
     /// Clocks with the outputs of the last `issue_eval`, which had the same inputs.
     fn issue_clock(&mut self, _cycle: u64, i: &IssueIn) {
         let v = self.view;
+        let before = (self.wst, self.sched.idle_registers());
         self.wst.clock(&v.wrc.wst, i.sched.reset);
         self.sched.clock(&Self::wire(i, &v.wrc), &v.sched);
+        // Issues, launches and exits change the registers `idle_registers` leaves out
+        // (scheduler order, greedy warp, ages, OWL's groups).
+        self.issue_still = v.sched.issue.iter().all(Option::is_none)
+            && i.sched.launched == 0
+            && i.sched.exited == 0
+            && !i.sched.reset
+            && (self.wst, self.sched.idle_registers()) == before;
     }
     fn reference_scheduler(&mut self) -> Option<&mut Scheduler> {
         Some(&mut self.sched)
+    }
+    fn settled(&self) -> bool {
+        // The WRC is combinational; a queue that is absent (no CAR) is never clocked.
+        self.issue_still && (self.queue.is_none() || self.queue_still)
     }
 }

@@ -154,6 +154,12 @@ impl ReexecQueue {
     /// clear, an accepted one also arms the oldest entry not yet armed (the freed resource
     /// may serve more, and a hit consumes none); free the finished entry, take the pushed one
     /// (unarmed).
+    /// The registers of an empty queue that a clock edge can change: equal before and after
+    /// an edge, with the queue empty, the edge changed nothing (the cycle skip).
+    pub fn idle_registers(&self) -> (u64, u64, usize, (bool, Option<u8>)) {
+        (self.valid, self.retry, self.len, self.last_mode)
+    }
+
     pub fn clock(&mut self, i: &QueueIn) {
         if i.reset {
             *self = ReexecQueue::new(self.depth as u32);

@@ -90,6 +90,13 @@ impl Scheduler {
         }
     }
 
+    /// The registers a clock edge that issues nothing and launches and retires no warp can
+    /// change (the mode machine's, and OWL's launch list): equal before and after such an
+    /// edge, the edge changed nothing (the cycle skip, `gpu/skip.rs`).
+    pub fn idle_registers(&self) -> (bool, Option<u8>, u32, usize) {
+        (self.mp, self.owner, self.hold_left, self.owl_pending.len())
+    }
+
     /// The mode and owner registers.
     pub fn registers(&self) -> (bool, Option<u8>) {
         (self.mp, self.owner)

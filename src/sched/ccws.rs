@@ -169,6 +169,24 @@ impl Ccws {
 
     /// Once per cycle: decay and cap scores, recompute the throttle set.
     /// ccws-2012 scheduling-point-system.cc, scheduling_point_system::cycle
+    /// Whether [`cycle`](Self::cycle) with this `active` mask would change nothing (the
+    /// global cycle skip): the same warps as last cycle, none above the base score (nothing
+    /// decays) and none held back.
+    pub fn settled(&self, active: u64) -> bool {
+        if self.last_active != active || self.throttled != 0 {
+            return false;
+        }
+        let mut m = active;
+        while m != 0 {
+            let w = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if self.score[w] > self.base {
+                return false;
+            }
+        }
+        true
+    }
+
     pub fn cycle(&mut self, active: u64) {
         let mut left = self.last_active & !active;
         while left != 0 {

@@ -251,14 +251,7 @@ impl AddrDec {
 
     /// GPGPU-Sim 3.2.2 `addrdec_tlx`.
     pub fn tlx(&self, addr: u64) -> Tlx {
-        let (chip, rest) = if self.gap {
-            let s = self.chip_start.unwrap_or(0);
-            let hi = addr >> s;
-            let rest = ((hi / self.channels as u64) << s) | (addr & ((1u64 << s) - 1));
-            ((hi % self.channels as u64) as u32, rest)
-        } else {
-            (pext(addr, self.chip_mask) as u32, addr)
-        };
+        let (chip, rest) = self.chip_and_rest(addr);
         let bank = pext(rest, self.bank_mask) as u32;
         Tlx {
             chip,
@@ -267,6 +260,27 @@ impl AddrDec {
             col: pext(rest, self.col_mask) as u32,
             burst: pext(rest, self.burst_mask) as u32,
             sub_partition: chip * self.sub_partitions + (bank & (self.sub_partitions - 1)),
+        }
+    }
+
+    /// `tlx(addr).sub_partition` without the row, column and burst fields (the network
+    /// asks it of every request it routes).
+    pub fn global_sub_partition(&self, addr: u64) -> u32 {
+        let (chip, rest) = self.chip_and_rest(addr);
+        let bank = pext(rest, self.bank_mask) as u32;
+        chip * self.sub_partitions + (bank & (self.sub_partitions - 1))
+    }
+
+    /// The channel of `addr` and the address the other fields are taken from (with a gap,
+    /// the channel's digit removed).
+    fn chip_and_rest(&self, addr: u64) -> (u32, u64) {
+        if self.gap {
+            let s = self.chip_start.unwrap_or(0);
+            let hi = addr >> s;
+            let rest = ((hi / self.channels as u64) << s) | (addr & ((1u64 << s) - 1));
+            ((hi % self.channels as u64) as u32, rest)
+        } else {
+            (pext(addr, self.chip_mask) as u32, addr)
         }
     }
 
@@ -306,7 +320,7 @@ impl AddrDec {
 
     /// The sub-partition of `addr` inside its channel (`addrdec_tlx`'s `bk & (n - 1)`).
     pub fn sub_in_channel(&self, addr: u64) -> u32 {
-        self.tlx(addr).sub_partition % self.sub_partitions
+        self.global_sub_partition(addr) % self.sub_partitions
     }
 
     /// GPGPU-Sim 3.2.2 `partition_address`: `addr` without its channel and sub-partition
@@ -449,6 +463,22 @@ mod tests {
         assert_eq!(d.bank_mask, 0x70800);
         assert_eq!(d.tlx(0x500).chip, 5);
         assert_eq!(d.tlx(0x800).bank, 1);
+    }
+
+    /// The network's shortcut gives `tlx`'s sub-partition, with and without a channel gap.
+    #[test]
+    fn the_sub_partition_shortcut_is_tlx_s() {
+        let four = AddrDec::parse(GTX480_MAPPING, 4, 2).unwrap();
+        assert!(!four.gap);
+        for d in [gtx480(), AddrDec::parse(GTX480_MAPPING, 5, 2).unwrap(), four] {
+            for addr in (0..1u64 << 26).step_by(128 * 13 + 128) {
+                assert_eq!(
+                    d.global_sub_partition(addr),
+                    d.tlx(addr).sub_partition,
+                    "{addr:#x}"
+                );
+            }
+        }
     }
 
     #[test]

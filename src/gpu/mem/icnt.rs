@@ -157,6 +157,11 @@ impl<T> Network<T> {
 
     /// Runs the router's cycles up to and including `now` (each cycle once).
     pub fn step(&mut self, now: u64) {
+        if self.in_router == 0 {
+            // An empty router's cycles change nothing (`cycle` returns at once).
+            self.stepped = Some(self.stepped.map_or(now, |s| s.max(now)));
+            return;
+        }
         let first = self.stepped.map_or(now, |s| s + 1);
         for t in first..=now {
             self.cycle(t);
@@ -311,6 +316,21 @@ impl<T> Network<T> {
 
     pub fn is_empty(&self) -> bool {
         self.pending.iter().all(|&p| p == 0)
+    }
+
+    /// The first cycle from `now` on in which the network can change or hand over a packet
+    /// (the global cycle skip, `gpu/skip.rs`): `now` while a packet is inside the router,
+    /// else the earliest arrival waiting at a destination; `u64::MAX` when it is empty.
+    pub fn next_act(&self, now: u64) -> u64 {
+        if self.in_router > 0 {
+            return now;
+        }
+        self.queues
+            .iter()
+            .filter_map(|q| q.front())
+            .map(|&(arrival, _, _)| arrival.max(now))
+            .min()
+            .unwrap_or(u64::MAX)
     }
 }
 

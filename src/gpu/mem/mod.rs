@@ -115,7 +115,7 @@ impl ChannelMap {
     /// The line's global L2 sub-partition (GPGPU-Sim 3.2.2 `addrdec_tlx`: channel ×
     /// sub-partitions + the sub-partition bank bits).
     pub fn sub_partition(&self, line: u64) -> usize {
-        self.dec.tlx(line * self.line_bytes).sub_partition as usize
+        self.dec.global_sub_partition(line * self.line_bytes) as usize
     }
     /// The line's index inside its sub-partition's L2 slice (3.2.2 `partition_address`).
     pub fn slice_line(&self, line: u64) -> u64 {

@@ -581,6 +581,66 @@ impl Partition {
         }
     }
 
+    /// The first cycle from `now` on in which this partition can change (the global cycle
+    /// skip, `gpu/skip.rs`): `now` while its DRAM holds a request or a queue holds one that
+    /// can move; else when the head of the ROP or DRAM-latency queue is due; `u64::MAX`
+    /// when empty. Requests still in the network are the network's to report.
+    pub fn next_act(&self, now: u64) -> u64 {
+        if !self.dram.is_idle() {
+            return now;
+        }
+        let mut due = self
+            .latency_queue
+            .front()
+            .map_or(u64::MAX, |&(ready, _)| ready.max(now));
+        for s in &self.subs {
+            let moving = !(s.icnt_l2.is_empty()
+                && s.miss_queue.is_empty()
+                && s.l2_dram.is_empty()
+                && s.dram_l2.is_empty()
+                && s.replies.is_empty());
+            if moving {
+                return now;
+            }
+            if let Some(&(ready, _)) = s.rop.front() {
+                due = due.min(ready.max(now));
+            }
+        }
+        due
+    }
+
+    /// What `cycles` calls of [`cycle`](Self::cycle) do to a partition whose
+    /// [`next_act`](Self::next_act) is beyond them: its DRAM's clock and timing counters
+    /// advance, and the per-cycle full-queue counters count.
+    pub fn skip_quiet(&mut self, cycles: u64, input: &Network<MemRequest>) {
+        // The same path `cycle` takes (the idle one counts no miss-queue-full cycles).
+        let idle = self.latency_queue.is_empty()
+            && self.subs.iter().all(|s| s.is_empty() && input.pending(s.id) == 0);
+        let ticks = match self.dram {
+            Dram::Fixed(_) => cycles,
+            Dram::Gddr5(_) => {
+                // `cycles` steps of `dram_ticks`, summed: the accumulator stays below
+                // `core_mhz`, so the floors add up to one floor.
+                self.clock_acc += cycles * self.dram_mhz;
+                let n = self.clock_acc / self.core_mhz;
+                self.clock_acc -= n * self.core_mhz;
+                n
+            }
+        };
+        match &mut self.dram {
+            Dram::Gddr5(d) => d.skip(ticks),
+            Dram::Fixed(d) => d.stats.cycles += ticks,
+        }
+        for s in &mut self.subs {
+            if s.mshrs.is_full() {
+                s.stats.cycles_mshr_full += cycles;
+            }
+            if !idle && s.miss_queue_full(1) {
+                s.stats.cycles_miss_queue_full += cycles;
+            }
+        }
+    }
+
     /// Nothing buffered or in flight inside the partition (its DRAM writes excepted).
     pub fn is_quiet(&self) -> bool {
         self.subs

@@ -247,6 +247,21 @@ impl L1 {
         }
     }
 
+    /// `cycles` calls of [`sample`](Self::sample) with nothing changing in between.
+    pub fn sample_for(&mut self, cycles: u64) {
+        if self.mshrs.is_full() {
+            self.stats.cycles_mshr_full += cycles;
+        }
+        if self.miss_queue_full(1) {
+            self.stats.cycles_miss_queue_full += cycles;
+        }
+    }
+
+    /// An MSHR or miss-queue slot was freed since the LD/ST unit last looked.
+    pub fn has_free_pulses(&self) -> bool {
+        self.mshr_freed || self.miss_queue_freed
+    }
+
     pub fn is_quiet(&self) -> bool {
         self.mshrs.used() == 0 && self.miss_queue.is_empty()
     }

@@ -448,9 +448,10 @@ impl Sm {
         let Some(&req) = self.l1.miss_queue.front().or(self.atomic_port.as_ref()) else {
             return;
         };
-        let dst = crate::gpu::mem::partition_of(req.line, partitions);
+        // Room first: a blocked head is retried every cycle, its route needed once.
         let flits = req.flits(flit_bytes);
         if requests.can_send(self.id, flits, now) {
+            let dst = crate::gpu::mem::partition_of(req.line, partitions);
             if from_l1 {
                 self.l1.pop_request().expect("front exists");
             } else {

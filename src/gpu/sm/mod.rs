@@ -8,6 +8,7 @@ pub mod coalescer;
 pub mod l1;
 mod ldst;
 pub mod pipeline;
+mod quiet;
 pub mod ro_cache;
 mod ro_ldst;
 pub mod warp;
@@ -55,6 +56,18 @@ impl EventWheel {
         let n = self.slots.len();
         self.slots[at as usize & (n - 1)].push(e);
         self.pending += 1;
+    }
+    /// Whether an event is due in cycle `now`.
+    fn due_at(&self, now: u64) -> bool {
+        self.pending != 0 && !self.slots[now as usize & (self.slots.len() - 1)].is_empty()
+    }
+    /// The cycle of the next event from `now` on (every event lies within one turn).
+    fn next_due(&self, now: u64) -> Option<u64> {
+        if self.pending == 0 {
+            return None;
+        }
+        let n = self.slots.len() as u64;
+        (now..now + n).find(|&t| !self.slots[(t & (n - 1)) as usize].is_empty())
     }
     fn take(&mut self, now: u64, out: &mut Vec<Event>) {
         let n = self.slots.len();
@@ -190,6 +203,12 @@ pub struct Sm {
     pub request_log: Option<Vec<(u64, u8, bool)>>,
     /// When set, this cycle's events for `--trace-events` (the GPU drains it every cycle).
     pub events: Option<Vec<crate::gpu::events::SmEvent>>,
+    /// The SM did not act in its last cycle (`quiet.rs`).
+    quiet_last: bool,
+    /// Cycles in which the SM does not act may be only counted (set by the GPU per run).
+    pub may_skip: bool,
+    /// Cycles only counted so far (not a statistic: none with the skip off).
+    pub quiet_cycles: u64,
 }
 
 /// One cycle of MAS state, as recorded in [`Sm::mas_log`].
@@ -310,6 +329,9 @@ impl Sm {
             mas_log: None,
             request_log: None,
             events: None,
+            quiet_last: false,
+            may_skip: false,
+            quiet_cycles: 0,
         }
     }
 
@@ -450,7 +472,7 @@ impl Sm {
 
     pub fn cycle(&mut self, now: u64, k: &Kernel, replies: &mut Network<MemReply>) {
         let arrived = replies.pop(self.id, now);
-        self.cycle_with(now, k, arrived);
+        self.step(now, k, arrived);
     }
 
     /// One SM cycle given the reply the network delivers to it this cycle (taken from the
@@ -567,11 +589,7 @@ impl Sm {
         // request, not at its last acknowledgement.
         let unsent = queue_warps | lsu_warp | self.mem_oc.warps(|op| op.warp);
         let mas_active = self.active & !(self.issued_all & !unsent);
-        let sat_in = SaturationIn {
-            mshrs_used: self.l1.mshrs_used() as u32,
-            miss_queue_used: self.l1.miss_queue_used() as u32,
-        };
-        let saturated = self.mas && self.saturation.step(&sat_in).saturated;
+        let saturated = self.mas && self.saturation_flag();
         // Issue 29: in MP with CAR a non-owner's head access is served hit-only; refused and
         // unable to park (`lsu.waiting`, ldst.rs) it holds the head until its warp owns the
         // path, so the WRC may hand the path over at once instead of when the L1 drains.
@@ -661,6 +679,15 @@ impl Sm {
             }
             self.stats.sched.issue_cycles += 1;
         }
+    }
+
+    /// The saturation detector's output this cycle (MSHRs and miss queue nearly full).
+    fn saturation_flag(&self) -> bool {
+        let sat_in = SaturationIn {
+            mshrs_used: self.l1.mshrs_used() as u32,
+            miss_queue_used: self.l1.miss_queue_used() as u32,
+        };
+        self.saturation.step(&sat_in).saturated
     }
 
     /// Warps the LD/ST side holds back: CAR keeps one entry per warp (each warp's memory

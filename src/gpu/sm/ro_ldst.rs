@@ -196,9 +196,9 @@ impl Sm {
             let Some(req) = queue.front() else {
                 continue;
             };
-            let dst = crate::gpu::mem::partition_of(req.line, partitions);
             let flits = req.flits(flit_bytes);
             if requests.can_send(self.id, flits, now) {
+                let dst = crate::gpu::mem::partition_of(req.line, partitions);
                 let req = queue.pop_front().expect("front exists");
                 requests.send(self.id, dst, flits, now, req);
                 return true;

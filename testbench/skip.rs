@@ -1,0 +1,152 @@
+//! The global cycle skip (`src/gpu/skip.rs`, issue 31) jumps over cycles in which no unit
+//! acts and credits the counters those cycles would have counted. It must change no
+//! statistic: the whole run record is compared with the skip on and off, on every built-in
+//! under every scheduler on a small machine, on the default machine (15 SMs) and on the
+//! shared traces. Each part also checks that cycles were skipped, so that it tests the skip.
+
+use mascar::config::{Config, DramModel};
+use mascar::sched::SchedulerKind;
+use mascar::workload::builtin::builtins;
+use mascar::workload::trace::{kernelslist, ListEntry};
+use mascar::workload::trace_kernel;
+use mascar::workload::Kernel;
+use std::path::Path;
+
+/// The run record as JSON, and the cycles the skip jumped over.
+fn run(cfg: &Config, k: &Kernel, skip: bool) -> (serde_json::Value, u64) {
+    let mut gpu = mascar::engine::gpu(cfg).unwrap();
+    gpu.set_cycle_skip(skip);
+    let r = gpu.run(k, None).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+    let mut v = serde_json::to_value(r).unwrap();
+    // Host time is not a statistic.
+    if let Some(o) = v.as_object_mut() {
+        o.retain(|key, _| !key.starts_with("wall"));
+    }
+    (v, gpu.cycles_skipped)
+}
+
+/// Compares the two runs; returns the cycles skipped and the cycles run. `kernel` gives a
+/// fresh kernel for each run (a trace kernel reads its CTAs once).
+fn same_with_and_without(cfg: &Config, kernel: &dyn Fn() -> Kernel, what: &str) -> (u64, u64) {
+    let (stepped, none) = run(cfg, &kernel(), false);
+    assert_eq!(none, 0, "{what}: the skip was off");
+    let (skipped, n) = run(cfg, &kernel(), true);
+    assert!(
+        stepped == skipped,
+        "{what}: the skip changed the run record:\n{}",
+        diff(&stepped, &skipped)
+    );
+    (n, stepped["cycles"].as_u64().unwrap())
+}
+
+/// The fields that differ, one per line (the records are long).
+fn diff(a: &serde_json::Value, b: &serde_json::Value) -> String {
+    let mut out = String::new();
+    walk(a, b, "", &mut out);
+    out
+}
+
+fn walk(a: &serde_json::Value, b: &serde_json::Value, at: &str, out: &mut String) {
+    match (a, b) {
+        (serde_json::Value::Object(x), serde_json::Value::Object(y)) => {
+            for (key, va) in x {
+                let vb = y.get(key).unwrap_or(&serde_json::Value::Null);
+                walk(va, vb, &format!("{at}.{key}"), out);
+            }
+        }
+        (serde_json::Value::Array(x), serde_json::Value::Array(y)) if x.len() == y.len() => {
+            for (i, (va, vb)) in x.iter().zip(y).enumerate() {
+                walk(va, vb, &format!("{at}[{i}]"), out);
+            }
+        }
+        _ if a != b => out.push_str(&format!("{at}: stepped {a}, skipped {b}\n")),
+        _ => {}
+    }
+}
+
+/// Every built-in (its first 8 CTAs) under every scheduler on 2 SMs, as the golden table.
+#[test]
+fn the_skip_changes_no_statistic_of_any_builtin() {
+    let mut skipped = 0;
+    for b in builtins() {
+        let mut k = b.kernel();
+        k.grid = k.grid.min(8);
+        for &s in SchedulerKind::ALL {
+            let cfg = Config {
+                sms: 2,
+                scheduler: s,
+                ..Config::default()
+            };
+            skipped += same_with_and_without(&cfg, &|| k.clone(), &format!("{} under {s}", b.name)).0;
+        }
+    }
+    assert!(
+        skipped > 0,
+        "no cycle was skipped: the test does not test the skip"
+    );
+}
+
+/// The default machine (15 SMs, default queues) on whole built-ins that leave it waiting:
+/// bfs (few warps, dependent loads) and sad-2 (barriers, MP), under LRR, GTO and Mascar; and
+/// one with the fixed-latency DRAM model.
+#[test]
+fn the_skip_changes_no_statistic_on_the_default_machine() {
+    let mut skipped = 0;
+    for name in ["bfs", "sad-2"] {
+        let k = mascar::workload::builtin::find(name).unwrap().kernel();
+        for s in [SchedulerKind::Lrr, SchedulerKind::Gto, SchedulerKind::Mascar] {
+            let cfg = Config {
+                scheduler: s,
+                ..Config::default()
+            };
+            skipped += same_with_and_without(&cfg, &|| k.clone(), &format!("{name} under {s}")).0;
+        }
+    }
+    let k = mascar::workload::builtin::find("bfs").unwrap().kernel();
+    let cfg = Config {
+        dram_model: DramModel::Fixed,
+        ..Config::default()
+    };
+    skipped += same_with_and_without(&cfg, &|| k.clone(), "bfs, fixed DRAM").0;
+    assert!(
+        skipped > 0,
+        "no cycle was skipped: the test does not test the skip"
+    );
+}
+
+/// The shared Accel-Sim traces (fewer CTAs than SMs, so most SMs rest) under every
+/// scheduler, on the default machine.
+#[test]
+fn the_skip_changes_no_statistic_of_the_shared_traces() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testbench/data/traces");
+    let mut dirs: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("kernelslist.g").is_file())
+        .collect();
+    dirs.sort();
+    assert!(
+        dirs.len() >= 3,
+        "expected the shared traces in {}",
+        root.display()
+    );
+    let mut skipped = 0;
+    for dir in &dirs {
+        for entry in kernelslist::resolve(dir).unwrap() {
+            let ListEntry::Kernel(path) = entry else { continue };
+            let t = trace_kernel::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            for &s in SchedulerKind::ALL {
+                let cfg = Config {
+                    scheduler: s,
+                    ..Config::default()
+                };
+                let what = format!("{} under {s}", path.display());
+                skipped += same_with_and_without(&cfg, &|| t.fresh_kernel().unwrap(), &what).0;
+            }
+        }
+    }
+    assert!(
+        skipped > 0,
+        "no cycle was skipped: the test does not test the skip"
+    );
+}
