@@ -22,7 +22,7 @@ fn run(cfg: &Config, k: &Kernel, skip: bool) -> (serde_json::Value, u64) {
     if let Some(o) = v.as_object_mut() {
         o.retain(|key, _| !key.starts_with("wall"));
     }
-    (v, gpu.cycles_skipped)
+    (v, gpu.sm_cycles_skipped())
 }
 
 /// Compares the two runs; returns the cycles skipped and the cycles run. `kernel` gives a

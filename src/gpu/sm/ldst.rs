@@ -151,6 +151,7 @@ impl Sm {
             if let Some(s) = self.mem_oc.ready(now) {
                 std::mem::swap(&mut self.lsu, &mut self.mem_oc.slots[s]);
                 self.mem_oc.pop();
+                self.lsu_refused = false;
             }
         }
         // A texture or constant head uses its own cache's port (ro_ldst.rs), not the L1D's.
@@ -274,8 +275,10 @@ impl Sm {
                 return Some(warp);
             }
             self.stats.lsu_stall_cycles += 1;
+            self.lsu_refused = true;
             return None;
         }
+        self.lsu_refused = false;
         self.lsu.waiting = false;
         self.lsu_line_done();
         None

@@ -1,16 +1,20 @@
 //! Cycles in which an SM does not act, and how they are skipped (issue 31; `docs/speed.md`).
 //!
-//! An SM does not act in a cycle when no reply reaches it, no warp can issue or fetch,
-//! nothing waits in its LD/ST path, L1 miss queue or read-only caches, no pipeline result
-//! is due, and its blocks' last clock edge issued nothing, launched and retired no warp and
-//! changed no register ([`MascarBlocks::settled`]; only the behavioural engine says so).
-//! Such a cycle changes only counters: each scheduler counts an idle or scoreboard-stall
-//! cycle, MAS an MP cycle, the L1 its full-MSHR and full-miss-queue cycles.
+//! An SM does not act in a cycle when no reply reaches it, no warp can fetch, no pipeline
+//! result is due, nothing waits in its read-only caches or atomic port, no MSHR or miss-queue
+//! slot was freed since it last looked, its blocks' last clock edge issued nothing, launched
+//! and retired no warp and changed no register ([`MascarBlocks::settled`]; only the
+//! behavioural engine says so), and either no warp is ready, or the LD/ST unit is blocked:
+//! its head's last access was refused by the L1 (without CAR), the operand collector in
+//! front of it is full, and every ready warp waits for it. Such a cycle changes only
+//! counters: the blocked head is presented again and refused again (the L1 has not changed),
+//! each scheduler counts a pipeline, scoreboard or idle stall, MAS an MP cycle and its
+//! stalled warps, the L1 its full-MSHR and full-miss-queue cycles.
 //!
 //! If the SM also did not act in its previous cycle, its blocks' inputs are those of that
 //! cycle, whose clock edge changed nothing, so this cycle's edge changes nothing either and
 //! the SM only counts (`step`). The GPU may jump over many such cycles at once
-//! (`gpu/skip.rs`) once every unit is quiet.
+//! (`gpu/skip.rs`) once every unit is quiet and no LD/ST head or miss waits.
 //!
 //! [`MascarBlocks::settled`]: crate::mascar::blocks::MascarBlocks::settled
 
@@ -27,6 +31,10 @@ impl Sm {
             let quiet = arrived.is_none() && !self.acts_at(now);
             let was_quiet = std::mem::replace(&mut self.quiet_last, quiet);
             if quiet && was_quiet {
+                if self.lsu.busy {
+                    // The blocked head is refused again: its counters.
+                    self.ldst(now);
+                }
                 self.skip_quiet(1);
                 self.quiet_cycles += 1;
                 return;
@@ -37,14 +45,15 @@ impl Sm {
 
     /// Whether the SM may act in cycle `now` (a reply reaching it aside).
     pub fn acts_at(&self, now: u64) -> bool {
+        let ready = self.issuable & self.sb_ready;
+        let blocked = self.lsu_blocked();
         self.launched | self.exited != 0
             || self.need_fetch != 0
-            || self.issuable & self.sb_ready != 0
-            || self.lsu.busy
+            || (ready != 0 && !(blocked && ready & !self.mem_head == 0))
+            || (self.lsu.busy && !blocked)
+            || (!self.mem_oc.is_empty() && !blocked)
             || self.lsu.ro.is_some()
-            || !self.mem_oc.is_empty()
             || self.atomic_port.is_some()
-            || !self.l1.miss_queue.is_empty()
             || self.l1.has_free_pulses()
             || !self.tex.is_quiet()
             || !self.constant.miss_queue.is_empty()
@@ -54,11 +63,24 @@ impl Sm {
             || self.ccws.as_ref().is_some_and(|c| !c.settled(self.active))
     }
 
+    /// The LD/ST unit holds a head the L1 refused, behind a full operand collector: it can
+    /// move only once the L1 changes (a fill, or a miss leaving for the network, each of
+    /// which the SM sees as a reply or a free pulse).
+    fn lsu_blocked(&self) -> bool {
+        self.car.is_none()
+            && self.lsu.busy
+            && self.lsu_refused
+            && !self.lsu.atomic
+            && self.lsu.ro.is_none()
+            && self.mem_oc.is_full()
+    }
+
     /// The first cycle from `now` on in which the SM may act, given that no reply reaches
     /// it before then: `now` unless it did not act in its last cycle and does not in this
-    /// one; `u64::MAX` if only a reply can wake it.
+    /// one and has no LD/ST head or miss waiting (those retry every cycle); `u64::MAX` if
+    /// only a reply can wake it.
     pub fn next_act(&self, now: u64) -> u64 {
-        if !self.quiet_last || self.acts_at(now) {
+        if !self.quiet_last || self.acts_at(now) || self.lsu.busy || !self.l1.miss_queue.is_empty() {
             return now;
         }
         self.wheel.next_due(now).unwrap_or(u64::MAX)
@@ -74,20 +96,27 @@ impl Sm {
         }
     }
 
-    /// What `cycles` cycles in which the SM does not act count: no scheduler issues
-    /// (nothing is ready, nothing is held back), so each counts a scoreboard stall if it has
-    /// a warp with an instruction and an idle cycle otherwise (`Sm::issue`); MAS an MP
-    /// cycle if in MP (`mas_statistics`); the L1 its full counters (`L1::sample`).
+    /// What the issue stage and the L1 count in `cycles` cycles in which the SM does not
+    /// act (`Sm::issue`, `mas_statistics`, `L1::sample`): no scheduler issues, so each
+    /// counts a pipeline stall if a warp of its own is ready, a scoreboard stall if one has
+    /// an instruction, an idle cycle otherwise; MAS an MP cycle if in MP and the ready warps
+    /// its status table stalls (as it did last cycle, with the same inputs).
     pub fn skip_quiet(&mut self, cycles: u64) {
+        let ready = self.issuable & self.sb_ready;
         for s in 0..self.sched_mask.len() {
-            if self.issuable & self.sched_mask[s] != 0 {
+            let mine = self.issuable & self.sched_mask[s];
+            if mine & self.sb_ready != 0 {
+                self.stats.sched.pipeline_stall_cycles += cycles;
+            } else if mine != 0 {
                 self.stats.sched.scoreboard_stall_cycles += cycles;
             } else {
                 self.stats.sched.idle_cycles += cycles;
             }
         }
-        if self.mas && self.mas_last.0 {
-            self.stats.mas.mp_cycles += cycles;
+        if self.mas {
+            let st = &mut self.stats.mas;
+            st.mp_cycles += self.mas_last.0 as u64 * cycles;
+            st.stalled_warp_cycles += (self.last_view.wst.stall & ready).count_ones() as u64 * cycles;
         }
         self.l1.sample_for(cycles);
     }
