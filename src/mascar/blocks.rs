@@ -92,7 +92,7 @@ pub trait MascarBlocks {
         self.issue_clock(cycle, &i);
     }
     /// Whether the last clock edges (issue side and, with CAR, queue side) issued nothing,
-    /// launched and retired no warp, left the re-execution queue empty and changed no
+    /// launched and retired no warp, selected, freed and filled no queue entry and changed no
     /// register. With the same inputs again, the next edges then change nothing either, so
     /// the SM may skip such cycles (`gpu/sm/quiet.rs`). Only the behavioural twins answer;
     /// the RTL engines are clocked every cycle by their contract.
@@ -138,9 +138,8 @@ pub struct RefBlocks {
     pub queue: Option<ReexecQueue>,
     /// This cycle's settled outputs, for the clock edge.
     view: IssueView,
-    /// The last issue-side and queue-side clock edges changed nothing ([`MascarBlocks::settled`]).
+    /// The last issue-side clock edge changed nothing ([`MascarBlocks::settled`]).
     issue_still: bool,
-    queue_still: bool,
 }
 
 impl RefBlocks {
@@ -152,7 +151,6 @@ impl RefBlocks {
             queue,
             view: IssueView::default(),
             issue_still: false,
-            queue_still: false,
         }
     }
 
@@ -183,9 +181,7 @@ impl MascarBlocks for RefBlocks {
     }
     fn queue_clock(&mut self, _cycle: u64, i: &QueueIn) {
         if let Some(q) = &mut self.queue {
-            let before = q.idle_registers();
             q.clock(i);
-            self.queue_still = q.occupancy() == 0 && !i.reset && q.idle_registers() == before;
         }
     }
     fn queue_state(&self) -> (u64, bool, usize) {
@@ -224,6 +220,6 @@ impl MascarBlocks for RefBlocks {
     }
     fn settled(&self) -> bool {
         // The WRC is combinational; a queue that is absent (no CAR) is never clocked.
-        self.issue_still && (self.queue.is_none() || self.queue_still)
+        self.issue_still && self.queue.as_ref().is_none_or(ReexecQueue::is_still)
     }
 }

@@ -40,6 +40,8 @@ pub struct ReexecQueue {
     warps: u64,
     /// Mode and owner of the last cycle, to see a change.
     last_mode: (bool, Option<u8>),
+    /// The last clock edge changed no register (not a register itself: the skip's view).
+    still: bool,
 }
 
 impl ReexecQueue {
@@ -54,6 +56,7 @@ impl ReexecQueue {
             entries_of: [0; 64],
             warps: 0,
             last_mode: (false, None),
+            still: false,
         }
     }
     pub fn depth(&self) -> usize {
@@ -154,13 +157,21 @@ impl ReexecQueue {
     /// clear, an accepted one also arms the oldest entry not yet armed (the freed resource
     /// may serve more, and a hit consumes none); free the finished entry, take the pushed one
     /// (unarmed).
-    /// The registers of an empty queue that a clock edge can change: equal before and after
-    /// an edge, with the queue empty, the edge changed nothing (the cycle skip).
-    pub fn idle_registers(&self) -> (u64, u64, usize, (bool, Option<u8>)) {
-        (self.valid, self.retry, self.len, self.last_mode)
+    /// The last clock edge changed no register (the cycle skip, `gpu/sm/quiet.rs`).
+    pub fn is_still(&self) -> bool {
+        self.still
     }
 
     pub fn clock(&mut self, i: &QueueIn) {
+        let before = (self.valid, self.retry, self.last_mode);
+        let out = self.eval(i);
+        // Selecting, freeing or filling an entry moves the order or an entry's registers.
+        let touched = i.reset || out.select.is_some() || i.free.is_some() || i.push.is_some();
+        self.clock_edge(i);
+        self.still = !touched && (self.valid, self.retry, self.last_mode) == before;
+    }
+
+    fn clock_edge(&mut self, i: &QueueIn) {
         if i.reset {
             *self = ReexecQueue::new(self.depth as u32);
             return;

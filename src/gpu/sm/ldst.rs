@@ -137,6 +137,28 @@ impl Sm {
     /// Without room the head waits and retries. In MP a non-owner's access (head or entry) is
     /// served hit-only.
     pub(super) fn ldst(&mut self, now: u64) {
+        // Whether the stage changed nothing but counters (`quiet.rs`): no instruction entered
+        // the unit, the head (if any) was refused and stays as it was (with CAR it waits, as
+        // it already did), no request or L1 hit went out; the re-execution queue reports its
+        // own (`MascarBlocks::settled`).
+        let fingerprint = |sm: &Sm| {
+            (
+                sm.lsu.busy,
+                sm.lsu.next,
+                sm.lsu.waiting,
+                sm.mem_oc.len(),
+                sm.next_request_id,
+                sm.wheel.pending,
+                sm.l1.miss_queue_used(),
+                sm.l1.mshrs_used(),
+            )
+        };
+        let before = fingerprint(self);
+        self.ldst_stage(now);
+        self.ldst_still = self.lsu.ro.is_none() && fingerprint(self) == before;
+    }
+
+    fn ldst_stage(&mut self, now: u64) {
         let (mp, owner) = self.blocks.registers();
         let (mut mshr_freed, miss_queue_freed) = self.l1.take_free_pulses();
         // [design] A quiet L1 (no MSHR held, nothing queued) can take any parked miss, so it
@@ -151,7 +173,6 @@ impl Sm {
             if let Some(s) = self.mem_oc.ready(now) {
                 std::mem::swap(&mut self.lsu, &mut self.mem_oc.slots[s]);
                 self.mem_oc.pop();
-                self.lsu_refused = false;
             }
         }
         // A texture or constant head uses its own cache's port (ro_ldst.rs), not the L1D's.
@@ -275,10 +296,8 @@ impl Sm {
                 return Some(warp);
             }
             self.stats.lsu_stall_cycles += 1;
-            self.lsu_refused = true;
             return None;
         }
-        self.lsu_refused = false;
         self.lsu.waiting = false;
         self.lsu_line_done();
         None

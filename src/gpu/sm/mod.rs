@@ -205,8 +205,8 @@ pub struct Sm {
     pub events: Option<Vec<crate::gpu::events::SmEvent>>,
     /// The SM did not act in its last cycle (`quiet.rs`).
     quiet_last: bool,
-    /// The LD/ST head's last access (without CAR) was refused by the L1.
-    lsu_refused: bool,
+    /// The last LD/ST stage changed nothing but counters (`ldst.rs`).
+    ldst_still: bool,
     /// Cycles in which the SM does not act may be only counted (set by the GPU per run).
     pub may_skip: bool,
     /// Cycles only counted so far (not a statistic: none with the skip off).
@@ -332,7 +332,7 @@ impl Sm {
             request_log: None,
             events: None,
             quiet_last: false,
-            lsu_refused: false,
+            ldst_still: false,
             may_skip: false,
             quiet_cycles: 0,
         }

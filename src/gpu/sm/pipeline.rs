@@ -93,6 +93,10 @@ impl<T> MemCollector<T> {
         self.len == 0
     }
 
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
     /// The slot the next pushed instruction is prepared in.
     pub(super) fn tail(&self) -> usize {
         (self.head + self.len) % MEM_COLLECTOR_SLOTS

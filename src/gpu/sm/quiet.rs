@@ -31,10 +31,9 @@ impl Sm {
             let quiet = arrived.is_none() && !self.acts_at(now);
             let was_quiet = std::mem::replace(&mut self.quiet_last, quiet);
             if quiet && was_quiet {
-                if self.lsu.busy {
-                    // The blocked head is refused again: its counters.
-                    self.ldst(now);
-                }
+                // The LD/ST stage again changes nothing but its counters (a refused head's,
+                // a refused retry's).
+                self.ldst(now);
                 self.skip_quiet(1);
                 self.quiet_cycles += 1;
                 return;
@@ -45,13 +44,17 @@ impl Sm {
 
     /// Whether the SM may act in cycle `now` (a reply reaching it aside).
     pub fn acts_at(&self, now: u64) -> bool {
-        let ready = self.issuable & self.sb_ready;
-        let blocked = self.lsu_blocked();
+        // Ready warps the LD/ST side does not hold back, and whether the LD/ST unit is
+        // stuck: its last stage changed nothing but counters (a head refused and waiting, no
+        // entry retried), with nothing to take from the operand collector.
+        let free = self.issuable & self.sb_ready & !self.held_mask();
+        let stuck = self.ldst_still && (self.lsu.busy || self.mem_oc.is_empty());
         self.launched | self.exited != 0
             || self.need_fetch != 0
-            || (ready != 0 && !(blocked && ready & !self.mem_head == 0))
-            || (self.lsu.busy && !blocked)
-            || (!self.mem_oc.is_empty() && !blocked)
+            || !stuck
+            || self.lsu.atomic && self.lsu.busy
+            || free & !self.mem_head != 0
+            || (free & self.mem_head != 0 && !self.mem_oc.is_full())
             || self.lsu.ro.is_some()
             || self.atomic_port.is_some()
             || self.l1.has_free_pulses()
@@ -63,16 +66,17 @@ impl Sm {
             || self.ccws.as_ref().is_some_and(|c| !c.settled(self.active))
     }
 
-    /// The LD/ST unit holds a head the L1 refused, behind a full operand collector: it can
-    /// move only once the L1 changes (a fill, or a miss leaving for the network, each of
-    /// which the SM sees as a reply or a free pulse).
-    fn lsu_blocked(&self) -> bool {
-        self.car.is_none()
-            && self.lsu.busy
-            && self.lsu_refused
-            && !self.lsu.atomic
-            && self.lsu.ro.is_none()
-            && self.mem_oc.is_full()
+    /// What `held_back` would hold back, without its counting.
+    fn held_mask(&self) -> u64 {
+        let mut held = self.ccws.as_ref().map_or(0, |c| c.throttled & self.load_head);
+        if self.car.is_some() {
+            let (warps, full, _) = self.blocks.queue_state();
+            held |= warps & self.gmem_head;
+            if full && self.cfg.car_full_blocks_issue {
+                held |= self.gmem_head;
+            }
+        }
+        held
     }
 
     /// The first cycle from `now` on in which the SM may act, given that no reply reaches
@@ -112,6 +116,9 @@ impl Sm {
             } else {
                 self.stats.sched.idle_cycles += cycles;
             }
+        }
+        if self.car.is_some() && self.blocks.queue_state().1 {
+            self.stats.car.queue_full_cycles += cycles;
         }
         if self.mas {
             let st = &mut self.stats.mas;
