@@ -153,30 +153,24 @@ impl ReexecQueue {
         }
     }
 
-    /// Clock edge: arm what was worth a try; a refused retry goes to the back with its bit
-    /// clear, an accepted one also arms the oldest entry not yet armed (the freed resource
-    /// may serve more, and a hit consumes none); free the finished entry, take the pushed one
-    /// (unarmed).
     /// The last clock edge changed no register (the cycle skip, `gpu/sm/quiet.rs`).
     pub fn is_still(&self) -> bool {
         self.still
     }
 
+    /// Clock edge: arm what was worth a try; a refused retry goes to the back with its bit
+    /// clear, an accepted one also arms the oldest entry not yet armed (the freed resource
+    /// may serve more, and a hit consumes none); free the finished entry, take the pushed one
+    /// (unarmed).
     pub fn clock(&mut self, i: &QueueIn) {
-        let before = (self.valid, self.retry, self.last_mode);
-        let out = self.eval(i);
-        // Selecting, freeing or filling an entry moves the order or an entry's registers.
-        let touched = i.reset || out.select.is_some() || i.free.is_some() || i.push.is_some();
-        self.clock_edge(i);
-        self.still = !touched && (self.valid, self.retry, self.last_mode) == before;
-    }
-
-    fn clock_edge(&mut self, i: &QueueIn) {
         if i.reset {
             *self = ReexecQueue::new(self.depth as u32);
             return;
         }
         let out = self.eval(i);
+        let before = (self.valid, self.retry, self.last_mode);
+        // Selecting, freeing or filling an entry moves the order or an entry's registers.
+        let touched = out.select.is_some() || i.free.is_some() || i.push.is_some();
         let eligible = self.eligible(i);
         self.retry |= eligible;
         if let Some(e) = out.select {
@@ -212,6 +206,7 @@ impl ReexecQueue {
             self.warps |= 1u64 << (w & 63);
         }
         self.last_mode = (i.mp, i.owner);
+        self.still = !touched && (self.valid, self.retry, self.last_mode) == before;
     }
 }
 

@@ -141,6 +141,8 @@ impl Sm {
         // the unit, the head (if any) was refused and stays as it was (with CAR it waits, as
         // it already did), no request or L1 hit went out; the re-execution queue reports its
         // own (`MascarBlocks::settled`).
+        // (Every accepted access moves the head or a queue entry, or sends a request, or
+        // schedules a hit; a merge into an MSHR moves the head or the entry.)
         let fingerprint = |sm: &Sm| {
             (
                 sm.lsu.busy,
@@ -149,8 +151,6 @@ impl Sm {
                 sm.mem_oc.len(),
                 sm.next_request_id,
                 sm.wheel.pending,
-                sm.l1.miss_queue_used(),
-                sm.l1.mshrs_used(),
             )
         };
         let before = fingerprint(self);

@@ -205,6 +205,8 @@ pub struct Sm {
     pub events: Option<Vec<crate::gpu::events::SmEvent>>,
     /// The SM did not act in its last cycle (`quiet.rs`).
     quiet_last: bool,
+    /// By its own state after its last cycle, the SM will not act in the next (`quiet.rs`).
+    quiet_next: bool,
     /// The last LD/ST stage changed nothing but counters (`ldst.rs`).
     ldst_still: bool,
     /// Cycles in which the SM does not act may be only counted (set by the GPU per run).
@@ -332,6 +334,7 @@ impl Sm {
             request_log: None,
             events: None,
             quiet_last: false,
+            quiet_next: false,
             ldst_still: false,
             may_skip: false,
             quiet_cycles: 0,

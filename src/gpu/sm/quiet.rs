@@ -26,42 +26,57 @@ impl Sm {
     /// One SM cycle given the reply the network delivers to it this cycle, counted only
     /// when the SM does not act in it nor did in the one before (if the GPU allows the
     /// skip: nothing watches every cycle).
+    #[inline]
     pub fn step(&mut self, now: u64, k: &Kernel, arrived: Option<MemReply>) {
-        if self.may_skip {
-            let quiet = arrived.is_none() && !self.acts_at(now);
-            let was_quiet = std::mem::replace(&mut self.quiet_last, quiet);
-            if quiet && was_quiet {
-                // The LD/ST stage again changes nothing but its counters (a refused head's,
-                // a refused retry's).
-                self.ldst(now);
-                self.skip_quiet(1);
-                self.quiet_cycles += 1;
-                return;
-            }
+        if !self.may_skip {
+            self.cycle_with(now, k, arrived);
+            return;
+        }
+        let quiet = arrived.is_none() && !self.acts_at(now);
+        let was_quiet = std::mem::replace(&mut self.quiet_last, quiet);
+        if quiet && was_quiet {
+            // The LD/ST stage again changes nothing but its counters (a refused head's,
+            // a refused retry's).
+            self.ldst(now);
+            self.skip_quiet(1);
+            self.quiet_cycles += 1;
+            return;
         }
         self.cycle_with(now, k, arrived);
+        // Judged now, while the SM's state is in cache; what the rest of the GPU can change
+        // before the next cycle (a launch, a free pulse, a reply) and the clock (an event
+        // falling due) are checked then (`acts_at`).
+        self.quiet_next = !self.acts_within();
     }
 
     /// Whether the SM may act in cycle `now` (a reply reaching it aside).
     pub fn acts_at(&self, now: u64) -> bool {
-        // Ready warps the LD/ST side does not hold back, and whether the LD/ST unit is
-        // stuck: its last stage changed nothing but counters (a head refused and waiting, no
-        // entry retried), with nothing to take from the operand collector.
+        !self.quiet_next
+            || self.launched | self.exited != 0
+            || self.l1.has_free_pulses()
+            || self.wheel.due_at(now)
+    }
+
+    /// Whether the SM may act next cycle by its own state: what only its own cycle changes.
+    fn acts_within(&self) -> bool {
+        // Cheapest and most often decisive first: a busy SM issued (its blocks are not
+        // settled) or moved its LD/ST unit.
+        if !self.ldst_still || !self.blocks.settled() || self.need_fetch != 0 {
+            return true;
+        }
+        // Whether the LD/ST unit is stuck: its last stage changed nothing but counters (a
+        // head refused and waiting, no entry retried), with nothing to take from the operand
+        // collector; and the ready warps the LD/ST side does not hold back.
+        let stuck = self.lsu.busy || self.mem_oc.is_empty();
         let free = self.issuable & self.sb_ready & !self.held_mask();
-        let stuck = self.ldst_still && (self.lsu.busy || self.mem_oc.is_empty());
-        self.launched | self.exited != 0
-            || self.need_fetch != 0
-            || !stuck
+        !stuck
             || self.lsu.atomic && self.lsu.busy
             || free & !self.mem_head != 0
             || (free & self.mem_head != 0 && !self.mem_oc.is_full())
             || self.lsu.ro.is_some()
             || self.atomic_port.is_some()
-            || self.l1.has_free_pulses()
             || !self.tex.is_quiet()
             || !self.constant.miss_queue.is_empty()
-            || self.wheel.due_at(now)
-            || !self.blocks.settled()
             || (self.mas && self.mas_last != self.blocks.registers())
             || self.ccws.as_ref().is_some_and(|c| !c.settled(self.active))
     }
