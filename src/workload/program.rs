@@ -497,6 +497,21 @@ impl Flow {
         env: &LaneEnv,
         values: &[[i64; WARP_LANES]],
     ) -> u32 {
+        let mut stack: LaneStack = [[0; WARP_LANES]; MAX_EXPR_STACK];
+        self.resolve_with(program, pc, env, values, &mut stack)
+    }
+
+    /// [`resolve_in`](Self::resolve_in) with scratch space for the branch's expression,
+    /// which is evaluated for all 32 lanes in one pass ([`AddrExpr::eval_lanes_in`]; the
+    /// inactive lanes' values are not used).
+    pub fn resolve_with(
+        &mut self,
+        program: &Program,
+        pc: u32,
+        env: &LaneEnv,
+        values: &[[i64; WARP_LANES]],
+        stack: &mut LaneStack,
+    ) -> u32 {
         self.pending_branch = false;
         let Some(top) = self.stack.top() else {
             return 0;
@@ -505,10 +520,24 @@ impl Flow {
             return 0;
         };
         let b = program.branches[inst.addr as usize];
-        let lane_env = |lane: u32, loops| LaneEnv {
-            tid: env.tid + lane as i64,
-            loops,
-            ..*env
+        // Every lane's value of expression `e`, with this flow's loop counters.
+        // (A recorded per-lane table is an address, not a condition: such an expression is
+        // evaluated from its nodes, as `eval_in` does.)
+        let mut values_of = |e: &AddrExpr, loops| {
+            let env = LaneEnv { loops, ..*env };
+            let mut out = [0u64; WARP_LANES];
+            if e.lanes.is_some() {
+                for (l, o) in out.iter_mut().enumerate() {
+                    let lane = LaneEnv {
+                        tid: env.tid + l as i64,
+                        ..env
+                    };
+                    *o = e.eval_in(&lane, values, l);
+                }
+            } else {
+                e.eval_lanes_in(&env, values, WARP_LANES, stack, &mut out);
+            }
+            out
         };
         let lanes = || (0..32u32).filter(move |l| top.mask >> l & 1 == 1);
         let mut taken = 0u32;
@@ -516,8 +545,9 @@ impl Flow {
             BranchKind::Always => taken = top.mask,
             BranchKind::IfNot { cond } => {
                 let e = &program.exprs[cond as usize];
+                let v = values_of(e, self.iter);
                 for l in lanes() {
-                    if e.eval_in(&lane_env(l, self.iter), values, l as usize) == e.base {
+                    if v[l as usize] == e.base {
                         taken |= 1 << l;
                     }
                 }
@@ -525,11 +555,9 @@ impl Flow {
             BranchKind::LoopEnter { count, depth } => {
                 let e = &program.exprs[count as usize];
                 let d = depth as usize;
+                let v = values_of(e, self.iter);
                 for l in lanes() {
-                    let n = (e
-                        .eval_in(&lane_env(l, self.iter), values, l as usize)
-                        .wrapping_sub(e.base) as i64)
-                        .clamp(0, u32::MAX as i64);
+                    let n = (v[l as usize].wrapping_sub(e.base) as i64).clamp(0, u32::MAX as i64);
                     self.counts[d][l as usize] = n as u32;
                     if n == 0 {
                         taken |= 1 << l;
@@ -557,8 +585,9 @@ impl Flow {
                     None => taken = top.mask,
                     Some(c) => {
                         let e = &program.exprs[c as usize];
+                        let v = values_of(e, self.iter);
                         for l in lanes() {
-                            if e.eval_in(&lane_env(l, self.iter), values, l as usize) != e.base {
+                            if v[l as usize] != e.base {
                                 taken |= 1 << l;
                             }
                         }

@@ -203,6 +203,8 @@ pub struct Sm {
     pub request_log: Option<Vec<(u64, u8, bool)>>,
     /// When set, this cycle's events for `--trace-events` (the GPU drains it every cycle).
     pub events: Option<Vec<crate::gpu::events::SmEvent>>,
+    /// Scratch for a branch's condition over all lanes.
+    branch_stack: Box<crate::workload::program::LaneStack>,
     /// The SM did not act in its last cycle (`quiet.rs`).
     quiet_last: bool,
     /// By its own state after its last cycle, the SM will not act in the next (`quiet.rs`).
@@ -333,6 +335,9 @@ impl Sm {
             mas_log: None,
             request_log: None,
             events: None,
+            branch_stack: Box::new(
+                [[0; crate::workload::program::WARP_LANES]; crate::workload::program::MAX_EXPR_STACK],
+            ),
             quiet_last: false,
             quiet_next: false,
             ldst_still: false,
@@ -850,7 +855,8 @@ impl Sm {
                 let warp = &mut self.warps[w];
                 warp.in_pipeline += 1;
                 let own = warp.program.clone();
-                warp.resolve_branch(own.as_deref().unwrap_or(&k.program), &entry, k.block, k.grid);
+                let program = own.as_deref().unwrap_or(&k.program);
+                warp.resolve_branch(program, &entry, k.block, k.grid, &mut self.branch_stack);
                 self.wheel.schedule(
                     now + self.cfg.alu_latency as u64,
                     Event::Writeback {

@@ -2,7 +2,7 @@
 //! buffer, and the warp's scoreboard.
 
 use crate::workload::program::{
-    Buffer, Flow, Inst, LaneEnv, OpKind, Program, Reg, Values, MAX_LOOP_DEPTH, NO_REG,
+    Buffer, Flow, Inst, LaneEnv, LaneStack, OpKind, Program, Reg, Values, MAX_LOOP_DEPTH, NO_REG,
 };
 
 /// A set of registers r0..=r255 as a bit-vector.
@@ -227,7 +227,14 @@ impl Warp {
 
     /// The branch `e` issues: its lanes' conditions update the SIMT stack (GPGPU-Sim 3.2.2
     /// updates it at issue, shader.cc `shader_core_ctx::issue_warp` → `updateSIMTStack`).
-    pub fn resolve_branch(&mut self, program: &Program, e: &IbufEntry, block: u32, grid: u32) {
+    pub fn resolve_branch(
+        &mut self,
+        program: &Program,
+        e: &IbufEntry,
+        block: u32,
+        grid: u32,
+        stack: &mut LaneStack,
+    ) {
         let env = LaneEnv {
             tid: self.tid_base as i64,
             cta: self.cta as i64,
@@ -235,7 +242,8 @@ impl Warp {
             grid: grid as i64,
             loops: e.loops,
         };
-        self.flow.resolve_in(program, e.pc, &env, self.values.file());
+        self.flow
+            .resolve_with(program, e.pc, &env, self.values.file(), stack);
         self.fetch_done = self.flow.done();
     }
 
@@ -262,7 +270,7 @@ impl Warp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::program::{AluKind, Item};
+    use crate::workload::program::{AluKind, Item, MAX_EXPR_STACK, WARP_LANES};
 
     /// Fetch follows the SIMT stack: it stops after a branch, and each instruction carries
     /// the active mask of its path.
@@ -286,7 +294,13 @@ mod tests {
                 seen.push((e.inst.op, e.mask));
                 if e.inst.op == OpKind::Branch {
                     assert!(w.ibuf_empty(), "nothing is fetched past a branch");
-                    w.resolve_branch(&k.program, &e, k.block, k.grid);
+                    w.resolve_branch(
+                        &k.program,
+                        &e,
+                        k.block,
+                        k.grid,
+                        &mut [[0; WARP_LANES]; MAX_EXPR_STACK],
+                    );
                 }
             }
         }
@@ -362,7 +376,13 @@ mod tests {
                 let e = w.pop_head();
                 masks.push(e.mask);
                 if e.inst.op == OpKind::Branch {
-                    w.resolve_branch(&k.program, &e, k.block, k.grid);
+                    w.resolve_branch(
+                        &k.program,
+                        &e,
+                        k.block,
+                        k.grid,
+                        &mut [[0; WARP_LANES]; MAX_EXPR_STACK],
+                    );
                 }
                 w.exec_values(&k.program, &e, k.block, k.grid, &k.buffers);
             }
