@@ -4,12 +4,12 @@
 //! result is due, nothing waits in its read-only caches or atomic port, no MSHR or miss-queue
 //! slot was freed since it last looked, its blocks' last clock edge issued nothing, launched
 //! and retired no warp and changed no register ([`MascarBlocks::settled`]; only the
-//! behavioural engine says so), and either no warp is ready, or the LD/ST unit is blocked:
-//! its head's last access was refused by the L1 (without CAR), the operand collector in
-//! front of it is full, and every ready warp waits for it. Such a cycle changes only
-//! counters: the blocked head is presented again and refused again (the L1 has not changed),
-//! each scheduler counts a pipeline, scoreboard or idle stall, MAS an MP cycle and its
-//! stalled warps, the L1 its full-MSHR and full-miss-queue cycles.
+//! behavioural engine says so), its LD/ST stage last changed nothing but counters (a head
+//! the L1 refused, waiting; with CAR no entry retried or parked), and every ready warp waits
+//! for the LD/ST unit (its operand collector is full) or is held back by CAR. Such a cycle
+//! changes only counters: the LD/ST stage runs again and is refused again (the L1 has not
+//! changed), each scheduler counts a pipeline, scoreboard or idle stall, MAS an MP cycle and
+//! its stalled warps, CAR a queue-full cycle, the L1 its full-MSHR and full-miss-queue cycles.
 //!
 //! If the SM also did not act in its previous cycle, its blocks' inputs are those of that
 //! cycle, whose clock edge changed nothing, so this cycle's edge changes nothing either and
