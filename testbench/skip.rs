@@ -1,8 +1,9 @@
 //! The global cycle skip (`src/gpu/skip.rs`, issue 31) jumps over cycles in which no unit
 //! acts and credits the counters those cycles would have counted. It must change no
 //! statistic: the whole run record is compared with the skip on and off, on every built-in
-//! under every scheduler on a small machine, on the default machine (15 SMs) and on the
-//! shared traces. Each part also checks that cycles were skipped, so that it tests the skip.
+//! under every scheduler on a small machine, on the default machine (15 SMs), on the
+//! shared traces and on kernels run back to back. Each part also checks that cycles were
+//! skipped, so that it tests the skip.
 
 use mascar::config::{Config, DramModel};
 use mascar::sched::SchedulerKind;
@@ -144,6 +145,47 @@ fn the_skip_changes_no_statistic_of_the_shared_traces() {
                 skipped += same_with_and_without(&cfg, &|| t.fresh_kernel().unwrap(), &what).0;
             }
         }
+    }
+    assert!(
+        skipped > 0,
+        "no cycle was skipped: the test does not test the skip"
+    );
+}
+
+/// Kernels run back to back on one GPU (the L2, DRAM and dispatch pointer carry over, each
+/// SM starts fresh): both kernels' records are the same with and without the skip, on the
+/// default machine under LRR and Mascar.
+#[test]
+fn the_skip_changes_no_statistic_of_kernels_run_back_to_back() {
+    let kernels: Vec<Kernel> = ["bfs", "sad-2"]
+        .iter()
+        .map(|name| {
+            let mut k = mascar::workload::builtin::find(name).unwrap().kernel();
+            k.grid = k.grid.min(30);
+            k
+        })
+        .collect();
+    let mut skipped = 0;
+    for s in [SchedulerKind::Lrr, SchedulerKind::Mascar] {
+        let cfg = Config {
+            scheduler: s,
+            ..Config::default()
+        };
+        let records = |skip: bool| {
+            let mut gpu = mascar::engine::gpu(&cfg).unwrap();
+            gpu.set_cycle_skip(skip);
+            let runs: Vec<_> = kernels
+                .iter()
+                .map(|k| serde_json::to_value(gpu.run(k, None).unwrap()).unwrap())
+                .collect();
+            (runs, gpu.sm_cycles_skipped())
+        };
+        let (stepped, _) = records(false);
+        let (with_skip, n) = records(true);
+        for (i, (a, b)) in stepped.iter().zip(&with_skip).enumerate() {
+            assert!(a == b, "kernel {i} under {s}:\n{}", diff(a, b));
+        }
+        skipped += n;
     }
     assert!(
         skipped > 0,
