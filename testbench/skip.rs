@@ -8,10 +8,9 @@
 use mascar::config::{Config, DramModel};
 use mascar::sched::SchedulerKind;
 use mascar::workload::builtin::builtins;
-use mascar::workload::trace::{kernelslist, ListEntry};
-use mascar::workload::trace_kernel;
 use mascar::workload::Kernel;
-use std::path::Path;
+
+mod shared_traces;
 
 /// The run record as JSON, and the cycles the skip jumped over.
 fn run(cfg: &Config, k: &Kernel, skip: bool) -> (serde_json::Value, u64) {
@@ -119,29 +118,15 @@ fn the_skip_changes_no_statistic_on_the_default_machine() {
 /// scheduler, on the default machine.
 #[test]
 fn the_skip_changes_no_statistic_of_the_shared_traces() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testbench/data/traces");
-    let mut dirs: Vec<_> = std::fs::read_dir(&root)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("kernelslist.g").is_file())
-        .collect();
-    dirs.sort();
-    assert!(
-        dirs.len() >= 3,
-        "expected the shared traces in {}",
-        root.display()
-    );
     let mut skipped = 0;
-    for dir in &dirs {
-        for entry in kernelslist::resolve(dir).unwrap() {
-            let ListEntry::Kernel(path) = entry else { continue };
-            let t = trace_kernel::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    for dir in shared_traces::traces() {
+        for t in shared_traces::kernels(&dir) {
             for &s in SchedulerKind::ALL {
                 let cfg = Config {
                     scheduler: s,
                     ..Config::default()
                 };
-                let what = format!("{} under {s}", path.display());
+                let what = format!("{} under {s}", t.path.display());
                 skipped += same_with_and_without(&cfg, &|| t.fresh_kernel().unwrap(), &what).0;
             }
         }

@@ -3,38 +3,13 @@
 //! where the tools that made a trace counted instructions, our count of the same trace
 //! agrees. Cycles are reported beside the peer's figure (a different machine: not compared).
 
+mod shared_traces;
+
 use mascar::config::Config;
 use mascar::sched::SchedulerKind;
-use mascar::workload::trace::{kernelslist, ListEntry};
-use mascar::workload::trace_kernel::{self, TraceKernel};
-use std::path::{Path, PathBuf};
-
-fn traces() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testbench/data/traces");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("kernelslist.g").is_file())
-        .collect();
-    dirs.sort();
-    assert!(
-        dirs.len() >= 3,
-        "expected the three shared traces in {}",
-        root.display()
-    );
-    dirs
-}
-
-fn kernels(dir: &Path) -> Vec<TraceKernel> {
-    kernelslist::resolve(dir)
-        .unwrap()
-        .into_iter()
-        .filter_map(|e| match e {
-            ListEntry::Kernel(p) => Some(trace_kernel::load(&p).unwrap_or_else(|e| panic!("{e}"))),
-            ListEntry::Memcpy { .. } => None,
-        })
-        .collect()
-}
+use mascar::workload::trace_kernel;
+use shared_traces::{kernels, traces};
+use std::path::Path;
 
 /// Real instruction streams (divergence, data-dependent addresses) under every scheduler
 /// (issue 16 §4): each finishes (a stuck run is stopped by the watchdog with an error, which

@@ -503,10 +503,7 @@ impl Partition {
         let ticks = self.dram_ticks();
         // Nothing inside and nothing waiting at the inputs: the cycle changes no state but
         // the DRAM's timing counters.
-        if self.dram.is_idle()
-            && self.latency_queue.is_empty()
-            && self.subs.iter().all(|s| s.is_empty() && input.pending(s.id) == 0)
-        {
+        if self.dram.is_idle() && self.queues_idle(input) {
             match &mut self.dram {
                 Dram::Gddr5(d) => d.skip(ticks),
                 Dram::Fixed(d) => d.cycle(now),
@@ -609,13 +606,19 @@ impl Partition {
         due
     }
 
+    /// Nothing waits in the DRAM-latency queue, the sub-partitions' queues or the network
+    /// towards them.
+    fn queues_idle(&self, input: &Network<MemRequest>) -> bool {
+        self.latency_queue.is_empty() && self.subs.iter().all(|s| s.is_empty() && input.pending(s.id) == 0)
+    }
+
     /// What `cycles` calls of [`cycle`](Self::cycle) do to a partition whose
     /// [`next_act`](Self::next_act) is beyond them: its DRAM's clock and timing counters
     /// advance, and the per-cycle full-queue counters count.
     pub fn skip_quiet(&mut self, cycles: u64, input: &Network<MemRequest>) {
-        // The same path `cycle` takes (the idle one counts no miss-queue-full cycles).
-        let idle = self.latency_queue.is_empty()
-            && self.subs.iter().all(|s| s.is_empty() && input.pending(s.id) == 0);
+        // The same path `cycle` takes (the idle one counts no miss-queue-full cycles); the
+        // DRAM is idle here.
+        let idle = self.queues_idle(input);
         let ticks = match self.dram {
             Dram::Fixed(_) => cycles,
             Dram::Gddr5(_) => {

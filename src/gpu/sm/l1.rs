@@ -239,12 +239,7 @@ impl L1 {
 
     /// Per-cycle occupancy counters.
     pub fn sample(&mut self) {
-        if self.mshrs.is_full() {
-            self.stats.cycles_mshr_full += 1;
-        }
-        if self.miss_queue_full(1) {
-            self.stats.cycles_miss_queue_full += 1;
-        }
+        self.sample_for(1);
     }
 
     /// `cycles` calls of [`sample`](Self::sample) with nothing changing in between.

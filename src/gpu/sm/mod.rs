@@ -439,7 +439,7 @@ impl Sm {
     /// that edge (its last warp was the owner and finished) still has its return to EP to
     /// count here (issue 29 §3).
     pub fn rest_cycle(&mut self) {
-        self.stats.sched.idle_cycles += self.sched_mask.len() as u64;
+        self.skip_at_rest(1);
         if self.mas && self.mas_last != (false, None) {
             self.stats.mas.owner_returned_to_ep += self.mas_last.1.is_some() as u64;
             if let Some(ev) = &mut self.events {
@@ -649,14 +649,7 @@ impl Sm {
         }
         for (s, pick) in view.sched.issue[..self.sched_mask.len()].iter().enumerate() {
             let Some(slot) = *pick else {
-                let mine = self.issuable & self.sched_mask[s];
-                self.count_stall(if mine & self.sb_ready != 0 {
-                    Stall::Pipeline
-                } else if mine != 0 {
-                    Stall::Scoreboard
-                } else {
-                    Stall::Idle
-                });
+                self.count_stall(self.stall_of(s), 1);
                 continue;
             };
             self.execute(slot as usize, now, k);
@@ -704,22 +697,13 @@ impl Sm {
     /// Warps the LD/ST side holds back: CAR keeps one entry per warp (each warp's memory
     /// order) and takes no more when full; CCWS throttles loads.
     fn held_back(&mut self) -> u64 {
-        let mut held = 0u64;
         if let Some(c) = &mut self.ccws {
             c.cycle(self.active);
-            held |= c.throttled & self.load_head;
         }
-        if self.car.is_some() {
-            let (warps, full, _) = self.blocks.queue_state();
-            held |= warps & self.gmem_head;
-            if full {
-                if self.cfg.car_full_blocks_issue {
-                    held |= self.gmem_head;
-                }
-                self.stats.car.queue_full_cycles += 1;
-            }
+        if self.car.is_some() && self.blocks.queue_state().1 {
+            self.stats.car.queue_full_cycles += 1;
         }
-        held
+        self.held_mask()
     }
 
     fn mas_statistics(
@@ -762,11 +746,25 @@ impl Sm {
         }
     }
 
-    fn count_stall(&mut self, stall: Stall) {
+    /// Why scheduler `s` issues nothing this cycle: a warp of its own is ready (the pipeline
+    /// it needs is busy or the LD/ST side holds it back), has an instruction that waits on
+    /// the scoreboard, or none has an instruction.
+    fn stall_of(&self, s: usize) -> Stall {
+        let mine = self.issuable & self.sched_mask[s];
+        if mine & self.sb_ready != 0 {
+            Stall::Pipeline
+        } else if mine != 0 {
+            Stall::Scoreboard
+        } else {
+            Stall::Idle
+        }
+    }
+
+    fn count_stall(&mut self, stall: Stall, cycles: u64) {
         match stall {
-            Stall::Idle => self.stats.sched.idle_cycles += 1,
-            Stall::Scoreboard => self.stats.sched.scoreboard_stall_cycles += 1,
-            Stall::Pipeline => self.stats.sched.pipeline_stall_cycles += 1,
+            Stall::Idle => self.stats.sched.idle_cycles += cycles,
+            Stall::Scoreboard => self.stats.sched.scoreboard_stall_cycles += cycles,
+            Stall::Pipeline => self.stats.sched.pipeline_stall_cycles += cycles,
         }
     }
 

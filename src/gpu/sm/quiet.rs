@@ -81,8 +81,10 @@ impl Sm {
             || self.ccws.as_ref().is_some_and(|c| !c.settled(self.active))
     }
 
-    /// What `held_back` would hold back, without its counting.
-    fn held_mask(&self) -> u64 {
+    /// The warps the LD/ST side holds back (`held_back` counts, then asks this): CCWS's
+    /// throttled loads, CAR's warps holding an entry (every global memory instruction when
+    /// the queue is full and `car_full_blocks_issue`).
+    pub(super) fn held_mask(&self) -> u64 {
         let mut held = self.ccws.as_ref().map_or(0, |c| c.throttled & self.load_head);
         if self.car.is_some() {
             let (warps, full, _) = self.blocks.queue_state();
@@ -123,14 +125,7 @@ impl Sm {
     pub fn skip_quiet(&mut self, cycles: u64) {
         let ready = self.issuable & self.sb_ready;
         for s in 0..self.sched_mask.len() {
-            let mine = self.issuable & self.sched_mask[s];
-            if mine & self.sb_ready != 0 {
-                self.stats.sched.pipeline_stall_cycles += cycles;
-            } else if mine != 0 {
-                self.stats.sched.scoreboard_stall_cycles += cycles;
-            } else {
-                self.stats.sched.idle_cycles += cycles;
-            }
+            self.count_stall(self.stall_of(s), cycles);
         }
         if self.car.is_some() && self.blocks.queue_state().1 {
             self.stats.car.queue_full_cycles += cycles;

@@ -272,6 +272,11 @@ mod tests {
     use super::*;
     use crate::workload::program::{AluKind, Item, MAX_EXPR_STACK, WARP_LANES};
 
+    /// Scratch for a branch's condition over all lanes.
+    fn scratch() -> LaneStack {
+        [[0; WARP_LANES]; MAX_EXPR_STACK]
+    }
+
     /// Fetch follows the SIMT stack: it stops after a branch, and each instruction carries
     /// the active mask of its path.
     #[test]
@@ -294,13 +299,7 @@ mod tests {
                 seen.push((e.inst.op, e.mask));
                 if e.inst.op == OpKind::Branch {
                     assert!(w.ibuf_empty(), "nothing is fetched past a branch");
-                    w.resolve_branch(
-                        &k.program,
-                        &e,
-                        k.block,
-                        k.grid,
-                        &mut [[0; WARP_LANES]; MAX_EXPR_STACK],
-                    );
+                    w.resolve_branch(&k.program, &e, k.block, k.grid, &mut scratch());
                 }
             }
         }
@@ -376,13 +375,7 @@ mod tests {
                 let e = w.pop_head();
                 masks.push(e.mask);
                 if e.inst.op == OpKind::Branch {
-                    w.resolve_branch(
-                        &k.program,
-                        &e,
-                        k.block,
-                        k.grid,
-                        &mut [[0; WARP_LANES]; MAX_EXPR_STACK],
-                    );
+                    w.resolve_branch(&k.program, &e, k.block, k.grid, &mut scratch());
                 }
                 w.exec_values(&k.program, &e, k.block, k.grid, &k.buffers);
             }
