@@ -183,9 +183,11 @@ impl Coverage {
         let slot_blocked = if s.load_slot_free { 0 } else { s.gload };
         let wanting = s.ready & !v.wst.stall & !slot_blocked;
         let (mut took_sp, mut took_sfu, mut took_lsu) = (false, false, false);
-        for (n, pick) in v.sched.issue[..self.schedulers].iter().enumerate() {
+        for k in 0..self.schedulers {
+            let n = (s.first as usize + k) % self.schedulers;
+            let pick = &v.sched.issue[n];
             let mine = wanting & self.owned[n];
-            if n > 0 {
+            if k > 0 {
                 self.both_want_last_sp += (took_sp && sp == 0 && mine & s.alu != 0) as u64;
                 self.both_want_last_sfu += (took_sfu && sfu == 0 && mine & s.sfu != 0) as u64;
                 self.both_want_lsu += (took_lsu && !lsu && mine & s.ldst != 0) as u64;

@@ -150,7 +150,8 @@ pub struct SchedParams {
 pub const MAX_SCHEDULERS: usize = 4;
 
 /// Input of the scheduler block: all of the SM's schedulers (scheduler `s` of `n` owns the
-/// warps `w` with `w mod n == s`; scheduler 0 decides first, the next gets the units left).
+/// warps `w` with `w mod n == s`; scheduler `first` decides first, the next in turn gets the
+/// units left).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SchedIn {
     /// Warps whose head instruction may issue if its unit is free: active, head present,
@@ -176,6 +177,11 @@ pub struct SchedIn {
     pub sfu_free: u8,
     pub lsu_free: bool,
     pub load_slot_free: bool,
+    /// The scheduler that picks first this cycle, taking the units it needs before the
+    /// others: 0 in every cycle in GPGPU-Sim 3.2.2 (`shader_core_ctx::issue` cycles the
+    /// schedulers in order); rotating every cycle in 4.x (`Issue_Prio`), which Accel-Sim
+    /// runs. The SM drives it (`issue_order`, `gpu/sm/mod.rs`).
+    pub first: u8,
     /// L1 saturation flag (MAS mode machine).
     pub saturated: bool,
     /// From the WRC: the owner gives up ownership.

@@ -144,8 +144,8 @@ impl Scheduler {
         }
     }
 
-    /// Settles: each scheduler in turn picks the first warp of its order that is ready, not
-    /// stalled by the WST and whose unit is still free.
+    /// Settles: each scheduler in turn, from `first`, picks the first warp of its order that
+    /// is ready, not stalled by the WST and whose unit is still free.
     pub fn eval(&mut self, i: &SchedIn) -> SchedOut {
         let mut out = SchedOut {
             issue: [None; MAX_SCHEDULERS],
@@ -165,7 +165,8 @@ impl Scheduler {
         } else {
             i.wst.mem
         };
-        for s in 0..self.schedulers {
+        for k in 0..self.schedulers {
+            let s = (i.first as usize + k) % self.schedulers;
             let mut busy = 0;
             if sp == 0 {
                 busy |= i.alu;
@@ -319,6 +320,27 @@ pub(crate) mod tests {
         s.step(&alu_ready(0));
         let out = s.step(&alu_ready(0b0000_0011));
         assert_eq!(&out.issue[..2], &[Some(0), Some(1)], "wraps around");
+    }
+
+    #[test]
+    fn the_scheduler_named_first_takes_the_ldst_unit() {
+        // GPGPU-Sim 4.x `shader_core_ctx::issue`: the scheduler `Issue_Prio` names goes
+        // first and takes the one LD/ST issue slot; the other gets what is left.
+        for first in 0..2u8 {
+            let mut s = sched(BaseOrder::Lrr, false);
+            let mut i = alu_ready(0b11);
+            i.alu = 0;
+            i.ldst = 0b11;
+            i.ldst_take = 0b11;
+            i.first = first;
+            let out = s.step(&i);
+            let want = if first == 0 {
+                [Some(0), None]
+            } else {
+                [None, Some(1)]
+            };
+            assert_eq!(&out.issue[..2], &want, "first {first}");
+        }
     }
 
     #[test]
