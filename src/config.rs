@@ -71,6 +71,20 @@ pub enum CarEntry {
     Instruction,
 }
 
+/// Which scheduler of an SM picks first in a cycle (and so takes a contended unit, such as
+/// the one LD/ST issue slot, before the others).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IssueOrder {
+    /// Scheduler 0 in every cycle: GPGPU-Sim 3.2.2 `shader_core_ctx::issue` cycles its
+    /// schedulers in index order (the paper's simulator).
+    #[default]
+    Fixed,
+    /// The next scheduler in each cycle the SM has work: GPGPU-Sim 4.x
+    /// `shader_core_ctx::issue` (`Issue_Prio`), which Accel-Sim runs.
+    Rotate,
+}
+
 /// Which takes the L1 port when the LD/ST head and a re-execution-queue entry worth
 /// retrying (armed by an MSHR-free or miss-queue-free pulse since its last try) both want it
 /// (spec §5) [design].
@@ -225,6 +239,9 @@ pub struct Config {
     pub shared_per_sm: u32,
     /// Warp schedulers per SM; warp slot w belongs to scheduler w mod this.
     pub schedulers_per_sm: u32,
+    /// Which scheduler picks first each cycle: `fixed` (scheduler 0, GPGPU-Sim 3.2.2) or
+    /// `rotate` (GPGPU-Sim 4.x, Accel-Sim).
+    pub issue_order: IssueOrder,
     /// Instruction-buffer entries per warp.
     pub ibuffer_entries: u32,
     /// Warp scheduling policy.
@@ -485,6 +502,7 @@ impl Default for Config {
             regs_per_sm: 32768,
             shared_per_sm: 48 * 1024,
             schedulers_per_sm: 2,
+            issue_order: IssueOrder::Fixed,
             ibuffer_entries: 2,
             scheduler: SchedulerKind::Lrr,
             sp_units: 2,
@@ -718,6 +736,7 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
             int("shared_per_sm", "bytes", 0, 16 << 20, 48 * 1024, "Shared memory per SM."),
             int("schedulers_per_sm", "schedulers", 1, 4, 2, "Warp schedulers per SM; warp slot w belongs to scheduler w mod this.")
                 .rule("at most warps_per_sm"),
+            choice("issue_order", &["fixed", "rotate"], "fixed", "Which scheduler picks first each cycle, taking a contended unit (the LD/ST issue slot) before the others: scheduler 0 always (GPGPU-Sim 3.2.2), or the next one each cycle the SM has work (GPGPU-Sim 4.x's Issue_Prio, as Accel-Sim runs)."),
             int("ibuffer_entries", "entries", 1, 8, 2, "Instruction-buffer entries per warp."),
             choice("scheduler", SCHEDULERS, "lrr", "Warp scheduling policy."),
         ],

@@ -1,7 +1,7 @@
 //! Integration tests of the machine model: unloaded latencies, coalescing, scheduler order,
 //! MSHR merging and reservation failures, CTA dispatch limits.
 
-use mascar::config::Config;
+use mascar::config::{Config, IssueOrder};
 use mascar::engine::simulate;
 use mascar::gpu::SimError;
 use mascar::sched::SchedulerKind;
@@ -119,6 +119,32 @@ fn warps_alternate_between_the_two_schedulers() {
     assert!(log
         .windows(2)
         .any(|p| p[0].cycle == p[1].cycle && p[0].scheduler == 0 && p[1].scheduler == 1));
+}
+
+/// Two warps, one per scheduler, each a stream of independent stores: both want the one
+/// LD/ST issue slot in nearly every cycle.
+const TWO_STORE_STREAMS: &str =
+    "kernel st\ngrid 1\nblock 64\nbuffer OUT 4 * 64 * 64\nloop i 32 {\n st.global OUT[4*(64*i + tid)], r1\n}\n";
+
+/// `issue_order`: GPGPU-Sim 3.2.2 cycles the schedulers in index order, so scheduler 0
+/// takes the LD/ST slot whenever its warp wants it; 4.x (`Issue_Prio`, Accel-Sim) lets
+/// the first place move on each cycle, so both warps' stores go out from the start.
+#[test]
+fn the_issue_order_decides_who_takes_the_ldst_slot() {
+    let first_of_warp_1 = |order: IssueOrder| {
+        let cfg = Config {
+            sms: 1,
+            issue_order: order,
+            ..Config::default()
+        };
+        let order = issues(&cfg, &kernel(TWO_STORE_STREAMS));
+        assert_eq!(order.len(), 64);
+        order.iter().position(|&w| w == 1).unwrap()
+    };
+    // Fixed: warp 1 waits until warp 0 has issued every store.
+    assert_eq!(first_of_warp_1(IssueOrder::Fixed), 32);
+    // Rotating: warp 1 issues within warp 0's first few stores.
+    assert!(first_of_warp_1(IssueOrder::Rotate) < 4);
 }
 
 /// Cycles between successive issues in the issue log of SM 0.

@@ -5,7 +5,7 @@
 //! shared traces and on kernels run back to back. Each part also checks that cycles were
 //! skipped, so that it tests the skip.
 
-use mascar::config::{Config, DramModel};
+use mascar::config::{Config, DramModel, IssueOrder};
 use mascar::sched::SchedulerKind;
 use mascar::workload::builtin::builtins;
 use mascar::workload::Kernel;
@@ -108,6 +108,47 @@ fn the_skip_changes_no_statistic_on_the_default_machine() {
         ..Config::default()
     };
     skipped += same_with_and_without(&cfg, &|| k.clone(), "bfs, fixed DRAM").0;
+    assert!(
+        skipped > 0,
+        "no cycle was skipped: the test does not test the skip"
+    );
+}
+
+/// With `issue_order = rotate` the first scheduler moves on in every cycle the SM holds a
+/// warp, skipped or not: every built-in (first 8 CTAs, 2 SMs) under LRR and Mascar, and
+/// bfs (LRR, Mascar) and histo-2 (GTO) whole on the default machine.
+#[test]
+fn the_skip_changes_no_statistic_with_the_rotating_issue_order() {
+    let mut skipped = 0;
+    for b in builtins() {
+        let mut k = b.kernel();
+        k.grid = k.grid.min(8);
+        for s in [SchedulerKind::Lrr, SchedulerKind::Mascar] {
+            let cfg = Config {
+                sms: 2,
+                scheduler: s,
+                issue_order: IssueOrder::Rotate,
+                ..Config::default()
+            };
+            skipped +=
+                same_with_and_without(&cfg, &|| k.clone(), &format!("{} under {s}, rotating", b.name)).0;
+        }
+    }
+    for (name, s) in [
+        ("bfs", SchedulerKind::Lrr),
+        ("bfs", SchedulerKind::Mascar),
+        ("histo-2", SchedulerKind::Gto),
+    ] {
+        let k = mascar::workload::builtin::find(name).unwrap().kernel();
+        {
+            let cfg = Config {
+                scheduler: s,
+                issue_order: IssueOrder::Rotate,
+                ..Config::default()
+            };
+            skipped += same_with_and_without(&cfg, &|| k.clone(), &format!("{name} under {s}, rotating")).0;
+        }
+    }
     assert!(
         skipped > 0,
         "no cycle was skipped: the test does not test the skip"

@@ -13,7 +13,7 @@ pub mod ro_cache;
 mod ro_ldst;
 pub mod warp;
 
-use crate::config::Config;
+use crate::config::{Config, IssueOrder};
 use crate::gpu::mem::icnt::Network;
 use crate::gpu::mem::MemReply;
 use crate::mascar::blocks::{IssueIn, IssueView, MascarBlocks};
@@ -162,6 +162,10 @@ pub struct Sm {
     cta_seq: u64,
     /// Per scheduler: the warp slots it owns.
     sched_mask: Vec<u64>,
+    /// The scheduler that picks first this cycle (`SchedIn::first`); with `issue_order =
+    /// rotate` it moves on after every cycle in which the SM holds a warp (GPGPU-Sim 4.x
+    /// `shader_core_ctx::issue` advances `Issue_Prio` in each cycle its core is active).
+    issue_first: u8,
     fetch_ptr: u32,
     ctas: Vec<CtaSlot>,
     next_dyn_id: u64,
@@ -302,6 +306,7 @@ impl Sm {
                 })
             }),
             cta_seq: 0,
+            issue_first: 0,
             sched_mask: (0..nsched)
                 .map(|s| {
                     (0..warps)
@@ -635,11 +640,13 @@ impl Sm {
                 saturated,
                 launched: self.launched,
                 exited: self.exited,
+                first: self.issue_first,
                 ..SchedIn::default()
             },
         };
         let view = self.blocks.issue_eval(&input);
         self.blocks.issue_clock(now, &input);
+        self.rotate_issue_first(1);
         self.last_view = view;
         self.last_saturated = saturated;
         self.launched = 0;
@@ -682,6 +689,15 @@ impl Sm {
                 });
             }
             self.stats.sched.issue_cycles += 1;
+        }
+    }
+
+    /// Moves the first scheduler on by `cycles` cycles of issue (`issue_order = rotate`;
+    /// an SM without a warp is not active in GPGPU-Sim and does not move it).
+    pub(super) fn rotate_issue_first(&mut self, cycles: u64) {
+        if self.cfg.issue_order == IssueOrder::Rotate && self.active != 0 {
+            let n = self.sched_mask.len() as u64;
+            self.issue_first = ((self.issue_first as u64 + cycles % n) % n) as u8;
         }
     }
 

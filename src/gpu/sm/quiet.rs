@@ -136,6 +136,9 @@ impl Sm {
             st.stalled_warp_cycles += (self.last_view.wst.stall & ready).count_ones() as u64 * cycles;
         }
         self.l1.sample_for(cycles);
+        // No scheduler issues in these cycles, so which went first changed nothing; the
+        // order still moves on as it would have.
+        self.rotate_issue_first(cycles);
     }
 
     /// What `cycles` calls of [`Sm::rest_cycle`] count once MAS's registers are at rest.
