@@ -37,6 +37,11 @@ DEFAULT_CACHE = os.environ.get(
     "CORRELATE_CACHE", os.path.join(os.environ.get("TMPDIR", "/tmp"), "mascar-correlate-cache"))
 # Options given to Accel-Sim on every run, after the two config files (RECIPE.md §4-5).
 ACCEL_OPTS = ["-gpgpu_perfect_inst_const_cache", "1"]
+# Model settings for what Accel-Sim (GPGPU-Sim 4.x) does that 3.2.2, the model's default,
+# did not: 4.x rotates which scheduler issues first each cycle (`shader_core_ctx::issue`,
+# `Issue_Prio`); 3.2.2 always started with scheduler 0. `--set` options come after these
+# and override them.
+MODEL_SETTINGS = ["issue_order=rotate"]
 # Binary versions this Accel-Sim (73f9fac) has an opcode map for; 90 (Hopper) is rewritten to 86.
 ACCEL_BINARY_OK = {35, 60, 61, 70, 75, 80, 86}
 
@@ -226,7 +231,7 @@ def run_model(tdir, scheds, args):
     fd, out = tempfile.mkstemp(suffix=".json", dir=args.cache)
     os.close(fd)
     cmd = [args.mascar, "run", "--trace", tdir, "--config", args.model_config,
-           "-s", ",".join(scheds), "--json", out, "-q"] + sum((["--set", s] for s in args.set), [])
+           "-s", ",".join(scheds), "--json", out, "-q"] + sum((["--set", s] for s in MODEL_SETTINGS + args.set), [])
     p = subprocess.run(["nice", "-n", "5"] + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if p.returncode != 0:
         raise RuntimeError("mascar failed on %s: %s" % (tdir, p.stderr.decode(errors="replace")[-2000:]))
@@ -264,11 +269,11 @@ def report(traces, scheds, accel, model, args):
     L = []
     mcommit = next((m["commit"] for m in model.values() if m), None)
     acc_any = next(iter(accel.values()))
-    L.append("Model: %s (`%s`), config `%s`." %
+    L.append("Model: %s (`%s`), config `%s`, settings `%s`." %
              (args.model_label or "mascar commit `%s`" % (mcommit or "?"),
               os.path.relpath(args.mascar, REPO) if args.mascar.startswith(REPO) else args.mascar,
               os.path.relpath(args.model_config, REPO) if args.model_config.startswith(REPO)
-              else args.model_config))
+              else args.model_config, " ".join(MODEL_SETTINGS + args.set)))
     L.append("Reference: Accel-Sim accel-sim-framework/gpgpu-sim_distribution `%s`, config `%s` "
              "(port322), options `%s`." % (acc_any["commits"], args.cfg,
                                            " ".join(ACCEL_OPTS + ["-gpgpu_scheduler", "<sched>"]
@@ -386,7 +391,7 @@ def main(argv=None):
     ap.add_argument("--model-label", default=None,
                     help="how the report names the model build (default: the commit it reports)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                    help="passed to mascar run --set (repeatable)")
+                    help="passed to mascar run --set after MODEL_SETTINGS (repeatable)")
     ap.add_argument("--peer", default=DEFAULT_PEER, help="Accel-Sim build folder (build_accelsim.sh)")
     ap.add_argument("--cfg", default=DEFAULT_CFG, help="Accel-Sim config dir (port322)")
     ap.add_argument("--accel-opt", action="append", default=[], metavar="OPT",
