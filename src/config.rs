@@ -281,8 +281,13 @@ pub struct Config {
     pub dp_div_initiation: u32,
     /// Shared-memory load latency from the LD/ST unit's first cycle to the register
     /// release: 4.x's `smem_latency` pipeline (3, as port322 sets it) and the LD/ST
-    /// writeback register `m_next_wb` (1). [design: no bank conflicts modelled]
+    /// writeback register `m_next_wb` (1). Bank conflicts add to it: they hold the LD/ST
+    /// unit (`shared_banks`).
     pub shared_latency: u32,
+    /// Shared-memory banks (4-byte words, word index mod banks): a shared instruction holds
+    /// the LD/ST unit's dispatch register for the most distinct words one bank is asked for
+    /// (GPGPU-Sim 3.2.2 `-gpgpu_shmem_num_banks`, `ldst_unit::shared_cycle`).
+    pub shared_banks: u32,
     /// L1 hit latency from the access to the register release: Accel-Sim's 4.x
     /// `l1_latency` queue (1 in the reference's port322; `ldst_unit::L1_latency_queue_cycle`
     /// releases the register when the access hits).
@@ -523,6 +528,7 @@ impl Default for Config {
             dp_fma_initiation: 8,
             dp_div_initiation: 130,
             shared_latency: 4,
+            shared_banks: 32,
             l1_hit_latency: 1,
             max_inflight_loads: 256,
             l1_sets: 64,
@@ -761,7 +767,8 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
             int("dp_mul_initiation", "cycles", 1, LAT, 8, "Cycles an SP pipeline is busy per DP multiply (-ptx_opcode_initiation_dp MUL)."),
             int("dp_fma_initiation", "cycles", 1, LAT, 8, "Cycles an SP pipeline is busy per DP fma/mad (-ptx_opcode_initiation_dp MAD)."),
             int("dp_div_initiation", "cycles", 1, LAT, 130, "Cycles the SFU is busy per DP divide (-ptx_opcode_initiation_dp DIV)."),
-            int("shared_latency", "cycles", 1, LAT, 4, "Shared-memory load latency from the LD/ST unit to the register release (no bank conflicts modelled)."),
+            int("shared_latency", "cycles", 1, LAT, 4, "Shared-memory load latency from the LD/ST unit to the register release (after its bank-conflict cycles)."),
+            int("shared_banks", "banks", 1, 32, 32, "Shared-memory banks of 4-byte words: a shared instruction holds the LD/ST unit for the most distinct words one bank is asked for."),
             int("l1_hit_latency", "cycles", 1, LAT, 1, "L1 hit latency from the access to the register release (Accel-Sim's l1_latency queue)."),
             int("max_inflight_loads", "loads", 1, 65535, 256, "In-flight load instructions an SM tracks; a full table stalls the LSU."),
         ],

@@ -85,6 +85,11 @@ const GROUPS: &[(&str, &[&str], &[&str])] = &[
     ("CTAs per SM", &["gpgpu_shader_cta"], &["ctas_per_sm"]),
     ("shared memory per SM", &["gpgpu_shmem_size"], &["shared_per_sm"]),
     (
+        "shared-memory banks",
+        &["gpgpu_shmem_num_banks"],
+        &["shared_banks"],
+    ),
+    (
         "schedulers per SM",
         &["gpgpu_num_sched_per_core"],
         &["schedulers_per_sm"],
@@ -420,6 +425,10 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
             "gpgpu_shmem_size" => {
                 c.shared_per_sm = num(value)?;
                 Ok(format!("shared_per_sm = {}", c.shared_per_sm))
+            }
+            "gpgpu_shmem_num_banks" => {
+                c.shared_banks = num(value)?;
+                Ok(format!("shared_banks = {}", c.shared_banks))
             }
             "gpgpu_num_sched_per_core" => {
                 c.schedulers_per_sm = num(value)?;

@@ -179,6 +179,10 @@ pub struct SmStats {
     #[serde(default)]
     pub global_atomics: u64,
     pub shared_accesses: u64,
+    /// Cycles shared-memory instructions held the LD/ST unit beyond their first, for bank
+    /// conflicts (GPGPU-Sim's `gpgpu_stall_shd_mem[s_mem][bk_conf]`).
+    #[serde(default)]
+    pub shared_bank_conflict_cycles: u64,
     /// Line requests the coalescer produced for global accesses.
     pub coalesced_requests: u64,
     /// Cycles the LD/ST unit's head access was refused by the L1 (reservation failure).
@@ -219,6 +223,7 @@ impl SmStats {
         self.global_stores += o.global_stores;
         self.global_atomics += o.global_atomics;
         self.shared_accesses += o.shared_accesses;
+        self.shared_bank_conflict_cycles += o.shared_bank_conflict_cycles;
         self.coalesced_requests += o.coalesced_requests;
         self.lsu_stall_cycles += o.lsu_stall_cycles;
         self.requests_sent += o.requests_sent;

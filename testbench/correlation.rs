@@ -27,6 +27,8 @@ mod reference {
     pub const FFMA_CHAIN: (&str, &str, u64, u64) = ("ffma-chain", "lrr", 2574, 258);
     pub const SFU_CHAIN: (&str, &str, u64, u64) = ("sfu-chain", "lrr", 1678, 66);
     pub const SMEM_CHAIN: (&str, &str, u64, u64) = ("smem-chain", "lrr", 599, 67);
+    pub const SMEM_CONFLICT_CHAIN: (&str, &str, u64, u64) = ("smem-conflict-chain", "lrr", 2583, 67);
+    pub const SMEM_CONFLICT_STREAM: (&str, &str, u64, u64) = ("smem-conflict-stream", "lrr", 292, 65);
     pub const L1_HIT_CHAIN: (&str, &str, u64, u64) = ("l1-hit-chain", "lrr", 1068, 132);
     pub const L2_HIT_CHAIN: (&str, &str, u64, u64) = ("l2-hit-chain", "lrr", 16163, 105);
     pub const DRAM_CHAIN: (&str, &str, u64, u64) = ("dram-chain", "lrr", 9193, 36);
@@ -68,6 +70,38 @@ fn model(trace: &str, sched: &str) -> (u64, u64) {
     )
 }
 
+/// The bank-conflict cycles the model counts on one micro trace (LRR).
+fn bank_conflict_cycles(trace: &str) -> u64 {
+    let json = scratch(&format!("{trace}-conflicts.json"));
+    let out = Command::new(env!("CARGO_BIN_EXE_mascar"))
+        .current_dir(REPO)
+        .args([
+            "run",
+            "--trace",
+            &format!("testbench/data/micro/{trace}"),
+            "--config",
+            CONFIG,
+        ])
+        .args(["-q", "--json", json.to_str().unwrap()])
+        .output()
+        .expect("mascar runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    doc["runs"][0]["kernels"][0]["sm"]["shared_bank_conflict_cycles"]
+        .as_u64()
+        .unwrap()
+}
+
+/// The conflict degree follows from the addresses alone, so the count is exact: Accel-Sim's
+/// `gpgpu_stall_shd_mem[s_mem][bk_conf]` on the same traces (64 loads × 31 extra cycles;
+/// 64 × 3).
+#[test]
+fn shared_bank_conflict_cycles_are_the_references() {
+    assert_eq!(bank_conflict_cycles("smem-conflict-chain"), 1984);
+    assert_eq!(bank_conflict_cycles("smem-conflict-stream"), 192);
+    assert_eq!(bank_conflict_cycles("smem-chain"), 0);
+}
+
 fn check((trace, sched, ref_cycles, ref_insts): (&str, &str, u64, u64)) {
     let (cycles, insts) = model(trace, sched);
     assert_eq!(insts, ref_insts, "{trace} {sched}: warp instructions");
@@ -97,6 +131,24 @@ fn sfu_chain() {
 #[test]
 fn smem_chain() {
     check(reference::SMEM_CHAIN);
+}
+
+/// 64 dependent loads of 32 distinct words in one bank: each holds the LD/ST unit 32
+/// cycles (40 a step against 9 without the conflict, in both simulators).
+#[test]
+fn smem_conflict_chain() {
+    check(reference::SMEM_CONFLICT_CHAIN);
+}
+
+/// 64 independent 4-way conflicted loads from one warp: Accel-Sim 4.41 cycles a load, the
+/// model 3.97 (267 cycles, -8.6 %): the model's LD/ST unit takes the next load the cycle
+/// the last leaves, and where Accel-Sim's extra 0.41 a load comes from (its operand
+/// collector's two memory units and the registers between them, which the model's 4-entry
+/// FIFO stands for) is not found yet (docs/correlation.md).
+#[test]
+#[ignore = "model 267 cycles vs Accel-Sim 292 (-8.6 %)"]
+fn smem_conflict_stream() {
+    check(reference::SMEM_CONFLICT_STREAM);
 }
 
 #[test]

@@ -108,7 +108,10 @@ fn warp_program(
         {
             *slot = reg(s);
         }
-        if op.is_global() {
+        // Shared accesses keep their lanes' addresses too: their banks decide how long they
+        // hold the LD/ST unit (`Coalesced::shared_bank_cycles`).
+        let shared = matches!(op, OpKind::LoadShared | OpKind::StoreShared);
+        if op.is_global() || shared {
             let mut table = Box::new([INACTIVE_LANE; WARP_LANES]);
             let mut addrs = t.addrs.iter();
             let mut any = false;
@@ -120,7 +123,7 @@ fn warp_program(
                     }
                 }
             }
-            if any {
+            if any || shared {
                 if p.exprs.len() >= u16::MAX as usize {
                     return Err("more than 65535 memory instructions in one warp".into());
                 }

@@ -154,6 +154,32 @@ def smem_chain(n):
     return f
 
 
+def smem_conflict_chain(n, stride):
+    """One warp: n dependent LDS whose 32 lanes read words `stride` bytes apart (stride 128:
+    every lane in bank 0, 32 distinct words, a 32-way bank conflict)."""
+    def f(cta, w):
+        wp = Warp()
+        wp.alu("MOV", 2, [])
+        for _ in range(n):
+            wp.lds_stride(2, 2, 0x0, stride)
+        wp.alu("IADD", 3, [2, 1])
+        wp.exit()
+        return wp
+    return f
+
+
+def smem_conflict_stream(n, stride):
+    """One warp: n independent LDS (dest rotates over 16 regs, address register R1 never
+    written) whose lanes read words `stride` bytes apart (16: four words per bank)."""
+    def f(cta, w):
+        wp = Warp()
+        for i in range(n):
+            wp.lds_stride(10 + i % 16, 1, 0x0, stride)
+        wp.exit()
+        return wp
+    return f
+
+
 def gather(n):
     """One warp: a first gather whose 32 lanes touch 32 consecutive lines (32 L1 misses, one
     per set), an IADD that waits for it, then n independent gathers of the same 32 lines
@@ -247,6 +273,13 @@ def main():
     # Shared memory: 64 dependent LDS (conflict-free, 4 B per lane) vs none.
     single("smem-chain-base", smem_chain(0), shmem=1024)
     single("smem-chain", smem_chain(64), shmem=1024)
+
+    # Shared-memory bank conflicts (GPGPU-Sim's dispatch delay): 64 dependent 32-way
+    # conflicted LDS vs none; 64 independent 4-way conflicted LDS vs none.
+    single("smem-conflict-chain-base", smem_conflict_chain(0, 128), shmem=4096)
+    single("smem-conflict-chain", smem_conflict_chain(64, 128), shmem=4096)
+    single("smem-conflict-stream-base", smem_conflict_stream(0, 16), shmem=1024)
+    single("smem-conflict-stream", smem_conflict_stream(64, 16), shmem=1024)
 
     # Gather: 32 lines per instruction, L1 hits after the first; 64 gathers vs none.
     single("gather-base", gather(0))

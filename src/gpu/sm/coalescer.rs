@@ -106,6 +106,46 @@ impl Coalesced {
     }
 }
 
+impl Coalesced {
+    /// The cycles a shared-memory instruction holds the LD/ST unit's dispatch register: the
+    /// most distinct 4-byte words any one of `banks` banks is asked for (GPGPU-Sim 3.2.2
+    /// `warp_inst_t::generate_mem_accesses`, `shared_space`, with `shmem_limited_broadcast`
+    /// off and one warp part, as the GTX480 file sets them: lanes reading one word share it,
+    /// and each lane's first address alone counts). At least 1 (a warp with no active lane
+    /// takes the unit for one cycle).
+    #[allow(clippy::too_many_arguments)]
+    pub fn shared_bank_cycles(
+        &mut self,
+        expr: &AddrExpr,
+        env: LaneEnv,
+        values: &[[i64; WARP_LANES]],
+        lanes: u32,
+        mask: u32,
+        banks: u32,
+    ) -> u8 {
+        let lanes = (lanes as usize).min(WARP_LANES);
+        expr.eval_lanes_in(&env, values, lanes, &mut self.stack, &mut self.addrs);
+        // Per bank, the distinct words asked for (`shmem_bank_func`: word index mod banks).
+        let mut per_bank = [0u8; WARP_LANES];
+        let mut most = 1;
+        for lane in 0..lanes {
+            let addr = self.addrs[lane];
+            if addr == INACTIVE_LANE || mask >> lane & 1 == 0 {
+                continue;
+            }
+            let word = addr >> 2;
+            let seen = (0..lane)
+                .any(|l| mask >> l & 1 == 1 && self.addrs[l] != INACTIVE_LANE && self.addrs[l] >> 2 == word);
+            if !seen {
+                let bank = (word % banks as u64) as usize;
+                per_bank[bank] += 1;
+                most = most.max(per_bank[bank]);
+            }
+        }
+        most
+    }
+}
+
 /// One atomic transaction being built: its segment, creation order, bytes (offsets in the
 /// 128-byte chunk) and 32-byte chunks used.
 #[derive(Clone, Copy, Debug, Default)]
@@ -251,6 +291,40 @@ mod tests {
             grid: 1,
             loops: [0; 4],
         }
+    }
+
+    /// Shared-memory bank conflicts (3.2.2's rule, 32 banks of 4-byte words): the degree is
+    /// the most distinct words in one bank; lanes reading one word broadcast.
+    #[test]
+    fn shared_bank_cycles_count_distinct_words_per_bank() {
+        let mut c = Coalesced::default();
+        let cycles =
+            |c: &mut Coalesced, e: &AddrExpr, mask: u32| c.shared_bank_cycles(e, env(), &[], 32, mask, 32);
+        // Consecutive words: one per bank.
+        assert_eq!(cycles(&mut c, &expr(4), u32::MAX), 1);
+        // Stride 2 words: banks 0, 2, .., 30 twice each.
+        assert_eq!(cycles(&mut c, &expr(8), u32::MAX), 2);
+        // Stride 32 words: all 32 lanes in bank 0, 32 distinct words.
+        assert_eq!(cycles(&mut c, &expr(128), u32::MAX), 32);
+        // ... of which only 5 active.
+        assert_eq!(cycles(&mut c, &expr(128), 0b1_1111), 5);
+        // One word for every lane: a broadcast, one cycle.
+        assert_eq!(cycles(&mut c, &expr(0), u32::MAX), 1);
+        // Two lanes per word, words 32 apart (bank 0): 16 distinct words.
+        let pairs = AddrExpr {
+            base: 0,
+            nodes: vec![
+                ExprNode::Var(Var::Tid),
+                ExprNode::Const(2),
+                ExprNode::Div,
+                ExprNode::Const(128),
+                ExprNode::Mul,
+            ],
+            lanes: None,
+        };
+        assert_eq!(cycles(&mut c, &pairs, u32::MAX), 16);
+        // No active lane: the unit is still taken for a cycle.
+        assert_eq!(cycles(&mut c, &expr(128), 0), 1);
     }
 
     #[test]

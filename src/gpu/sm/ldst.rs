@@ -24,7 +24,7 @@ use crate::config::{CarEntry, CarRetry};
 use crate::gpu::mem::icnt::Network;
 use crate::gpu::mem::MemRequest;
 use crate::mascar::QueueIn;
-use crate::workload::program::{LaneEnv, OpKind, NO_REG};
+use crate::workload::program::{LaneEnv, OpKind, Reg, NO_REG};
 use crate::workload::Kernel;
 
 /// The instruction the LD/ST unit is working on.
@@ -45,6 +45,10 @@ pub(super) struct LsuOp {
     /// A texture or constant instruction: the read-only cache it reads through (its
     /// accesses take that cache's port, not the L1D's).
     pub(super) ro: Option<super::ro_cache::RoKind>,
+    /// A shared-memory instruction: the cycles it still holds the unit (its bank-conflict
+    /// degree, counted down; 0 for any other instruction), and its destination.
+    pub(super) shared: u8,
+    pub(super) shared_dst: Reg,
 }
 
 impl Sm {
@@ -55,6 +59,79 @@ impl Sm {
             .flatten()
             .filter(|p| p.lines.len > 0)
             .map(|p| (p.warp, p.store, p.load))
+    }
+
+    /// The dispatch register: warp `w`'s shared-memory instruction `entry` enters the LD/ST
+    /// unit, where it stays one cycle per access its most-asked bank serves (GPGPU-Sim 3.2.2
+    /// `ldst_unit::shared_cycle`: the bank conflicts are the instruction's dispatch delay,
+    /// and nothing else enters the unit meanwhile); then its value is written back
+    /// `shared_latency` cycles on.
+    pub(super) fn shared_dispatch(&mut self, w: usize, entry: &IbufEntry, k: &Kernel) {
+        let inst = entry.inst;
+        let warp = &self.warps[w];
+        let env = LaneEnv {
+            tid: warp.tid_base as i64,
+            cta: warp.cta as i64,
+            block: k.block as i64,
+            grid: k.grid as i64,
+            loops: entry.loops,
+        };
+        let expr = &warp.program.as_deref().unwrap_or(&k.program).exprs[inst.addr as usize];
+        let cycles = self.lsu.lines.shared_bank_cycles(
+            expr,
+            env,
+            warp.values.file(),
+            warp.lanes,
+            entry.mask,
+            self.cfg.shared_banks,
+        );
+        self.stats.shared_accesses += 1;
+        self.stats.shared_bank_conflict_cycles += cycles as u64 - 1;
+        self.lsu.lines.len = 0;
+        self.lsu.shared = cycles;
+        self.lsu.shared_dst = if inst.op == OpKind::LoadShared {
+            inst.dst
+        } else {
+            NO_REG
+        };
+        self.lsu.atomic = false;
+        self.lsu.ro = None;
+        self.lsu.busy = true;
+        self.lsu.warp = w as u8;
+        self.lsu.next = 0;
+        self.lsu.parked = false;
+        self.lsu.waiting = false;
+        self.lsu.store = false;
+        let warp = &mut self.warps[w];
+        warp.in_pipeline += 1;
+        if inst.op == OpKind::LoadShared && inst.dst != NO_REG {
+            warp.pending.insert(inst.dst);
+        }
+    }
+
+    /// A shared-memory instruction at the head counts down its bank-conflict cycles; after
+    /// the last it leaves the unit, its register written back `shared_latency` cycles on (a
+    /// store completes then). Returns whether the head is a shared instruction.
+    fn shared_ldst(&mut self, now: u64) -> bool {
+        if !self.lsu.busy || self.lsu.shared == 0 {
+            return false;
+        }
+        self.lsu.shared -= 1;
+        if self.lsu.shared > 0 {
+            return true;
+        }
+        self.lsu.busy = false;
+        let (warp, reg) = (self.lsu.warp, self.lsu.shared_dst);
+        if reg == NO_REG {
+            // A store (or a load without a destination) is done as it leaves the unit.
+            self.writeback_done(warp as usize, NO_REG);
+        } else {
+            self.wheel.schedule(
+                now + self.cfg.shared_latency as u64,
+                Event::Writeback { warp, reg },
+            );
+        }
+        true
     }
 
     /// The dispatch register: warp `w`'s global memory instruction `entry` enters the LD/ST
@@ -89,6 +166,7 @@ impl Sm {
         );
         self.lsu.atomic = atomic;
         self.lsu.ro = None;
+        self.lsu.shared = 0;
         self.stats.coalesced_requests += self.lsu.lines.len as u64;
         self.lsu.busy = true;
         self.lsu.warp = w as u8;
@@ -147,6 +225,7 @@ impl Sm {
             (
                 sm.lsu.busy,
                 sm.lsu.next,
+                sm.lsu.shared,
                 sm.lsu.waiting,
                 sm.mem_oc.len(),
                 sm.next_request_id,
@@ -175,8 +254,9 @@ impl Sm {
                 self.mem_oc.pop();
             }
         }
-        // A texture or constant head uses its own cache's port (ro_ldst.rs), not the L1D's.
-        let ro_head = self.ro_ldst(now);
+        // A shared-memory head takes the unit for its bank cycles and no L1D port; a texture
+        // or constant head uses its own cache's port (ro_ldst.rs), not the L1D's.
+        let ro_head = self.shared_ldst(now) || self.ro_ldst(now);
         if self.car.is_none() {
             self.ldst_head(now, false, None);
             return;
@@ -278,7 +358,7 @@ impl Sm {
     /// when its access was refused and it may move into the queue (`car`); without CAR a
     /// refusal is counted as an LSU stall here.
     fn ldst_head(&mut self, now: u64, car: bool, restricted: Option<u8>) -> Option<u8> {
-        if !self.lsu.busy || self.lsu.ro.is_some() {
+        if !self.lsu.busy || self.lsu.ro.is_some() || self.lsu.shared > 0 {
             return None;
         }
         let req = self.lsu.lines.lines[self.lsu.next];

@@ -551,19 +551,22 @@ impl Sm {
         self.wheel.take(now, &mut due);
         for e in due.drain(..) {
             match e {
-                Event::Writeback { warp, reg } => {
-                    let w = &mut self.warps[warp as usize];
-                    w.in_pipeline -= 1;
-                    if reg != NO_REG {
-                        w.pending.remove(reg);
-                    }
-                    self.refresh(warp as usize);
-                    self.try_finish(warp as usize);
-                }
+                Event::Writeback { warp, reg } => self.writeback_done(warp as usize, reg),
                 Event::LoadLine { load } => self.load_line_done(load),
             }
         }
         self.due = due;
+    }
+
+    /// An instruction of warp `w` leaves its pipeline, releasing `reg` (if any).
+    fn writeback_done(&mut self, w: usize, reg: Reg) {
+        let warp = &mut self.warps[w];
+        warp.in_pipeline -= 1;
+        if reg != NO_REG {
+            warp.pending.remove(reg);
+        }
+        self.refresh(w);
+        self.try_finish(w);
     }
 
     /// One line of load `load` has been served; the last one writes the register back.
@@ -631,7 +634,9 @@ impl Sm {
                 alu: self.alu_head,
                 sfu: self.sfu_head,
                 ldst: self.mem_head,
-                ldst_take: self.gmem_head | self.ro_mem_head,
+                // Every instruction for the LD/ST unit takes its one issue slot and a collector
+                // entry (shared ones included: they wait there as global ones do).
+                ldst_take: self.mem_head,
                 gload: self.load_head | self.ro_mem_head,
                 sp_free: self.sp_free_at.iter().filter(|&&t| t <= now).count().min(255) as u8,
                 sfu_free: self.sfu_free_at.iter().filter(|&&t| t <= now).count().min(255) as u8,
@@ -795,7 +800,7 @@ impl Sm {
         }
         // Cycles from issue to the writeback that frees the destination (pipeline.rs): the
         // operand collector, the unit's latency, the writeback stage. A shared load goes
-        // through the LD/ST unit's pipeline instead (`shared_latency` from its first cycle).
+        // through the LD/ST unit instead (`shared_dispatch`, ldst.rs).
         let (unit_latency, initiation) = pipeline::unit_timing(&self.cfg, inst.op);
         // An SP or SFU pipeline takes the instruction and stays busy for its initiation
         // interval (`pipelined_simd_unit`: it waits in the dispatch register); the issue
@@ -814,10 +819,7 @@ impl Sm {
             _ => pipeline::ISSUE_TO_UNIT + self.cfg.shared_latency as u64,
         };
         match inst.op {
-            OpKind::Alu(_) | OpKind::Sfu | OpKind::LoadShared => {
-                if inst.op == OpKind::LoadShared {
-                    self.stats.shared_accesses += 1;
-                }
+            OpKind::Alu(_) | OpKind::Sfu => {
                 let warp = &mut self.warps[w];
                 warp.in_pipeline += 1;
                 if inst.dst != NO_REG {
@@ -831,18 +833,9 @@ impl Sm {
                     },
                 );
             }
-            OpKind::StoreShared => {
-                self.stats.shared_accesses += 1;
-                self.warps[w].in_pipeline += 1;
-                self.wheel.schedule(
-                    now + pipeline::ISSUE_TO_UNIT,
-                    Event::Writeback {
-                        warp: w as u8,
-                        reg: NO_REG,
-                    },
-                );
-            }
             OpKind::LoadGlobal
+            | OpKind::LoadShared
+            | OpKind::StoreShared
             | OpKind::StoreGlobal
             | OpKind::AtomGlobal
             | OpKind::LoadTex
@@ -855,6 +848,8 @@ impl Sm {
                 self.lsu.busy = false;
                 if matches!(inst.op, OpKind::LoadTex | OpKind::LoadConst) {
                     self.ro_dispatch(w, &entry, k, now);
+                } else if matches!(inst.op, OpKind::LoadShared | OpKind::StoreShared) {
+                    self.shared_dispatch(w, &entry, k);
                 } else {
                     self.ldst_dispatch(w, &entry, k);
                 }

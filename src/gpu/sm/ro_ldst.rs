@@ -93,6 +93,7 @@ impl Sm {
         self.lsu.parked = false;
         self.lsu.waiting = false;
         self.lsu.ro = Some(kind);
+        self.lsu.shared = 0;
         self.lsu.atomic = false;
     }
 
