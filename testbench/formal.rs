@@ -189,6 +189,15 @@ const PLANTED: &[(&str, &str, &str, &str, &str)] = &[
         "take_sp = 32'h0;",
     ),
     (
+        // GPGPU-Sim 4.x order: scheduler 0, picking second, forgets that scheduler 1 took the
+        // LD/ST unit.
+        "second-scheduler-0-ignores-ldst-taken",
+        "issue-unit-limits",
+        "mascar_issue_top.v",
+        "take1_lsu = ldst_take$1;",
+        "take1_lsu = 32'h0;",
+    ),
+    (
         // The MP exit hold is never counted down (MP stays while the hold is non-zero).
         "mp-exit-hold-not-counted-down",
         "mas-mode",

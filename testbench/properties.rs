@@ -355,14 +355,15 @@ proptest! {
 
 /// One cycle of random issue-stage stimulus: eight random words shaped into consistent warp
 /// signals, the SP lanes and SFUs free (0–3 each: the SM's own runs keep SP lanes constant),
-/// and flag bits (LD/ST unit free, load slot free, saturated, L1 quiet, a launch, exits,
-/// and, in about one cycle in 32, a synchronous reset in mid-run).
+/// flag bits (LD/ST unit free, load slot free, saturated, L1 quiet, a launch, exits, and, in
+/// about one cycle in 32, a synchronous reset in mid-run) and the scheduler that picks
+/// first (0 or 1: GPGPU-Sim 4.x's `Issue_Prio` alternates it).
 /// The SM launches a CTA's warps together; random launches into every free slot are more
 /// than it does, which is fine: the blocks must agree on any launch pattern.
-type Stimulus = ([u64; 8], u8, u8, u8);
+type Stimulus = ([u64; 8], u8, u8, u8, u8);
 
 fn stimulus() -> impl Strategy<Value = Stimulus> {
-    (any::<[u64; 8]>(), 0u8..4, 0u8..4, any::<u8>())
+    (any::<[u64; 8]>(), 0u8..4, 0u8..4, any::<u8>(), 0u8..2)
 }
 
 /// The inputs one cycle of `stimulus` gives on an SM with the slots `slots`, whose active
@@ -370,7 +371,7 @@ fn stimulus() -> impl Strategy<Value = Stimulus> {
 /// time) and exit from active ones, as the SM tells the blocks; one class per head
 /// instruction (SP, SFU, global load or store, shared access); `ready` only for heads clear
 /// of the scoreboard; barriers only without a head.
-fn issue_input(slots: u64, active: &mut u64, &(r, sp_free, sfu_free, flags): &Stimulus) -> IssueIn {
+fn issue_input(slots: u64, active: &mut u64, &(r, sp_free, sfu_free, flags, first): &Stimulus) -> IssueIn {
     let bit = |n: u32| flags >> n & 1 == 1;
     let launched = if bit(4) { slots & !*active & r[0] } else { 0 };
     let exited = if bit(5) {
@@ -412,6 +413,7 @@ fn issue_input(slots: u64, active: &mut u64, &(r, sp_free, sfu_free, flags): &St
             sfu_free,
             lsu_free: bit(0),
             load_slot_free: bit(1),
+            first,
             saturated: bit(2),
             launched,
             exited,
@@ -449,8 +451,8 @@ proptest! {
             let got = rtl.issue_eval(&i);
             prop_assert_eq!(
                 want, got,
-                "cycle {}: sp_free {}, sfu_free {}, inputs {:?}",
-                cycle, i.sched.sp_free, i.sched.sfu_free, i
+                "cycle {}: sp_free {}, sfu_free {}, first {}, inputs {:?}",
+                cycle, i.sched.sp_free, i.sched.sfu_free, i.sched.first, i
             );
             reference.issue_clock(cycle as u64, &i);
             rtl.issue_clock(cycle as u64, &i);

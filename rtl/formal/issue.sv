@@ -43,6 +43,7 @@ module formal_issue #(
     input [7:0] sfu_free,
     input lsu_free,
     input load_slot_free,
+    input first,  // scheduler 1 picks first this cycle, else scheduler 0
     input saturated
 );
     // Kept so that a counterexample can show them whichever property is checked.
@@ -95,6 +96,7 @@ module formal_issue #(
         .sfu_free(sfu_free),
         .lsu_free(lsu_free),
         .load_slot_free(load_slot_free),
+        .first(first),
         .saturated(saturated),
         .issue_valid$0(issue_valid0),
         .issue_valid$1(issue_valid1),
@@ -172,12 +174,15 @@ module formal_issue #(
     // GTO's greedy warp, the warps' ages) and the picks are rebuilt from the inputs.
     reg [H-1:0] mem_r0 = 0, mem_r1 = 0;  // WST op type (next instruction is memory)
     wire [H-1:0] wmem0 = (mem_r0 & ~we0) | mem0, wmem1 = (mem_r1 & ~we1) | mem1;
-    // Unit limits (spec §2: SP width 2, SFU width 1, one LD/ST per cycle; scheduler 0 picks
-    // first, scheduler 1 gets what it left): a warp is eligible when ready, not stalled,
-    // and its unit free.
+    // Unit limits (spec §2: SP width 2, SFU width 1, one LD/ST per cycle; the scheduler
+    // `first` names picks first, the other gets what it left: GPGPU-Sim 4.x's Issue_Prio,
+    // scheduler 0 always in 3.2.2): a warp is eligible when ready, not stalled, and its unit
+    // free. With every free unit (the first scheduler's eligibility):
     wire sp_ok = sp_free != 0, sfu_ok = sfu_free != 0;
-    wire [H-1:0] elig0 = ready0 & ~stall0 & (sp_ok ? {H{1'b1}} : ~alu0) & (sfu_ok ? {H{1'b1}} : ~sfu0)
+    wire [H-1:0] full0 = ready0 & ~stall0 & (sp_ok ? {H{1'b1}} : ~alu0) & (sfu_ok ? {H{1'b1}} : ~sfu0)
         & (lsu_free ? {H{1'b1}} : ~ldst0) & (load_slot_free ? {H{1'b1}} : ~gload0);
+    wire [H-1:0] full1 = ready1 & ~stall1 & (sp_ok ? {H{1'b1}} : ~alu1) & (sfu_ok ? {H{1'b1}} : ~sfu1)
+        & (lsu_free ? {H{1'b1}} : ~ldst1) & (load_slot_free ? {H{1'b1}} : ~gload1);
     // MAS (spec §4): Mem_Q first in EP, Comp_Q first in MP; without MAS one queue.
     wire [H-1:0] pref0 = !mas_enable ? {H{1'b1}} : (mp_s ? ~wmem0 : wmem0);
     wire [H-1:0] pref1 = !mas_enable ? {H{1'b1}} : (mp_s ? ~wmem1 : wmem1);
@@ -221,33 +226,51 @@ module formal_issue #(
     // Only the proofs that read the picks (4, 7) build the order comparisons: lanes past HO
     // are left out elsewhere, which keeps the other proofs' elaboration small at 48 warps.
     localparam HO = (CHECK == 4 || CHECK == 7) ? H : 1;
-    reg [H-1:0] elig1;
+    // The first eligible lane of scheduler s's order among `elig` (0 when none).
+    function automatic [4:0] first_lane(input gto, input integer s, input [H-1:0] elig, input [H-1:0] pref,
+                                        input has_last, input [4:0] last, input has_greedy, input [4:0] greedy,
+                                        input [4*H*H-1:0] old);
+        integer fi, fl;
+        reg wins;
+        begin
+            first_lane = 0;
+            for (fl = 0; fl < HO; fl = fl + 1) begin
+                wins = elig[fl];
+                for (fi = 0; fi < HO; fi = fi + 1)
+                    if (fi != fl && elig[fi] && before(gto, s, fi, fl, pref, has_last, last, has_greedy, greedy, old)) wins = 0;
+                if (wins) first_lane = fl;
+            end
+        end
+    endfunction
+    // The eligibility in force: the first scheduler's with every free unit, the other's with
+    // the units the first one's pick left (SP and SFU by count, the LD/ST unit once).
+    reg [H-1:0] elig0, elig1;
     reg pick0_valid, pick1_valid;
     reg [4:0] pick0, pick1;
-    reg took_sp, took_sfu, took_lsu, first;
-    integer i, l;
+    reg took_sp, took_sfu, took_lsu;
+    integer i;
     always @* begin
+        elig0 = full0;
+        elig1 = full1;
+        if (!first) begin
+            pick0 = first_lane(policy_gto, 0, elig0, pref0, has_last0, last0, has_greedy0, greedy0, old_s);
+            took_sp = elig0 != 0 && alu0[pick0];
+            took_sfu = elig0 != 0 && sfu0[pick0];
+            took_lsu = elig0 != 0 && ldst_take0[pick0];
+            elig1 = ready1 & ~stall1 & (sp_free > took_sp ? {H{1'b1}} : ~alu1) & (sfu_free > took_sfu ? {H{1'b1}} : ~sfu1)
+                & (lsu_free && !took_lsu ? {H{1'b1}} : ~ldst1) & (load_slot_free ? {H{1'b1}} : ~gload1);
+            pick1 = first_lane(policy_gto, 1, elig1, pref1, has_last1, last1, has_greedy1, greedy1, old_s);
+        end else begin
+            pick1 = first_lane(policy_gto, 1, elig1, pref1, has_last1, last1, has_greedy1, greedy1, old_s);
+            took_sp = elig1 != 0 && alu1[pick1];
+            took_sfu = elig1 != 0 && sfu1[pick1];
+            took_lsu = elig1 != 0 && ldst_take1[pick1];
+            elig0 = ready0 & ~stall0 & (sp_free > took_sp ? {H{1'b1}} : ~alu0) & (sfu_free > took_sfu ? {H{1'b1}} : ~sfu0)
+                & (lsu_free && !took_lsu ? {H{1'b1}} : ~ldst0) & (load_slot_free ? {H{1'b1}} : ~gload0);
+            pick0 = first_lane(policy_gto, 0, elig0, pref0, has_last0, last0, has_greedy0, greedy0, old_s);
+        end
         pick0_valid = elig0 != 0;
-        pick0 = 0;
-        for (l = 0; l < HO; l = l + 1) begin
-            first = elig0[l];
-            for (i = 0; i < HO; i = i + 1)
-                if (i != l && elig0[i] && before(policy_gto, 0, i, l, pref0, has_last0, last0, has_greedy0, greedy0, old_s)) first = 0;
-            if (first) pick0 = l;
-        end
-        took_sp = pick0_valid && alu0[pick0];
-        took_sfu = pick0_valid && sfu0[pick0];
-        took_lsu = pick0_valid && ldst_take0[pick0];
-        elig1 = ready1 & ~stall1 & (sp_free > took_sp ? {H{1'b1}} : ~alu1) & (sfu_free > took_sfu ? {H{1'b1}} : ~sfu1)
-            & (lsu_free && !took_lsu ? {H{1'b1}} : ~ldst1) & (load_slot_free ? {H{1'b1}} : ~gload1);
         pick1_valid = elig1 != 0;
-        pick1 = 0;
-        for (l = 0; l < HO; l = l + 1) begin
-            first = elig1[l];
-            for (i = 0; i < HO; i = i + 1)
-                if (i != l && elig1[i] && before(policy_gto, 1, i, l, pref1, has_last1, last1, has_greedy1, greedy1, old_s)) first = 0;
-            if (first) pick1 = l;
-        end
     end
     always @(posedge clock) begin
         if (reset) begin
@@ -392,19 +415,20 @@ module formal_issue #(
             assert(issue_valid1 == pick1_valid);
             if (pick1_valid) assert(issue_warp1 == {pick1, 1'b1});
         end
-        // 5: unit limits: an issued warp's unit is free, after what scheduler 0 took (SP and
-        // SFU by count, the LD/ST unit once, a global load only with a load slot).
+        // 5: unit limits: an issued warp's unit is free, after what the scheduler that went
+        // first took (SP and SFU by count, the LD/ST unit once, a global load only with a
+        // load slot); the first one sees every free unit.
         if (CHECK == 5) begin
             if (issue_valid0) begin
-                if (alu0[lane0]) assert(sp_free >= 1);
-                if (sfu0[lane0]) assert(sfu_free >= 1);
-                if (ldst0[lane0]) assert(lsu_free);
+                if (alu0[lane0]) assert(sp_free >= 1 + (first && issue_valid1 && alu1[lane1]));
+                if (sfu0[lane0]) assert(sfu_free >= 1 + (first && issue_valid1 && sfu1[lane1]));
+                if (ldst0[lane0]) assert(lsu_free && !(first && issue_valid1 && ldst_take1[lane1]));
                 if (gload0[lane0]) assert(load_slot_free);
             end
             if (issue_valid1) begin
-                if (alu1[lane1]) assert(sp_free >= 1 + (issue_valid0 && alu0[lane0]));
-                if (sfu1[lane1]) assert(sfu_free >= 1 + (issue_valid0 && sfu0[lane0]));
-                if (ldst1[lane1]) assert(lsu_free && !(issue_valid0 && ldst_take0[lane0]));
+                if (alu1[lane1]) assert(sp_free >= 1 + (!first && issue_valid0 && alu0[lane0]));
+                if (sfu1[lane1]) assert(sfu_free >= 1 + (!first && issue_valid0 && sfu0[lane0]));
+                if (ldst1[lane1]) assert(lsu_free && !(!first && issue_valid0 && ldst_take0[lane0]));
                 if (gload1[lane1]) assert(load_slot_free);
             end
         end

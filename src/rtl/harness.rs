@@ -138,6 +138,8 @@ impl RtlBlocks {
         t.sfu_free.next = (s.sfu_free as u64).into();
         t.lsu_free.next = s.lsu_free;
         t.load_slot_free.next = s.load_slot_free;
+        // Two schedulers: the twin takes `first` modulo the scheduler count.
+        t.first.next = s.first % 2 == 1;
         t.saturated.next = s.saturated;
         t.reset.next = s.reset;
     }

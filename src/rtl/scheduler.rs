@@ -13,9 +13,12 @@
 //! lanes after the last issuer and the lower lane); a lane is picked when it is eligible and
 //! no eligible lane comes before it. "Comes before" by age is the OR of the lane's stored
 //! row (older lanes above it) and of the other rows' complemented bits (below it), both
-//! OR-reductions. The second picker sees the first only through the units it took (SP,
-//! SFU, LD/ST): it is evaluated for each of the eight combinations of taken units and the
-//! right one is selected once the first pick is known.
+//! OR-reductions. The scheduler that picks second (scheduler 1, or scheduler 0 when `first`
+//! says scheduler 1 goes first: GPGPU-Sim 4.x's `Issue_Prio`) sees the other only through
+//! the units its pick took (SP, SFU, LD/ST): both pickers are evaluated for each of the
+//! eight combinations of taken units, and each one's variant is selected by the other's
+//! variant-0 pick (its pick with every free unit). The one that goes first is told that
+//! nothing was taken, so it runs variant 0; no select depends on a selected pick.
 
 use rust_hdl::prelude::*;
 
@@ -57,18 +60,23 @@ pub struct PickerRtl<const H: usize, const V: usize> {
     pub pick_valid: Signal<Out, Bit>,
     pub pick_lane: Signal<Out, Bits<6>>,
     pub pick_one_hot: Signal<Out, Bits<H>>,
+    /// Variant 0's pick (one-hot), not through `var_sel`: the other picker's variant is chosen
+    /// from it, so neither picker's variant select waits for the other's.
+    pub first_one_hot: Signal<Out, Bits<H>>,
+    /// Whether variant 0 picks: from its eligibility, beside the pick rather than after it.
+    pub first_valid: Signal<Out, Bit>,
     /// The lanes above the pick: the next cycle's `after`. Made per variant beside its
     /// pick, so the register's input does not wait for the variant select and then a prefix.
     pub pick_after: Signal<Out, Bits<H>>,
-    /// What the order registers keep if this picker issues nothing: the last issuer (one-hot)
-    /// and GTO's greedy lane (none once that warp has exited). From registers and inputs.
-    pub last_keep: Signal<In, Bits<H>>,
+    /// What GTO's order register keeps if this picker issues nothing: the greedy lane (none
+    /// once that warp has exited). From registers and inputs. (LRR's keeps `after`.)
     pub greedy_keep: Signal<In, Bits<H>>,
-    /// The order registers' next values: the pick (one-hot) when it issues, else
-    /// `last_keep` / `greedy_keep`; zero when `next_sel` is. Chosen per variant beside its
-    /// pick, so the registers' inputs wait for the variant select only, not for a prefix of
-    /// the pick nor an issue / no-issue choice after it.
-    pub next_last: Signal<Out, Bits<H>>,
+    /// The order registers' next values: the lanes above the pick and the pick (one-hot)
+    /// when it issues, else `after` / `greedy_keep`; zero when `next_sel` is. Chosen per
+    /// variant beside its pick (the lanes above each variant's pick are made in parallel),
+    /// so the registers' inputs wait for the variant select only, not for a prefix of the
+    /// pick nor an issue / no-issue choice after it.
+    pub next_after: Signal<Out, Bits<H>>,
     pub next_greedy: Signal<Out, Bits<H>>,
     ones: Constant<Bits<H>>,
     below: [Constant<Bits<H>>; H],
@@ -105,11 +113,96 @@ pub struct PickerRtl<const H: usize, const V: usize> {
     above_sel: [Signal<Local, Bits<H>>; V],
     /// Per variant: what the order registers keep when that variant issues nothing (zero
     /// when it issues; from registers and the eligibility, ready before its pick).
-    keep_last: [Signal<Local, Bits<H>>; V],
+    keep_after: [Signal<Local, Bits<H>>; V],
     keep_greedy: [Signal<Local, Bits<H>>; V],
+    /// The variant selects, in a block of their own: rust-hdl writes one `always` per module,
+    /// and Verilator orders a block as a unit unless it splits into independent parts, so
+    /// with the selects in the same block as the picks `var_sel` would feed
+    /// `first_one_hot` there, and the other picker's select is made from that (a false
+    /// loop, Verilator's UNOPTFLAT). Here only pass-through statements touch the selects.
+    mux: PickerMuxRtl<H, V>,
+}
+
+/// The variant in force of a picker's `V` variants: its pick, and the order registers' next
+/// values (by `next_sel`), each an AND-OR over the (exclusive) variants.
+#[derive(LogicBlock)]
+pub struct PickerMuxRtl<const H: usize, const V: usize> {
+    pub var_sel: Signal<In, Bits<8>>,
+    pub next_sel: Signal<In, Bits<8>>,
+    /// Per variant: whether it issues, its lane, its pick (one-hot), the lanes above it, and
+    /// what the order registers keep when it issues nothing.
+    pub valid: [Signal<In, Bit>; V],
+    pub lane: [Signal<In, Bits<6>>; V],
+    pub sel: [Signal<In, Bits<H>>; V],
+    pub above_sel: [Signal<In, Bits<H>>; V],
+    pub keep_after: [Signal<In, Bits<H>>; V],
+    pub keep_greedy: [Signal<In, Bits<H>>; V],
+    pub pick_valid: Signal<Out, Bit>,
+    pub pick_lane: Signal<Out, Bits<6>>,
+    pub pick_one_hot: Signal<Out, Bits<H>>,
+    pub pick_after: Signal<Out, Bits<H>>,
+    pub next_after: Signal<Out, Bits<H>>,
+    pub next_greedy: Signal<Out, Bits<H>>,
     /// Per variant: its next values if it is the one selected (`next_sel`), else zero.
-    next_last_term: [Signal<Local, Bits<H>>; V],
+    next_after_term: [Signal<Local, Bits<H>>; V],
     next_greedy_term: [Signal<Local, Bits<H>>; V],
+}
+
+impl<const H: usize, const V: usize> Default for PickerMuxRtl<H, V> {
+    fn default() -> Self {
+        Self {
+            var_sel: Default::default(),
+            next_sel: Default::default(),
+            valid: std::array::from_fn(|_| Default::default()),
+            lane: std::array::from_fn(|_| Default::default()),
+            sel: std::array::from_fn(|_| Default::default()),
+            above_sel: std::array::from_fn(|_| Default::default()),
+            keep_after: std::array::from_fn(|_| Default::default()),
+            keep_greedy: std::array::from_fn(|_| Default::default()),
+            pick_valid: Default::default(),
+            pick_lane: Default::default(),
+            pick_one_hot: Default::default(),
+            pick_after: Default::default(),
+            next_after: Default::default(),
+            next_greedy: Default::default(),
+            next_after_term: std::array::from_fn(|_| Default::default()),
+            next_greedy_term: std::array::from_fn(|_| Default::default()),
+        }
+    }
+}
+
+impl<const H: usize, const V: usize> Logic for PickerMuxRtl<H, V> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        // The order registers' next values: each variant's term gated by its select bit on
+        // its own, then one OR over the terms (an OR tree, not a chain of muxes).
+        for v in 0..V {
+            self.next_after_term[v].next = 0.into();
+            self.next_greedy_term[v].next = 0.into();
+            if self.next_sel.val().get_bit(v) {
+                self.next_after_term[v].next = self.above_sel[v].val() | self.keep_after[v].val();
+                self.next_greedy_term[v].next = self.sel[v].val() | self.keep_greedy[v].val();
+            }
+        }
+        self.next_after.next = self.next_after_term[0].val();
+        self.next_greedy.next = self.next_greedy_term[0].val();
+        for v in 1..V {
+            self.next_after.next = self.next_after.val() | self.next_after_term[v].val();
+            self.next_greedy.next = self.next_greedy.val() | self.next_greedy_term[v].val();
+        }
+        self.pick_valid.next = false;
+        self.pick_lane.next = 0.into();
+        self.pick_one_hot.next = 0.into();
+        self.pick_after.next = 0.into();
+        for v in 0..V {
+            if self.var_sel.val().get_bit(v) {
+                self.pick_valid.next = self.pick_valid.val() | self.valid[v].val();
+                self.pick_lane.next = self.pick_lane.val() | self.lane[v].val();
+                self.pick_one_hot.next = self.pick_one_hot.val() | self.sel[v].val();
+                self.pick_after.next = self.pick_after.val() | self.above_sel[v].val();
+            }
+        }
+    }
 }
 
 fn low_mask(n: usize) -> u64 {
@@ -153,10 +246,11 @@ impl<const H: usize, const V: usize> Default for PickerRtl<H, V> {
             pick_valid: Default::default(),
             pick_lane: Default::default(),
             pick_one_hot: Default::default(),
+            first_one_hot: Default::default(),
+            first_valid: Default::default(),
             pick_after: Default::default(),
-            last_keep: Default::default(),
             greedy_keep: Default::default(),
-            next_last: Default::default(),
+            next_after: Default::default(),
             next_greedy: Default::default(),
             ones: Constant::new(low_mask(H).into()),
             below: std::array::from_fn(|j| Constant::new(low_mask(j).into())),
@@ -177,10 +271,9 @@ impl<const H: usize, const V: usize> Default for PickerRtl<H, V> {
             sel: std::array::from_fn(|_| Default::default()),
             lane: std::array::from_fn(|_| Default::default()),
             above_sel: std::array::from_fn(|_| Default::default()),
-            keep_last: std::array::from_fn(|_| Default::default()),
+            keep_after: std::array::from_fn(|_| Default::default()),
             keep_greedy: std::array::from_fn(|_| Default::default()),
-            next_last_term: std::array::from_fn(|_| Default::default()),
-            next_greedy_term: std::array::from_fn(|_| Default::default()),
+            mux: Default::default(),
         }
     }
 }
@@ -267,10 +360,10 @@ impl<const H: usize, const V: usize> Logic for PickerRtl<H, V> {
             // A variant that issues nothing keeps the order registers; one that issues has no
             // lane to keep (its pick and the lanes above it are then 0 otherwise, so OR-ing
             // the kept value in is exact).
-            self.keep_last[v].next = 0.into();
+            self.keep_after[v].next = 0.into();
             self.keep_greedy[v].next = 0.into();
             if !self.elig[v].val().any() {
-                self.keep_last[v].next = self.last_keep.val();
+                self.keep_after[v].next = self.after.val();
                 self.keep_greedy[v].next = self.greedy_keep.val();
             }
             self.lane[v].next = 0.into();
@@ -280,35 +373,25 @@ impl<const H: usize, const V: usize> Logic for PickerRtl<H, V> {
                 }
             }
         }
-        // The order registers' next values: each variant's term gated by its select bit on
-        // its own, then one OR over the terms (an OR tree, not a chain of muxes).
+        self.first_one_hot.next = self.sel[0].val();
+        self.first_valid.next = self.elig[0].val().any();
+        // The variant in force (`mux`).
+        self.mux.var_sel.next = self.var_sel.val();
+        self.mux.next_sel.next = self.next_sel.val();
         for v in 0..V {
-            self.next_last_term[v].next = 0.into();
-            self.next_greedy_term[v].next = 0.into();
-            if self.next_sel.val().get_bit(v) {
-                self.next_last_term[v].next = self.sel[v].val() | self.keep_last[v].val();
-                self.next_greedy_term[v].next = self.sel[v].val() | self.keep_greedy[v].val();
-            }
+            self.mux.valid[v].next = self.elig[v].val().any();
+            self.mux.lane[v].next = self.lane[v].val();
+            self.mux.sel[v].next = self.sel[v].val();
+            self.mux.above_sel[v].next = self.above_sel[v].val();
+            self.mux.keep_after[v].next = self.keep_after[v].val();
+            self.mux.keep_greedy[v].next = self.keep_greedy[v].val();
         }
-        self.next_last.next = self.next_last_term[0].val();
-        self.next_greedy.next = self.next_greedy_term[0].val();
-        for v in 1..V {
-            self.next_last.next = self.next_last.val() | self.next_last_term[v].val();
-            self.next_greedy.next = self.next_greedy.val() | self.next_greedy_term[v].val();
-        }
-        // The variant in force, as an AND-OR over the (exclusive) variants.
-        self.pick_valid.next = false;
-        self.pick_lane.next = 0.into();
-        self.pick_one_hot.next = 0.into();
-        self.pick_after.next = 0.into();
-        for v in 0..V {
-            if self.var_sel.val().get_bit(v) {
-                self.pick_valid.next = self.pick_valid.val() | self.elig[v].val().any();
-                self.pick_lane.next = self.pick_lane.val() | self.lane[v].val();
-                self.pick_one_hot.next = self.pick_one_hot.val() | self.sel[v].val();
-                self.pick_after.next = self.pick_after.val() | self.above_sel[v].val();
-            }
-        }
+        self.pick_valid.next = self.mux.pick_valid.val();
+        self.pick_lane.next = self.mux.pick_lane.val();
+        self.pick_one_hot.next = self.mux.pick_one_hot.val();
+        self.pick_after.next = self.mux.pick_after.val();
+        self.next_after.next = self.mux.next_after.val();
+        self.next_greedy.next = self.mux.next_greedy.val();
     }
 }
 
@@ -347,6 +430,9 @@ pub struct SchedulerRtl<const H: usize> {
     pub sfu_free: Signal<In, Bits<8>>,
     pub lsu_free: Signal<In, Bit>,
     pub load_slot_free: Signal<In, Bit>,
+    /// Scheduler 1 picks first this cycle (GPGPU-Sim 4.x's `Issue_Prio`), else scheduler 0;
+    /// the other gets the units left.
+    pub first: Signal<In, Bit>,
     pub saturated: Signal<In, Bit>,
     /// The warp each scheduler issues.
     pub issue_valid: [Signal<Out, Bit>; 2],
@@ -355,20 +441,16 @@ pub struct SchedulerRtl<const H: usize> {
     pub mp: Signal<Out, Bit>,
     pub owner_valid: Signal<Out, Bit>,
     pub owner: Signal<Out, Bits<6>>,
-    pub picker0: PickerRtl<H, 1>,
+    pub picker0: PickerRtl<H, 8>,
     pub picker1: PickerRtl<H, 8>,
     mp_r: DFF<Bit>,
     hold_r: DFF<Bits<16>>,
     owner_valid_r: DFF<Bit>,
     owner_r: DFF<Bits<6>>,
-    /// Per scheduler: LRR's last issuer, and GTO's greedy lane (one-hot). Kept as lane masks
-    /// rather than indices, so the pickers read the order without a compare per lane.
-    /// Scheduler 0 holds the lanes after its last issuer (`after_r[0]`, one element so its
-    /// name stays `after_r$0`); scheduler 1 holds the last issuer itself (`last1_r`) and
-    /// widens it to those lanes as it reads it: its register input is then its pick, not the
-    /// lanes above the pick, on the path that already waits for scheduler 0's pick.
-    after_r: [DFF<Bits<H>>; 1],
-    last1_r: DFF<Bits<H>>,
+    /// Per scheduler: the lanes after LRR's last issuer, and GTO's greedy lane (one-hot).
+    /// Kept as lane masks rather than indices, so the pickers read the order without a
+    /// compare per lane, and either may pick first without a prefix before its pick.
+    after_r: [DFF<Bits<H>>; 2],
     greedy_r: [DFF<Bits<H>>; 2],
     /// Age matrix, strict upper triangle over warps `a < b` (bit set: `b` older than `a`;
     /// reset: the lower warp is older). Row `j` of `tri00` / `tri11`: lanes `i > j` of the
@@ -381,7 +463,6 @@ pub struct SchedulerRtl<const H: usize> {
     tri10: [DFF<Bits<H>>; H],
     above: [Constant<Bits<H>>; H],
     at_or_above: [Constant<Bits<H>>; H],
-    below: [Constant<Bits<H>>; H],
     id_bit: [Constant<Bits<H>>; 5],
     /// One-hot masks of lane `j`, index bit `b` and variant `v`, the units each variant
     /// drops, and the constants compared with (typed, so no comparison widens: Verilator's
@@ -394,15 +475,25 @@ pub struct SchedulerRtl<const H: usize> {
     var_lsu: [Constant<Bit>; 8],
     one8: Constant<Bits<8>>,
     one16: Constant<Bits<16>>,
-    /// Lanes of scheduler 0 whose pick takes the SP / SFU / LD-ST unit from scheduler 1.
+    /// Lanes of scheduler 0 whose pick takes the SP / SFU / LD-ST unit from scheduler 1
+    /// (none when scheduler 1 goes first), and of scheduler 1 from scheduler 0 (none when
+    /// scheduler 0 goes first): `first` is folded in here, before the picks, so no mux on it
+    /// follows them.
     take_sp: Signal<Local, Bits<H>>,
     take_sfu: Signal<Local, Bits<H>>,
     take_lsu: Signal<Local, Bits<H>>,
-    /// Per variant, the lanes of scheduler 0 whose pick leaves scheduler 1 that variant;
-    /// known before the pick, so the pick meets them in one AND-OR.
+    take1_sp: Signal<Local, Bits<H>>,
+    take1_sfu: Signal<Local, Bits<H>>,
+    take1_lsu: Signal<Local, Bits<H>>,
+    /// Per variant, the lanes of scheduler 0 whose pick leaves scheduler 1 that variant
+    /// (`var_lanes`), and of scheduler 1 for scheduler 0 (`var0_lanes`); known before the
+    /// picks, so each variant-0 pick meets them in one AND-OR.
     var_lanes: [Signal<Local, Bits<H>>; 8],
-    /// The variant of scheduler 1 in force, one-hot.
+    var0_lanes: [Signal<Local, Bits<H>>; 8],
+    /// The variant of scheduler 1 in force, one-hot (from scheduler 0's variant-0 pick),
+    /// and of scheduler 0 (from scheduler 1's). The one that goes first gets variant 0.
     var_sel: Signal<Local, Bits<8>>,
+    var0_sel: Signal<Local, Bits<8>>,
     /// `var_lanes` outside reset (zero under it), and the variant select they give: zero
     /// under reset, so scheduler 1's order registers take their reset value through the
     /// select itself. From `var_lanes` and `reset`, ready before scheduler 0's pick.
@@ -413,9 +504,6 @@ pub struct SchedulerRtl<const H: usize> {
     /// input does not pass through an intermediate value in an event simulator (the picker
     /// reads it and this block reads the picker's outputs).
     greedy_keep: [Signal<Local, Bits<H>>; 2],
-    /// Scheduler 1's LRR mask: the lanes above its last issuer (`last1_r`), as `after_r[0]`
-    /// holds them for scheduler 0.
-    after1: Signal<Local, Bits<H>>,
     /// Owner pick: per scheduler, the column half of "an older candidate" from each
     /// scheduler's candidates, and the one-hot oldest candidate.
     col_00: Signal<Local, Bits<H>>,
@@ -458,6 +546,7 @@ impl<const H: usize> Default for SchedulerRtl<H> {
             sfu_free: Default::default(),
             lsu_free: Default::default(),
             load_slot_free: Default::default(),
+            first: Default::default(),
             saturated: Default::default(),
             issue_valid: Default::default(),
             issue_warp: Default::default(),
@@ -471,8 +560,6 @@ impl<const H: usize> Default for SchedulerRtl<H> {
             owner_valid_r: Default::default(),
             owner_r: Default::default(),
             after_r: Default::default(),
-            last1_r: Default::default(),
-            after1: Default::default(),
             greedy_r: Default::default(),
             tri00: std::array::from_fn(|_| Default::default()),
             tri01: std::array::from_fn(|_| Default::default()),
@@ -480,7 +567,6 @@ impl<const H: usize> Default for SchedulerRtl<H> {
             tri10: std::array::from_fn(|_| Default::default()),
             above: std::array::from_fn(|j| Constant::new((low_mask(H) & !low_mask(j + 1)).into())),
             at_or_above: std::array::from_fn(|j| Constant::new((low_mask(H) & !low_mask(j)).into())),
-            below: std::array::from_fn(|j| Constant::new(low_mask(j).into())),
             id_bit: std::array::from_fn(|b| Constant::new(bits_with(H, |j| j >> b & 1 == 1).into())),
             lane_hot: std::array::from_fn(|j| Constant::new((1u64 << j).into())),
             index_hot: std::array::from_fn(|b| Constant::new((1u64 << b).into())),
@@ -493,8 +579,13 @@ impl<const H: usize> Default for SchedulerRtl<H> {
             take_sp: Default::default(),
             take_sfu: Default::default(),
             take_lsu: Default::default(),
+            take1_sp: Default::default(),
+            take1_sfu: Default::default(),
+            take1_lsu: Default::default(),
             var_lanes: std::array::from_fn(|_| Default::default()),
+            var0_lanes: std::array::from_fn(|_| Default::default()),
             var_sel: Default::default(),
+            var0_sel: Default::default(),
             run_lanes: std::array::from_fn(|_| Default::default()),
             next_sel: Default::default(),
             greedy_keep: Default::default(),
@@ -517,10 +608,9 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, mp_r, hold_r, owner_valid_r, owner_r);
-        self.after_r[0].clock.next = self.clock.val();
         self.after_r[0].d.next = self.after_r[0].q.val();
-        self.last1_r.clock.next = self.clock.val();
         for s in 0..2 {
+            self.after_r[s].clock.next = self.clock.val();
             self.greedy_r[s].clock.next = self.clock.val();
             self.greedy_r[s].d.next = self.greedy_r[s].q.val();
         }
@@ -528,7 +618,8 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
         self.owner_valid.next = self.owner_valid_r.q.val();
         self.owner.next = self.owner_r.q.val();
 
-        // Scheduler 0 picks first with every free unit.
+        // Both pickers see every free unit; the one that goes second is evaluated for every
+        // combination of units the first may take, and the first's pick selects one.
         self.picker0.ready.next = self.ready[0].val();
         self.picker0.alu.next = self.alu[0].val();
         self.picker0.sfu.next = self.sfu[0].val();
@@ -540,8 +631,6 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
         self.picker0.sfu_avail.next = self.sfu_free.val().any();
         self.picker0.lsu_avail.next = self.lsu_free.val();
         self.picker0.load_avail.next = self.load_slot_free.val();
-        self.picker0.var_sel.next = self.var_hot[0].val();
-        self.picker0.next_sel.next = self.var_hot[0].val();
         self.picker0.policy_gto.next = self.policy_gto.val();
         self.picker0.mas_enable.next = self.mas_enable.val();
         self.picker0.mp.next = self.mp_r.q.val();
@@ -554,11 +643,9 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
             }
         }
         self.picker0.greedy_keep.next = self.greedy_keep[0].val();
-        // Scheduler 0 keeps its registers in the form below; its picker's next values are
-        // not read.
-        self.picker0.last_keep.next = 0.into();
-        // Scheduler 1 gets the units scheduler 0's pick left: it is evaluated for every
-        // combination of taken units, and the pick selects one.
+        // Scheduler 0 keeps its registers in the form below (the proofs' planted bugs edit
+        // it; its depth is within scheduler 1's); its picker's next values are not read.
+        self.picker0.next_sel.next = self.var_hot[0].val();
         self.picker1.ready.next = self.ready[1].val();
         self.picker1.alu.next = self.alu[1].val();
         self.picker1.sfu.next = self.sfu[1].val();
@@ -570,67 +657,93 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
         self.picker1.sfu_avail.next = self.sfu_free.val().any();
         self.picker1.lsu_avail.next = self.lsu_free.val();
         self.picker1.load_avail.next = self.load_slot_free.val();
-        // A unit is taken only when scheduler 0's pick uses the last free one.
+        // A unit is taken only when the first scheduler's pick uses the last free one; the
+        // scheduler that goes second takes nothing from the other.
         self.take_sp.next = 0.into();
+        self.take1_sp.next = 0.into();
         if self.sp_free.val() == self.one8.val() {
-            self.take_sp.next = self.alu[0].val();
+            if self.first.val() {
+                self.take1_sp.next = self.alu[1].val();
+            } else {
+                self.take_sp.next = self.alu[0].val();
+            }
         }
         self.take_sfu.next = 0.into();
+        self.take1_sfu.next = 0.into();
         if self.sfu_free.val() == self.one8.val() {
-            self.take_sfu.next = self.sfu[0].val();
+            if self.first.val() {
+                self.take1_sfu.next = self.sfu[1].val();
+            } else {
+                self.take_sfu.next = self.sfu[0].val();
+            }
         }
-        self.take_lsu.next = self.ldst_take[0].val();
+        self.take_lsu.next = 0.into();
+        self.take1_lsu.next = 0.into();
+        if self.first.val() {
+            self.take1_lsu.next = self.ldst_take[1].val();
+        } else {
+            self.take_lsu.next = self.ldst_take[0].val();
+        }
+        // Each variant select is met by the other picker's variant-0 pick only (never by a
+        // pick through its own select), so there is no path picker0 -> picker1 -> picker0.
         self.var_sel.next = 0.into();
+        self.var0_sel.next = 0.into();
         self.next_sel.next = 0.into();
         for v in 0..8 {
             self.var_lanes[v].next = self.at_or_above[0].val();
+            self.var0_lanes[v].next = self.at_or_above[0].val();
             if self.var_sp[v].val() {
                 self.var_lanes[v].next = self.var_lanes[v].val() & self.take_sp.val();
+                self.var0_lanes[v].next = self.var0_lanes[v].val() & self.take1_sp.val();
             } else {
                 self.var_lanes[v].next = self.var_lanes[v].val() & !self.take_sp.val();
+                self.var0_lanes[v].next = self.var0_lanes[v].val() & !self.take1_sp.val();
             }
             if self.var_sfu[v].val() {
                 self.var_lanes[v].next = self.var_lanes[v].val() & self.take_sfu.val();
+                self.var0_lanes[v].next = self.var0_lanes[v].val() & self.take1_sfu.val();
             } else {
                 self.var_lanes[v].next = self.var_lanes[v].val() & !self.take_sfu.val();
+                self.var0_lanes[v].next = self.var0_lanes[v].val() & !self.take1_sfu.val();
             }
             if self.var_lsu[v].val() {
                 self.var_lanes[v].next = self.var_lanes[v].val() & self.take_lsu.val();
+                self.var0_lanes[v].next = self.var0_lanes[v].val() & self.take1_lsu.val();
             } else {
                 self.var_lanes[v].next = self.var_lanes[v].val() & !self.take_lsu.val();
+                self.var0_lanes[v].next = self.var0_lanes[v].val() & !self.take1_lsu.val();
             }
-            if (self.picker0.pick_one_hot.val() & self.var_lanes[v].val()).any() {
+            if (self.picker0.first_one_hot.val() & self.var_lanes[v].val()).any() {
                 self.var_sel.next = self.var_sel.val() | self.var_hot[v].val();
+            }
+            if (self.picker1.first_one_hot.val() & self.var0_lanes[v].val()).any() {
+                self.var0_sel.next = self.var0_sel.val() | self.var_hot[v].val();
             }
             self.run_lanes[v].next = 0.into();
             if !self.reset.val() {
                 self.run_lanes[v].next = self.var_lanes[v].val();
             }
-            if (self.picker0.pick_one_hot.val() & self.run_lanes[v].val()).any() {
+            if (self.picker0.first_one_hot.val() & self.run_lanes[v].val()).any() {
                 self.next_sel.next = self.next_sel.val() | self.var_hot[v].val();
             }
         }
         // No pick takes nothing.
-        if !self.picker0.pick_valid.val() {
+        if !self.picker0.first_valid.val() {
             self.var_sel.next = self.var_sel.val() | self.var_hot[0].val();
             if !self.reset.val() {
                 self.next_sel.next = self.next_sel.val() | self.var_hot[0].val();
             }
         }
+        if !self.picker1.first_valid.val() {
+            self.var0_sel.next = self.var0_sel.val() | self.var_hot[0].val();
+        }
+        self.picker0.var_sel.next = self.var0_sel.val();
         self.picker1.var_sel.next = self.var_sel.val();
         self.picker1.next_sel.next = self.next_sel.val();
         self.picker1.policy_gto.next = self.policy_gto.val();
         self.picker1.mas_enable.next = self.mas_enable.val();
         self.picker1.mp.next = self.mp_r.q.val();
-        // Lanes above the last issuer: a member below them issued last.
-        self.after1.next = 0.into();
-        for j in 0..H {
-            if (self.last1_r.q.val() & self.below[j].val()).any() {
-                self.after1.next = self.after1.val() | self.lane_hot[j].val();
-            }
-        }
-        self.picker1.after.next = self.after1.val();
-        self.picker1.last_keep.next = self.last1_r.q.val();
+        self.picker1.after.next = self.after_r[1].q.val();
         self.picker1.greedy.next = self.greedy_r[1].q.val();
         self.picker1.greedy_keep.next = self.greedy_keep[1].val();
         for j in 0..H {
@@ -650,11 +763,12 @@ impl<const H: usize> Logic for SchedulerRtl<H> {
         } else if (self.exited[0].val() & self.greedy_r[0].q.val()).any() {
             self.greedy_r[0].d.next = 0.into();
         }
-        // Scheduler 1 (the deeper path: its pick waits for scheduler 0's): the picker gives
-        // the next values, chosen per variant, so no issue / no-issue mux and no reset gate
-        // follow the variant select. Same values as scheduler 0's form above and its reset
-        // below (under reset the select is zero, and so are the next values).
-        self.last1_r.d.next = self.picker1.next_last.val();
+        // Scheduler 1 (with scheduler 0 first, the deepest path: its variant waits for
+        // scheduler 0's pick): the picker gives the next values, chosen per variant, so no
+        // issue / no-issue mux and no reset gate follow the variant select. Same values as
+        // scheduler 0's form above and its reset below (under reset the select is zero, and
+        // so are the next values).
+        self.after_r[1].d.next = self.picker1.next_after.val();
         self.greedy_r[1].d.next = self.picker1.next_greedy.val();
         // Age matrix: a launched warp is younger than every warp not launched with it and
         // older than the warps of its CTA at higher slots. For a < b: b launched, a is older;
@@ -829,6 +943,31 @@ mod tests {
                 let got = cycle(&mut uut, saturated, release, candidates);
                 assert_eq!(got, want[m], "at_handover {at_handover}, step {n}");
             }
+        }
+    }
+
+    #[test]
+    fn the_scheduler_named_first_takes_the_ldst_unit_as_the_reference() {
+        // The behavioural twin's test (`mascar::scheduler`): warps 0 and 1 (lane 0 of each
+        // scheduler) both want the one LD/ST slot; the scheduler `first` names gets it.
+        for first in [false, true] {
+            let mut uut = SchedulerRtl::<4>::default();
+            uut.connect_all();
+            for s in 0..2 {
+                uut.ready[s].next = 1.into();
+                uut.ldst[s].next = 1.into();
+                uut.ldst_take[s].next = 1.into();
+            }
+            uut.sp_free.next = 2.into();
+            uut.sfu_free.next = 1.into();
+            uut.lsu_free.next = true;
+            uut.load_slot_free.next = true;
+            uut.first.next = first;
+            settle(&mut uut);
+            let issued = [uut.issue_valid[0].val(), uut.issue_valid[1].val()];
+            assert_eq!(issued, [!first, first], "first {first}");
+            let warp = uut.issue_warp[first as usize].val().to_u64();
+            assert_eq!(warp, first as u64, "first {first}");
         }
     }
 

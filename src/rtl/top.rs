@@ -42,6 +42,8 @@ pub struct IssueTopRtl<const H: usize> {
     pub sfu_free: Signal<In, Bits<8>>,
     pub lsu_free: Signal<In, Bit>,
     pub load_slot_free: Signal<In, Bit>,
+    /// Scheduler 1 picks first this cycle (else scheduler 0).
+    pub first: Signal<In, Bit>,
     pub saturated: Signal<In, Bit>,
     pub issue_valid: [Signal<Out, Bit>; 2],
     pub issue_warp: [Signal<Out, Bits<6>>; 2],
@@ -109,6 +111,7 @@ impl<const H: usize> Logic for IssueTopRtl<H> {
         self.sched.sfu_free.next = self.sfu_free.val();
         self.sched.lsu_free.next = self.lsu_free.val();
         self.sched.load_slot_free.next = self.load_slot_free.val();
+        self.sched.first.next = self.first.val();
         self.sched.saturated.next = self.saturated.val();
         self.mp.next = self.sched.mp.val();
         self.owner_valid.next = self.sched.owner_valid.val();

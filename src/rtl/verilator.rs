@@ -122,6 +122,7 @@ mod it {
     pub const SFU_FREE: usize = port(&I, "sfu_free");
     pub const LSU_FREE: usize = port(&I, "lsu_free");
     pub const LOAD_SLOT_FREE: usize = port(&I, "load_slot_free");
+    pub const FIRST: usize = port(&I, "first");
     pub const SATURATED: usize = port(&I, "saturated");
 
     pub const ISSUE_VALID: [usize; 2] = halves!(O, "issue_valid");
@@ -345,6 +346,7 @@ impl VerilatorBlocks {
         t.inputs[it::SFU_FREE] = s.sfu_free as u64;
         t.inputs[it::LSU_FREE] = s.lsu_free as u64;
         t.inputs[it::LOAD_SLOT_FREE] = s.load_slot_free as u64;
+        t.inputs[it::FIRST] = (s.first % 2) as u64;
         t.inputs[it::SATURATED] = s.saturated as u64;
         t.inputs[it::RESET] = s.reset as u64;
     }
