@@ -193,6 +193,26 @@ fn lockstep_passes_with_hit_only_non_owners_on_the_memory_intensive_builtins() {
     }
 }
 
+/// `issue_order = rotate`: the SM drives the scheduler block's `first` input from its own
+/// rotation (GPGPU-Sim 4.x), so either scheduler picks first in turn; the memory-intensive
+/// built-ins, where both schedulers want the LD/ST slot, under LRR, GTO and Mascar.
+#[test]
+fn lockstep_passes_with_the_rotating_issue_order() {
+    let window = lockstep_cycles();
+    for b in builtin::builtins()
+        .iter()
+        .filter(|b| b.class.is_memory_intensive())
+    {
+        for s in [SchedulerKind::Lrr, SchedulerKind::Gto, SchedulerKind::Mascar] {
+            let machine = Config {
+                issue_order: mascar::config::IssueOrder::Rotate,
+                ..cfg(s, Engine::Lockstep)
+            };
+            lockstep_window_on(b.name, machine, window);
+        }
+    }
+}
+
 #[test]
 fn all_three_engines_give_the_same_statistics_to_the_cycle() {
     for (kernel, s) in [("bp-2", SchedulerKind::Mascar), ("srad-1", SchedulerKind::Gto)] {
