@@ -24,7 +24,7 @@ use crate::config::{CarEntry, CarRetry};
 use crate::gpu::mem::icnt::Network;
 use crate::gpu::mem::MemRequest;
 use crate::mascar::QueueIn;
-use crate::workload::program::{LaneEnv, OpKind, Reg, NO_REG};
+use crate::workload::program::{OpKind, Reg, NO_REG};
 use crate::workload::Kernel;
 
 /// The instruction the LD/ST unit is working on.
@@ -69,13 +69,7 @@ impl Sm {
     pub(super) fn shared_dispatch(&mut self, w: usize, entry: &IbufEntry, k: &Kernel) {
         let inst = entry.inst;
         let warp = &self.warps[w];
-        let env = LaneEnv {
-            tid: warp.tid_base as i64,
-            cta: warp.cta as i64,
-            block: k.block as i64,
-            grid: k.grid as i64,
-            loops: entry.loops,
-        };
+        let env = warp.lane_env(entry, k.block, k.grid);
         let expr = &warp.program.as_deref().unwrap_or(&k.program).exprs[inst.addr as usize];
         let cycles = self.lsu.lines.shared_bank_cycles(
             expr,
@@ -139,13 +133,7 @@ impl Sm {
     pub(super) fn ldst_dispatch(&mut self, w: usize, entry: &IbufEntry, k: &Kernel) {
         let inst = entry.inst;
         let warp = &self.warps[w];
-        let env = LaneEnv {
-            tid: warp.tid_base as i64,
-            cta: warp.cta as i64,
-            block: k.block as i64,
-            grid: k.grid as i64,
-            loops: entry.loops,
-        };
+        let env = warp.lane_env(entry, k.block, k.grid);
         let lanes = warp.lanes;
         let expr = &warp.program.as_deref().unwrap_or(&k.program).exprs[inst.addr as usize];
         let atomic = inst.op == OpKind::AtomGlobal;

@@ -24,7 +24,7 @@ use super::warp::IbufEntry;
 use super::{Event, InflightLoad, Sm};
 use crate::gpu::mem::icnt::Network;
 use crate::gpu::mem::{MemReply, MemRequest};
-use crate::workload::program::{LaneEnv, OpKind, NO_REG};
+use crate::workload::program::{OpKind, NO_REG};
 use crate::workload::Kernel;
 
 impl Sm {
@@ -44,13 +44,7 @@ impl Sm {
         }
         .min(self.cfg.line_bytes);
         let warp = &self.warps[w];
-        let env = LaneEnv {
-            tid: warp.tid_base as i64,
-            cta: warp.cta as i64,
-            block: k.block as i64,
-            grid: k.grid as i64,
-            loops: entry.loops,
-        };
+        let env = warp.lane_env(entry, k.block, k.grid);
         let expr = &warp.program.as_deref().unwrap_or(&k.program).exprs[inst.addr as usize];
         self.lsu.lines.build_in(
             expr,

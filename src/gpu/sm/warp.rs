@@ -153,15 +153,20 @@ impl Warp {
         grid: u32,
         buffers: &[Buffer],
     ) {
-        let env = LaneEnv {
+        let env = self.lane_env(e, block, grid);
+        self.values
+            .exec(program, &e.inst, e.pc, &env, self.lanes as usize, e.mask, buffers);
+    }
+
+    /// What the lanes of this warp's instruction `e` see: thread, CTA and loop counters.
+    pub fn lane_env(&self, e: &IbufEntry, block: u32, grid: u32) -> LaneEnv {
+        LaneEnv {
             tid: self.tid_base as i64,
             cta: self.cta as i64,
             block: block as i64,
             grid: grid as i64,
             loops: e.loops,
-        };
-        self.values
-            .exec(program, &e.inst, e.pc, &env, self.lanes as usize, e.mask, buffers);
+        }
     }
 
     /// The next instruction to issue, if the I-buffer holds one.
