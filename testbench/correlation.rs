@@ -46,9 +46,10 @@ fn scratch(name: &str) -> PathBuf {
     dir.join(name)
 }
 
-/// Runs the model on one micro trace; returns (cycles, warp instructions) of its one kernel.
-fn model(trace: &str, sched: &str) -> (u64, u64) {
-    let json = scratch(&format!("{trace}-{sched}.json"));
+/// Runs the model on one micro trace; returns the results document's one kernel. `tag`
+/// names its scratch file apart from other tests' runs of the same trace.
+fn model_kernel(trace: &str, sched: &str, tag: &str) -> serde_json::Value {
+    let json = scratch(&format!("{trace}-{sched}{tag}.json"));
     let out = Command::new(env!("CARGO_BIN_EXE_mascar"))
         .current_dir(REPO)
         .args([
@@ -63,7 +64,12 @@ fn model(trace: &str, sched: &str) -> (u64, u64) {
         .expect("mascar runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let k = &doc["runs"][0]["kernels"][0];
+    doc["runs"][0]["kernels"][0].clone()
+}
+
+/// (cycles, warp instructions) of a micro trace's one kernel.
+fn model(trace: &str, sched: &str) -> (u64, u64) {
+    let k = model_kernel(trace, sched, "");
     (
         k["cycles"].as_u64().unwrap(),
         k["warp_instructions"].as_u64().unwrap(),
@@ -72,22 +78,7 @@ fn model(trace: &str, sched: &str) -> (u64, u64) {
 
 /// The bank-conflict cycles the model counts on one micro trace (LRR).
 fn bank_conflict_cycles(trace: &str) -> u64 {
-    let json = scratch(&format!("{trace}-conflicts.json"));
-    let out = Command::new(env!("CARGO_BIN_EXE_mascar"))
-        .current_dir(REPO)
-        .args([
-            "run",
-            "--trace",
-            &format!("testbench/data/micro/{trace}"),
-            "--config",
-            CONFIG,
-        ])
-        .args(["-q", "--json", json.to_str().unwrap()])
-        .output()
-        .expect("mascar runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    doc["runs"][0]["kernels"][0]["sm"]["shared_bank_conflict_cycles"]
+    model_kernel(trace, "lrr", "-conflicts")["sm"]["shared_bank_conflict_cycles"]
         .as_u64()
         .unwrap()
 }

@@ -12,12 +12,14 @@ use mascar::config::{CarEntry, CarRetry, Config, Engine, MasModeCheck, NonOwnerM
 use mascar::engine::simulate;
 use mascar::gpu::SimError;
 use mascar::mascar::blocks::{IssueIn, MascarBlocks};
-use mascar::mascar::ports::{SchedIn, WarpSignals};
 use mascar::rtl::harness::RtlBlocks;
 use mascar::sched::SchedulerKind;
 use mascar::workload::kernel_format::parse_kernel;
 use mascar::workload::program::OpKind;
 use proptest::prelude::*;
+
+mod issue_stimulus;
+use issue_stimulus::Extra;
 
 fn instruction() -> impl Strategy<Value = String> {
     let reg = 0u8..12;
@@ -367,60 +369,18 @@ fn stimulus() -> impl Strategy<Value = Stimulus> {
 }
 
 /// The inputs one cycle of `stimulus` gives on an SM with the slots `slots`, whose active
-/// warps were `active` last cycle (updated): warps launch into free slots (one CTA at a
-/// time) and exit from active ones, as the SM tells the blocks; one class per head
-/// instruction (SP, SFU, global load or store, shared access); `ready` only for heads clear
-/// of the scoreboard; barriers only without a head.
+/// warps were `active` last cycle (updated; `issue_stimulus::issue_input`), with a reset in
+/// about one cycle in 32.
 fn issue_input(slots: u64, active: &mut u64, &(r, sp_free, sfu_free, flags, first): &Stimulus) -> IssueIn {
     let bit = |n: u32| flags >> n & 1 == 1;
-    let launched = if bit(4) { slots & !*active & r[0] } else { 0 };
-    let exited = if bit(5) {
-        *active & r[1] & r[2].rotate_left(19)
-    } else {
-        0
-    };
     let reset = bit(6) && bit(7) && r[6] & 0b111 == 0;
-    *active = *active & !exited | launched;
-    // A warp has no instruction, barrier or request in the cycle it is launched (the SM
-    // fetches first). The twins disagree when it has and becomes an owner candidate then:
-    // the reference picks the owner by the new launch stamps, the RTL by the slot's age
-    // from before the launch.
-    let settled = *active & !launched;
-    let has_inst = settled & (r[2] | r[3]);
-    let (ldst, d) = (has_inst & r[4], r[5]);
-    let global = ldst & !(d & r[6]);
-    let sb_ready = (r[6].rotate_left(7) | r[3]) & slots;
-    IssueIn {
-        warps: WarpSignals {
-            active: *active,
-            has_inst,
-            is_mem: global,
-            sb_ready,
-            dep_load: has_inst & r[7] & r[1].rotate_left(13),
-            at_barrier: settled & !has_inst & r[3].rotate_left(5),
-            mem_in_flight: settled & r[0].rotate_left(17) & r[4],
-            l1_quiet: bit(3),
-            head_blocked: r[2] >> 61 & 3 == 0,
-        },
-        sched: SchedIn {
-            ready: has_inst & sb_ready,
-            alu: has_inst & !ldst & !d,
-            sfu: has_inst & !ldst & d,
-            ldst,
-            ldst_take: global,
-            gload: global & r[7],
-            sp_free,
-            sfu_free,
-            lsu_free: bit(0),
-            load_slot_free: bit(1),
-            first,
-            saturated: bit(2),
-            launched,
-            exited,
-            reset,
-            ..SchedIn::default()
-        },
-    }
+    let extra = Extra {
+        sp_free,
+        sfu_free,
+        first,
+        reset,
+    };
+    issue_stimulus::issue_input(slots, active, &r, flags as u64, extra)
 }
 
 /// After a reset cycle the SM starts over: no warp is active (it launches them again).

@@ -195,7 +195,8 @@ fn lockstep_passes_with_hit_only_non_owners_on_the_memory_intensive_builtins() {
 
 /// `issue_order = rotate`: the SM drives the scheduler block's `first` input from its own
 /// rotation (GPGPU-Sim 4.x), so either scheduler picks first in turn; the memory-intensive
-/// built-ins, where both schedulers want the LD/ST slot, under LRR, GTO and Mascar.
+/// built-ins, where both schedulers want the LD/ST slot, under LRR, GTO and Mascar, and
+/// histo-2 under Mascar on the default machine (15 SMs).
 #[test]
 fn lockstep_passes_with_the_rotating_issue_order() {
     let window = lockstep_cycles();
@@ -211,6 +212,13 @@ fn lockstep_passes_with_the_rotating_issue_order() {
             lockstep_window_on(b.name, machine, window);
         }
     }
+    let default_machine = Config {
+        issue_order: mascar::config::IssueOrder::Rotate,
+        scheduler: SchedulerKind::Mascar,
+        engine: Engine::Lockstep,
+        ..Config::default()
+    };
+    lockstep_window_on("histo-2", default_machine, window);
 }
 
 #[test]

@@ -9,12 +9,14 @@ use mascar::engine::{reference_blocks, simulate};
 use mascar::gpu::SimError;
 use mascar::mascar::blocks::{IssueIn, MascarBlocks, Mismatch};
 use mascar::mascar::lockstep::Lockstep;
-use mascar::mascar::ports::{SchedIn, WarpSignals};
 use mascar::rtl::harness::RtlBlocks;
 use mascar::rtl::verilator::VerilatorBlocks;
 use mascar::sched::SchedulerKind;
 use mascar::workload::builtin;
 use std::process::Command;
+
+mod issue_stimulus;
+use issue_stimulus::Extra;
 
 const RTL_SCHEDULERS: [SchedulerKind; 5] = [
     SchedulerKind::Lrr,
@@ -171,50 +173,14 @@ fn random_issue_input(r: &mut u64, cycle: u64, active: &mut u64) -> IssueIn {
     let w: [u64; 8] = std::array::from_fn(|_| next());
     let flags = next();
     let slots = (1u64 << 48) - 1;
-    let bit = |n: u32| flags >> n & 1 == 1;
-    let launched = if bit(4) { slots & !*active & w[0] } else { 0 };
-    let exited = if bit(5) {
-        *active & w[1] & w[2].rotate_left(19)
-    } else {
-        0
-    };
-    *active = *active & !exited | launched;
-    let settled = *active & !launched;
-    let has_inst = settled & (w[2] | w[3]);
-    let (ldst, d) = (has_inst & w[4], w[5]);
-    let global = ldst & !(d & w[6]);
-    let sb_ready = (w[6].rotate_left(7) | w[3]) & slots;
     let first = (cycle as u8 & 1) ^ (flags >> 20 & 3 == 0) as u8;
-    IssueIn {
-        warps: WarpSignals {
-            active: *active,
-            has_inst,
-            is_mem: global,
-            sb_ready,
-            dep_load: has_inst & w[7] & w[1].rotate_left(13),
-            at_barrier: settled & !has_inst & w[3].rotate_left(5),
-            mem_in_flight: settled & w[0].rotate_left(17) & w[4],
-            l1_quiet: bit(3),
-            head_blocked: w[2] >> 61 & 3 == 0,
-        },
-        sched: SchedIn {
-            ready: has_inst & sb_ready,
-            alu: has_inst & !ldst & !d,
-            sfu: has_inst & !ldst & d,
-            ldst,
-            ldst_take: global,
-            gload: global & w[7],
-            sp_free: (flags >> 8 & 3) as u8,
-            sfu_free: (flags >> 10 & 3) as u8,
-            lsu_free: bit(0),
-            load_slot_free: bit(1),
-            first,
-            saturated: bit(2),
-            launched,
-            exited,
-            ..SchedIn::default()
-        },
-    }
+    let extra = Extra {
+        sp_free: (flags >> 8 & 3) as u8,
+        sfu_free: (flags >> 10 & 3) as u8,
+        first,
+        reset: false,
+    };
+    issue_stimulus::issue_input(slots, active, &w, flags, extra)
 }
 
 /// GPGPU-Sim 4.x's issue order (`SchedIn::first` alternating) before the SM drives it: the
