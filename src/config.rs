@@ -369,6 +369,10 @@ pub struct Config {
     /// L2 → interconnect queue entries per sub-partition (3.2.2 `-gpgpu_dram_partition_queues`
     /// `$2i`).
     pub l2_response_queue: u32,
+    /// Bytes the L2 data array reads or writes per cycle (the `dl2` string's last field, 3.2.2
+    /// `m_data_port_width`): a hit holds the data port, and a fill the fill port, for
+    /// (bytes / width) cycles (gpu-cache.cc, `bandwidth_management`).
+    pub l2_data_port_bytes: u32,
     /// Interconnect → L2 queue entries per sub-partition (`i2$`).
     pub l2_icnt_queue: u32,
     /// L2 → DRAM queue entries per sub-partition (`$2d`).
@@ -566,6 +570,7 @@ impl Default for Config {
             l2_mshr_merge: 4,
             l2_miss_queue: 4,
             l2_response_queue: 8,
+            l2_data_port_bytes: 32,
             l2_icnt_queue: 8,
             l2_dram_queue: 8,
             l2_fill_queue: 8,
@@ -827,6 +832,7 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
             int("l2_mshr_merge", "requests", 1, 64, 4, "Requests merged into one L2 MSHR entry."),
             int("l2_miss_queue", "entries", 3, 1024, 4, "L2 cache miss queue entries per sub-partition (a write miss needs room for 3)."),
             int("l2_response_queue", "entries", 1, 1024, 8, "L2 → interconnect queue entries per sub-partition (-gpgpu_dram_partition_queues $2i)."),
+            int("l2_data_port_bytes", "bytes", 1, 4096, 32, "Bytes the L2 data array moves per cycle: a hit holds the data port and a fill the fill port for bytes / this cycles (-gpgpu_cache:dl2 last field).").rule("divides line_bytes"),
             int("l2_icnt_queue", "entries", 1, 1024, 8, "Interconnect → L2 queue entries per sub-partition (-gpgpu_dram_partition_queues i2$)."),
             int("l2_dram_queue", "entries", 1, 1024, 8, "L2 → DRAM queue entries per sub-partition (-gpgpu_dram_partition_queues $2d)."),
             int("l2_fill_queue", "entries", 1, 1024, 8, "DRAM → L2 queue entries per sub-partition (-gpgpu_dram_partition_queues d2$)."),
@@ -1196,6 +1202,16 @@ impl Config {
                     format!("{level}_sets × {level}_ways = {sets} × {ways} = {lines} lines, more than {max}"),
                 );
             }
+        }
+        // 3.2.2 gpu-cache.h asserts `m_line_sz % m_data_port_width == 0`.
+        if !self.line_bytes.is_multiple_of(self.l2_data_port_bytes) {
+            return rule(
+                "l2_data_port_bytes",
+                format!(
+                    "{} does not divide line_bytes ({})",
+                    self.l2_data_port_bytes, self.line_bytes
+                ),
+            );
         }
         if !self.ccws_vta_entries.is_multiple_of(self.ccws_vta_ways) {
             return rule(

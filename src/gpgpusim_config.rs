@@ -164,7 +164,7 @@ const GROUPS: &[(&str, &[&str], &[&str])] = &[
     (
         "L2 cache",
         &["gpgpu_cache:dl2"],
-        &["l2_sets", "l2_ways", "l2_mshrs", "l2_mshr_merge", "l2_miss_queue"],
+        &["l2_sets", "l2_ways", "l2_mshrs", "l2_mshr_merge", "l2_miss_queue", "l2_data_port_bytes"],
     ),
     ("L2 partitions", &["gpgpu_n_mem"], &["l2_partitions"]),
     ("L2 latency", &["rop_latency"], &["l2_latency"]),
@@ -328,6 +328,9 @@ pub struct CacheGeometry {
     pub mshrs: u32,
     pub merge: u32,
     pub miss_queue: u32,
+    /// Bytes the data array moves per cycle (the last field; 0 or absent: the line size, as
+    /// 3.2.2's `cache_config::init` sets it).
+    pub data_port_bytes: u32,
 }
 
 pub fn parse_cache(value: &str) -> Result<CacheGeometry, String> {
@@ -356,9 +359,15 @@ pub fn parse_cache(value: &str) -> Result<CacheGeometry, String> {
         _ => return Err(format!("MSHR field `{}`: expected type:entries:merge", parts[2])),
     };
     let mq = parts.get(3).ok_or("no miss-queue field")?;
+    let line_bytes = num(line, "line size")?;
+    let data_port_bytes = match parts.get(4) {
+        Some(w) => num(w, "data port width")?,
+        None => 0,
+    };
     Ok(CacheGeometry {
         sets: num(sets, "sets")?,
-        line_bytes: num(line, "line size")?,
+        line_bytes,
+        data_port_bytes: if data_port_bytes == 0 { line_bytes } else { data_port_bytes },
         ways: num(ways, "associativity")?,
         policies: parts.get(1).unwrap_or(&"").to_string(),
         mshrs,
@@ -560,9 +569,10 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
                 c.l2_mshrs = g.mshrs;
                 c.l2_mshr_merge = g.merge;
                 c.l2_miss_queue = g.miss_queue;
+                c.l2_data_port_bytes = g.data_port_bytes;
                 Ok(format!(
-                    "l2_sets = {}, l2_ways = {}, l2_mshrs = {}, l2_mshr_merge = {}, l2_miss_queue = {} (per sub-partition; policies {})",
-                    g.sets, g.ways, g.mshrs, g.merge, g.miss_queue, g.policies
+                    "l2_sets = {}, l2_ways = {}, l2_mshrs = {}, l2_mshr_merge = {}, l2_miss_queue = {}, l2_data_port_bytes = {} (per sub-partition; policies {})",
+                    g.sets, g.ways, g.mshrs, g.merge, g.miss_queue, g.data_port_bytes, g.policies
                 ))
             }
             "gpgpu_n_mem" => {

@@ -138,7 +138,27 @@ pub struct SubPartition {
     reply_cap: usize,
     latency: u64,
     line_bytes: u32,
+    /// The L2's data and fill ports (3.2.2 gpu-cache.cc, `bandwidth_management`): bytes a
+    /// port moves per cycle, and the first cycle each is free again. A read hit holds the
+    /// data port for (data bytes / width) cycles, an access that writes a dirty victim back
+    /// for (line / width); a fill holds the fill port for (line / width). 3.2.2 counts the
+    /// cycles down once a cycle, between the fill and the new access (`cache_cycle` calls
+    /// `m_L2cache->cycle()` there), so a port used at cycle t is free again at t + cycles.
+    port_bytes: u32,
+    data_port_free_at: u64,
+    fill_port_free_at: u64,
     pub stats: CacheStats,
+}
+
+/// What an L2 access did, as far as the data port is concerned (3.2.2 `use_data_port`
+/// switches on the same outcomes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    /// RESERVATION_FAIL: the request stays at the head of the icnt→L2 queue.
+    Refused,
+    Hit,
+    /// A miss or a merge into a pending fill; `wrote_back` when it evicted a dirty line.
+    Queued { wrote_back: bool },
 }
 
 #[derive(Clone, Debug)]
@@ -180,6 +200,9 @@ impl SubPartition {
             reply_cap: c.l2_response_queue as usize,
             latency: c.l2_latency as u64,
             line_bytes: c.line_bytes,
+            port_bytes: c.l2_data_port_bytes,
+            data_port_free_at: 0,
+            fill_port_free_at: 0,
             stats: CacheStats::default(),
         }
     }
@@ -205,12 +228,15 @@ impl SubPartition {
                 self.rop.push_back((now + self.latency, req));
             }
         }
-        // DRAM → L2: a read fills (the fill port is taken to be free), a write's
-        // acknowledgement goes to the L2→icnt queue when that has room.
+        // DRAM → L2: a read fills when the fill port is free, a write's acknowledgement goes
+        // to the L2→icnt queue when that has room.
         if let Some(&d) = self.dram_l2.front() {
             if !d.write {
-                self.dram_l2.pop_front();
-                self.fill(d, map);
+                if now >= self.fill_port_free_at {
+                    self.dram_l2.pop_front();
+                    self.fill(d, map);
+                    self.fill_port_free_at = now + (self.line_bytes / self.port_bytes) as u64;
+                }
             } else if self.replies.len() < self.reply_cap {
                 self.dram_l2.pop_front();
                 if let Some(a) = d.ack {
@@ -239,13 +265,17 @@ impl SubPartition {
         if self.miss_queue_full(1) {
             self.stats.cycles_miss_queue_full += 1;
         }
-        // A new access when the L2→DRAM and L2→icnt queues have room.
-        if self.l2_dram.len() < self.l2_dram_cap && self.replies.len() < self.reply_cap {
+        // A new access when the L2→DRAM and L2→icnt queues have room and the data port is
+        // free.
+        let room = self.l2_dram.len() < self.l2_dram_cap && self.replies.len() < self.reply_cap;
+        if room && now >= self.data_port_free_at {
             if let Some(&req) = self.icnt_l2.front() {
-                if self.access(req, now, map, subs) {
+                let outcome = self.access(req, now, map, subs);
+                if outcome != Access::Refused {
                     self.icnt_l2.pop_front();
                     self.stats.atomics += req.atomic.is_some() as u64;
                 }
+                self.data_port_free_at = now + self.data_port_cycles(req, outcome);
             }
         }
         // The ROP delay queue's head into the icnt→L2 queue.
@@ -254,6 +284,26 @@ impl SubPartition {
                 self.rop.pop_front();
                 self.icnt_l2.push_back(req);
             }
+        }
+    }
+
+    /// Cycles the access just made holds the data port (3.2.2 `use_data_port`): a hit
+    /// reads or writes its data (a read from an L1 or read-only cache is a whole line; a
+    /// write or an atomic its own bytes); a miss reads out a dirty victim it writes back;
+    /// a refused access uses nothing.
+    fn data_port_cycles(&self, req: MemRequest, outcome: Access) -> u64 {
+        let width = self.port_bytes;
+        match outcome {
+            Access::Hit => {
+                let bytes = if req.write || req.atomic.is_some() {
+                    req.bytes as u32
+                } else {
+                    self.line_bytes
+                };
+                bytes.div_ceil(width) as u64
+            }
+            Access::Queued { wrote_back: true } => (self.line_bytes / width) as u64,
+            Access::Queued { wrote_back: false } | Access::Refused => 0,
         }
     }
 
@@ -288,7 +338,7 @@ impl SubPartition {
     }
 
     /// Tries to serve `req`; false leaves it at the head of the icnt→L2 queue.
-    fn access(&mut self, req: MemRequest, now: u64, map: &ChannelMap, subs: usize) -> bool {
+    fn access(&mut self, req: MemRequest, now: u64, map: &ChannelMap, subs: usize) -> Access {
         let line = req.line;
         let local = map.slice_line(line);
         let probe = self.tags.probe(local);
@@ -296,7 +346,7 @@ impl SubPartition {
         // `tag_array::probe`: a miss in a set whose lines are all reserved.
         if probe == Probe::Miss && !self.tags.can_allocate(local) {
             self.stats.fail_line_alloc += 1;
-            return false;
+            return Access::Refused;
         }
         if req.write {
             return self.write(req, local, probe, now, map, subs);
@@ -318,33 +368,33 @@ impl SubPartition {
             }
             self.stats.hits += 1;
             self.replies.push_back(req.reply());
-            return true;
+            return Access::Hit;
         }
         // `rd_miss_base`: refused at `miss_queue_full(1)`, then `send_read_request`.
         if self.miss_queue_full(1) {
             self.stats.fail_miss_queue_full += 1;
-            return false;
+            return Access::Refused;
         }
         if probe == Probe::Reserved {
             if self.mshrs.can_merge(local) {
                 self.mshrs.merge(local, waiter);
                 self.tags.touch(local, now);
                 self.stats.hit_reserved += 1;
-                true
+                Access::Queued { wrote_back: false }
             } else {
                 self.stats.fail_merge_limit += 1;
-                false
+                Access::Refused
             }
         } else if self.mshrs.is_full() {
             self.stats.fail_mshr_full += 1;
-            false
+            Access::Refused
         } else {
             self.mshrs.open(local, waiter, now);
             self.miss_queue
                 .push_back(DramRequest::read(line, self.line_bytes));
-            self.allocate(local, now, map, subs);
+            let wrote_back = self.allocate(local, now, map, subs);
             self.stats.misses += 1;
-            true
+            Access::Queued { wrote_back }
         }
     }
 
@@ -358,28 +408,29 @@ impl SubPartition {
         now: u64,
         map: &ChannelMap,
         subs: usize,
-    ) -> bool {
+    ) -> Access {
         if probe == Probe::Hit {
             self.tags.mark_dirty(local);
             self.tags.touch(local, now);
             self.stats.write_hits += 1;
             self.replies.push_back(req.reply());
-            return true;
+            return Access::Hit;
         }
         // `if (miss_queue_full(2) || (!(mshr_hit && mshr_avail) && !(!mshr_hit &&
         // mshr_avail && miss_queue.size() < size))) return RESERVATION_FAIL`.
         if self.miss_queue_full(2) {
             self.stats.fail_miss_queue_full += 1;
-            return false;
+            return Access::Refused;
         }
         let reserved = probe == Probe::Reserved;
+        let mut wrote_back = false;
         if reserved && !self.mshrs.can_merge(local) {
             self.stats.fail_merge_limit += 1;
-            return false;
+            return Access::Refused;
         }
         if !reserved && self.mshrs.is_full() {
             self.stats.fail_mshr_full += 1;
-            return false;
+            return Access::Refused;
         }
         let store = DramRequest {
             ack: Some(Ack {
@@ -403,7 +454,7 @@ impl SubPartition {
             self.mshrs.open(local, waiter, now);
             self.miss_queue
                 .push_back(DramRequest::read(req.line, self.line_bytes));
-            self.allocate(local, now, map, subs);
+            wrote_back = self.allocate(local, now, map, subs);
         }
         // `select_stats_status`: a write whose probe was HIT_RESERVED counts as HIT_RESERVED.
         if reserved {
@@ -411,17 +462,20 @@ impl SubPartition {
         } else {
             self.stats.write_misses += 1;
         }
-        true
+        Access::Queued { wrote_back }
     }
 
-    /// Allocates (reserves) slice line `local`, queueing a DRAM write for a dirty victim.
-    fn allocate(&mut self, local: u64, now: u64, map: &ChannelMap, subs: usize) {
-        if let Some(v) = self.tags.allocate(local, LineState::Reserved, false, now) {
-            if v.dirty {
+    /// Allocates (reserves) slice line `local`, queueing a DRAM write for a dirty victim;
+    /// true when it did.
+    fn allocate(&mut self, local: u64, now: u64, map: &ChannelMap, subs: usize) -> bool {
+        match self.tags.allocate(local, LineState::Reserved, false, now) {
+            Some(v) if v.dirty => {
                 let line = map.line_of_slice(v.line, self.id, subs);
                 self.miss_queue
                     .push_back(DramRequest::write(line, self.line_bytes));
+                true
             }
+            _ => false,
         }
     }
 }
@@ -838,6 +892,70 @@ mod tests {
     fn lines_of(c: &Config, sub: usize) -> impl Iterator<Item = u64> {
         let map = ChannelMap::new(c).unwrap();
         (0u64..).filter(move |&l| map.sub_partition(l) == sub)
+    }
+
+    /// The cycles at which `n` read hits of one warm line, queued at once at sub-partition 0,
+    /// are answered, and those of the DRAM fills of `n` misses queued likewise.
+    fn hit_and_fill_cycles(c: &Config, n: usize) -> (Vec<u64>, Vec<u64>) {
+        let mut p = Partition::new(0, c);
+        let mut net = network(c);
+        let mut lines = lines_of_channel_0(c);
+        let warm = lines.next().unwrap();
+        serve(&mut p, &mut net, request(0, warm, false), 0);
+        let start = 10_000;
+        for k in 0..n {
+            p.subs[0].icnt_l2.push_back(request(1 + k as u32, warm, false));
+        }
+        let mut hits = vec![];
+        for now in start..start + 1_000 {
+            p.cycle(now, &mut net);
+            while p.subs[0].replies.pop_front().is_some() {
+                hits.push(now - start);
+            }
+        }
+        // Misses: their DRAM reads come back together (taken from the L2→DRAM queue and put
+        // straight into the DRAM→L2 queue, the sub-partition stepped alone).
+        let Partition { subs, map, .. } = &mut p;
+        let sub = &mut subs[0];
+        for (k, line) in lines.take(n).enumerate() {
+            sub.icnt_l2.push_back(request(100 + k as u32, line, false));
+        }
+        let mut reads = vec![];
+        for now in 20_000..20_100 {
+            sub.cycle(now, &mut net, map, 2);
+            reads.extend(sub.l2_dram.drain(..));
+        }
+        assert_eq!(reads.len(), n, "every miss reads its line");
+        sub.dram_l2.extend(reads);
+        let fills_before = sub.stats.fills;
+        let mut fills = vec![];
+        for now in 30_000..30_100 {
+            sub.cycle(now, &mut net, map, 2);
+            if sub.stats.fills > fills_before + fills.len() as u64 {
+                fills.push(now - 30_000);
+            }
+        }
+        (hits, fills)
+    }
+
+    /// 3.2.2 gpu-cache.cc `bandwidth_management`: a 128 B read hit holds the 32 B data port
+    /// four cycles, and a fill the fill port four; a port as wide as the line takes one a
+    /// cycle.
+    #[test]
+    fn the_l2_data_and_fill_ports_move_32_bytes_a_cycle() {
+        let c = Config::default();
+        assert_eq!(c.l2_data_port_bytes, 32, "the GTX480 file's dl2 data port");
+        let (hits, fills) = hit_and_fill_cycles(&c, 4);
+        assert_eq!(hits.len(), 4);
+        assert!(hits.windows(2).all(|w| w[1] - w[0] == 4), "hits {hits:?}");
+        assert_eq!(fills, [0, 4, 8, 12]);
+        let wide = Config {
+            l2_data_port_bytes: 128,
+            ..Config::default()
+        };
+        let (hits, fills) = hit_and_fill_cycles(&wide, 4);
+        assert!(hits.windows(2).all(|w| w[1] - w[0] == 1), "hits {hits:?}");
+        assert_eq!(fills, [0, 1, 2, 3]);
     }
 
     /// GTX480's `dl2 64:128:8,L:B:m:W,A:32:4,4` is per sub-partition (3.2.2 l2cache.cc builds
