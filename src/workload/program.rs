@@ -63,6 +63,10 @@ pub enum AluKind {
     DFma,
     /// Double-precision divide: runs on the SFU (3.2.2 makes every `DIV_OP` an `SFU_OP`).
     DDiv,
+    /// A trace's `EXIT`: an SP op of latency 1. Accel-Sim's `trace_config::set_latency`
+    /// (trace_driven.cc) leaves `EXIT_OPS` at its default latency and interval of 1, where
+    /// the ALU, integer and branch classes take `-trace_opcode_latency_initiation_int`.
+    Exit,
 }
 
 impl AluKind {
@@ -74,7 +78,7 @@ impl AluKind {
             AluKind::DMul => Some(2),
             AluKind::DFma => Some(3),
             AluKind::DDiv => Some(4),
-            AluKind::Simple | AluKind::IMul | AluKind::IDiv => None,
+            AluKind::Simple | AluKind::IMul | AluKind::IDiv | AluKind::Exit => None,
         }
     }
 }

@@ -94,6 +94,7 @@ pub fn sass_opcode(op: OpKind, width: u8, has_dst: bool) -> String {
     let w = width_suffix(width);
     match op {
         OpKind::Alu(AluKind::Simple) => "IADD".into(),
+        OpKind::Alu(AluKind::Exit) => "EXIT".into(),
         OpKind::Alu(AluKind::IMul | AluKind::IDiv) => "IMUL".into(),
         OpKind::Alu(AluKind::DAdd) => "DADD".into(),
         OpKind::Alu(AluKind::DMinMax) => "DMNMX".into(),

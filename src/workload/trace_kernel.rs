@@ -72,6 +72,7 @@ pub(crate) fn op_kind(class: OpClass, mnemonic: &str) -> OpKind {
         },
         OpClass::Barrier => OpKind::Barrier,
         OpClass::Sfu => OpKind::Sfu,
+        OpClass::Exit => OpKind::Alu(AluKind::Exit),
         _ => match mnemonic {
             "IMUL" | "IMUL32I" => OpKind::Alu(AluKind::IMul),
             // Fermi runs double precision at its own rate (`-ptx_opcode_latency_dp`).

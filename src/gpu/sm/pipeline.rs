@@ -51,6 +51,8 @@ pub fn unit_timing(c: &Config, op: OpKind) -> (u64, u64) {
         OpKind::Alu(AluKind::DFma) => (c.dp_fma_latency, c.dp_fma_initiation),
         OpKind::Alu(AluKind::DDiv) => (c.dp_div_latency, c.dp_div_initiation),
         OpKind::Sfu => (c.sfu_latency, c.sfu_initiation),
+        // Accel-Sim's default for `EXIT_OPS` (`trace_config::set_latency`): no config key.
+        OpKind::Alu(AluKind::Exit) => (1, 1),
         // A branch is an SP op without a destination (3.2.2 `BRANCH_OP`).
         _ => (c.alu_latency, 1),
     };
