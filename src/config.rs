@@ -85,6 +85,20 @@ pub enum IssueOrder {
     Rotate,
 }
 
+/// Which pipeline runs the double-precision add, min/max, multiply and fused multiply-add.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DpUnit {
+    /// An SP pipeline: GPGPU-Sim 3.2.2 runs them as ALU ops (cuda-sim.cc,
+    /// `set_opcode_and_latency`; a multiply as `ALU_SFU_OP`, see `AluKind::DMul`) with the
+    /// `-ptx_opcode_*_dp` timing (the paper's simulator).
+    #[default]
+    Sp,
+    /// The SFU: GPGPU-Sim 4.x's `scheduler_unit::cycle` sends a `DP_OP` to the SFU when the
+    /// core has no DP unit (`-gpgpu_num_dp_units 0`, as Accel-Sim's Fermi file sets it).
+    Sfu,
+}
+
 /// Which takes the L1 port when the LD/ST head and a re-execution-queue entry worth
 /// retrying (armed by an MSHR-free or miss-queue-free pulse since its last try) both want it
 /// (spec §5) [design].
@@ -279,6 +293,9 @@ pub struct Config {
     pub dp_mul_initiation: u32,
     pub dp_fma_initiation: u32,
     pub dp_div_initiation: u32,
+    /// Which pipeline runs DP add to MAD: an SP one (3.2.2) or the SFU (4.x without DP
+    /// units, Accel-Sim). DP divide always runs on the SFU.
+    pub dp_unit: DpUnit,
     /// Shared-memory load latency from the LD/ST unit's first cycle to the register
     /// release: 4.x's `smem_latency` pipeline (3, as port322 sets it) and the LD/ST
     /// writeback register `m_next_wb` (1). Bank conflicts add to it: they hold the LD/ST
@@ -512,6 +529,7 @@ impl Default for Config {
             shared_per_sm: 48 * 1024,
             schedulers_per_sm: 2,
             issue_order: IssueOrder::Fixed,
+            dp_unit: DpUnit::Sp,
             ibuffer_entries: 2,
             scheduler: SchedulerKind::Lrr,
             sp_units: 2,
@@ -772,6 +790,7 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
             int("dp_mul_initiation", "cycles", 1, LAT, 8, "Cycles an SP pipeline is busy per DP multiply (-ptx_opcode_initiation_dp MUL)."),
             int("dp_fma_initiation", "cycles", 1, LAT, 8, "Cycles an SP pipeline is busy per DP fma/mad (-ptx_opcode_initiation_dp MAD)."),
             int("dp_div_initiation", "cycles", 1, LAT, 130, "Cycles the SFU is busy per DP divide (-ptx_opcode_initiation_dp DIV)."),
+            choice("dp_unit", &["sp", "sfu"], "sp", "Which pipeline runs DP add, min/max, multiply and FMA: an SP pipeline (GPGPU-Sim 3.2.2) or the one SFU (GPGPU-Sim 4.x on a core without DP units, as Accel-Sim runs the Fermi file). DP divide always runs on the SFU."),
             int("shared_latency", "cycles", 1, LAT, 4, "Shared-memory load latency from the LD/ST unit to the register release (after its bank-conflict cycles)."),
             int("shared_banks", "banks", 1, 32, 32, "Shared-memory banks of 4-byte words: a shared instruction holds the LD/ST unit for the most distinct words one bank is asked for."),
             int("l1_hit_latency", "cycles", 1, LAT, 1, "L1 hit latency from the access to the register release (Accel-Sim's l1_latency queue)."),

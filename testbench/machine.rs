@@ -1,7 +1,7 @@
 //! Integration tests of the machine model: unloaded latencies, coalescing, scheduler order,
 //! MSHR merging and reservation failures, CTA dispatch limits.
 
-use mascar::config::{Config, IssueOrder};
+use mascar::config::{Config, DpUnit, IssueOrder};
 use mascar::engine::simulate;
 use mascar::gpu::SimError;
 use mascar::sched::SchedulerKind;
@@ -219,6 +219,33 @@ fn double_precision_occupies_its_pipeline_for_the_initiation_interval() {
     let c = issues("div.f64", 1);
     assert_eq!(c.len(), 16);
     assert!(c.windows(2).all(|w| w[1] - w[0] == 130), "{c:?}");
+}
+
+/// `dp_unit = sfu` (GPGPU-Sim 4.x on a core without DP units, as Accel-Sim runs the Fermi
+/// file): `add.f64` goes to the one SFU, so with Accel-Sim's trace timing (20, 8) the 128
+/// independent adds issue one per 8 cycles instead of two per 8 on the SP pipelines.
+#[test]
+fn dp_on_the_sfu_issues_one_per_interval_on_the_one_sfu() {
+    let cfg = Config {
+        dp_unit: DpUnit::Sfu,
+        dp_add_latency: 20,
+        dp_add_initiation: 8,
+        ..one_sm()
+    };
+    let k = kernel("kernel dp\ngrid 1\nblock 512\nloop i 8 {\n add.f64 r1, r2, r3\n}\n");
+    let c = issue_cycles(&cfg, &k);
+    assert_eq!(c.len(), 16 * 8);
+    assert!(c.windows(2).all(|w| w[1] - w[0] >= 8), "{c:?}");
+    let span = c.last().unwrap() - c[0];
+    assert!((127 * 8..=127 * 8 + 1).contains(&span), "add.f64 on the SFU: 128 issues over {span} cycles");
+    // A dependent chain waits for the SFU's latency: 20 + 6 cycles a step.
+    let k = kernel("kernel dp\ngrid 1\nblock 32\nloop i 4 {\n fma.f64 r1, r1, r2, r1\n}\n");
+    let cfg = Config {
+        dp_fma_latency: 20,
+        ..cfg
+    };
+    let c = issue_cycles(&cfg, &k);
+    assert!(c.windows(2).all(|w| w[1] - w[0] == 26), "{c:?}");
 }
 
 fn one_load(stride: u32) -> Kernel {

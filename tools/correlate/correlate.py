@@ -40,8 +40,36 @@ ACCEL_OPTS = ["-gpgpu_perfect_inst_const_cache", "1"]
 # Model settings for what Accel-Sim (GPGPU-Sim 4.x) does that 3.2.2, the model's default,
 # did not: 4.x rotates which scheduler issues first each cycle (`shader_core_ctx::issue`,
 # `Issue_Prio`); 3.2.2 always started with scheduler 0. `--set` options come after these
-# and override them.
+# and override them; `dp_settings` adds the double-precision ones read from --cfg.
 MODEL_SETTINGS = ["issue_order=rotate"]
+DP_KINDS = ["add", "minmax", "mul", "fma"]
+
+
+def dp_settings(cfg_dir):
+    """How Accel-Sim times DP add, min/max, multiply and FMA with the --cfg files: on a core
+    without DP units (`-gpgpu_num_dp_units 0`) 4.x's `scheduler_unit::cycle` sends a DP_OP to
+    the SFU, with the one latency and interval of `-trace_opcode_latency_initiation_dp`
+    (trace_driven.cc `set_latency`). 3.2.2, the model's default, runs them on an SP pipeline
+    with per-class `-ptx_opcode_*_dp` timing."""
+    opts = {}
+    for name in sorted(os.listdir(cfg_dir)):
+        path = os.path.join(cfg_dir, name)
+        if not os.path.isfile(path):
+            continue
+        with open(path, errors="replace") as fh:
+            for line in fh:
+                words = line.split("#")[0].split()
+                if len(words) >= 2 and words[0].startswith("-"):
+                    opts[words[0]] = words[1]
+    out = []
+    if opts.get("-gpgpu_num_dp_units", "0") == "0":
+        out.append("dp_unit=sfu")
+    timing = opts.get("-trace_opcode_latency_initiation_dp")
+    if timing:
+        lat, init = timing.split(",")[:2]
+        for k in DP_KINDS:
+            out += ["dp_%s_latency=%s" % (k, lat), "dp_%s_initiation=%s" % (k, init)]
+    return out
 # Binary versions this Accel-Sim (73f9fac) has an opcode map for; 90 (Hopper) is rewritten to 86.
 ACCEL_BINARY_OK = {35, 60, 61, 70, 75, 80, 86}
 
@@ -231,7 +259,7 @@ def run_model(tdir, scheds, args):
     fd, out = tempfile.mkstemp(suffix=".json", dir=args.cache)
     os.close(fd)
     cmd = [args.mascar, "run", "--trace", tdir, "--config", args.model_config,
-           "-s", ",".join(scheds), "--json", out, "-q"] + sum((["--set", s] for s in MODEL_SETTINGS + args.set), [])
+           "-s", ",".join(scheds), "--json", out, "-q"] + sum((["--set", s] for s in model_settings(args)), [])
     p = subprocess.run(["nice", "-n", "5"] + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if p.returncode != 0:
         raise RuntimeError("mascar failed on %s: %s" % (tdir, p.stderr.decode(errors="replace")[-2000:]))
@@ -273,7 +301,7 @@ def report(traces, scheds, accel, model, args):
              (args.model_label or "mascar commit `%s`" % (mcommit or "?"),
               os.path.relpath(args.mascar, REPO) if args.mascar.startswith(REPO) else args.mascar,
               os.path.relpath(args.model_config, REPO) if args.model_config.startswith(REPO)
-              else args.model_config, " ".join(MODEL_SETTINGS + args.set)))
+              else args.model_config, " ".join(model_settings(args))))
     L.append("Reference: Accel-Sim accel-sim-framework/gpgpu-sim_distribution `%s`, config `%s` "
              "(port322), options `%s`." % (acc_any["commits"], args.cfg,
                                            " ".join(ACCEL_OPTS + ["-gpgpu_scheduler", "<sched>"]
@@ -373,6 +401,11 @@ def report(traces, scheds, accel, model, args):
                 dm = (m1["cycles"] - m0["cycles"]) / float(m1["warp_insts"] - m0["warp_insts"])
                 L.append("| %s | %s | %.2f | %.2f |" % (n, s, dr, dm))
     return "\n".join(L) + "\n"
+
+
+def model_settings(args):
+    """Every --set the model runs with: MODEL_SETTINGS, the DP timing of --cfg, then --set."""
+    return MODEL_SETTINGS + dp_settings(args.cfg) + args.set
 
 
 def main(argv=None):

@@ -13,7 +13,7 @@ pub mod ro_cache;
 mod ro_ldst;
 pub mod warp;
 
-use crate::config::{Config, IssueOrder};
+use crate::config::{Config, DpUnit, IssueOrder};
 use crate::gpu::mem::icnt::Network;
 use crate::gpu::mem::MemReply;
 use crate::mascar::blocks::{IssueIn, IssueView, MascarBlocks};
@@ -805,7 +805,7 @@ impl Sm {
         // An SP or SFU pipeline takes the instruction and stays busy for its initiation
         // interval (`pipelined_simd_unit`: it waits in the dispatch register); the issue
         // stage saw it free (`sp_free` / `sfu_free`).
-        let units = match inst.op.pipe() {
+        let units = match self.pipe_of(inst.op) {
             Pipe::Sp if inst.op != OpKind::Barrier => Some(&mut self.sp_free_at),
             Pipe::Sfu => Some(&mut self.sfu_free_at),
             _ => None,
@@ -897,6 +897,15 @@ impl Sm {
         }
     }
 
+    /// The pipeline `op` runs on: its own (`OpKind::pipe`), except DP add to MAD on the SFU
+    /// under `dp_unit = sfu` (GPGPU-Sim 4.x `scheduler_unit::cycle` with no DP unit).
+    fn pipe_of(&self, op: OpKind) -> Pipe {
+        match op {
+            OpKind::Alu(k) if self.cfg.dp_unit == DpUnit::Sfu && k.dp_index().is_some() => Pipe::Sfu,
+            _ => op.pipe(),
+        }
+    }
+
     /// Recomputes warp `w`'s bits in the issue masks after its I-buffer, scoreboard, barrier
     /// or residency changed.
     fn refresh(&mut self, w: usize) {
@@ -925,7 +934,7 @@ impl Sm {
             None => (false, false, false, false, false, false),
         };
         let op = head.map(|e| e.inst.op);
-        let pipe = op.map(OpKind::pipe);
+        let pipe = op.map(|op| self.pipe_of(op));
         let alu = matches!(op, Some(OpKind::Alu(_) | OpKind::Branch)) && pipe == Some(Pipe::Sp);
         let sfu = pipe == Some(Pipe::Sfu);
         let set = |m: &mut u64, on: bool| if on { *m |= bit } else { *m &= !bit };
@@ -1049,7 +1058,7 @@ impl Sm {
                         self.cfg.l1_miss_queue
                     )
                 } else {
-                    format!("{:?} pipeline", e.inst.op.pipe())
+                    format!("{:?} pipeline", self.pipe_of(e.inst.op))
                 }
             } else if w.stores_in_flight > 0 {
                 format!("{} store acknowledgements", w.stores_in_flight)
