@@ -164,7 +164,14 @@ const GROUPS: &[(&str, &[&str], &[&str])] = &[
     (
         "L2 cache",
         &["gpgpu_cache:dl2"],
-        &["l2_sets", "l2_ways", "l2_mshrs", "l2_mshr_merge", "l2_miss_queue", "l2_data_port_bytes"],
+        &[
+            "l2_sets",
+            "l2_ways",
+            "l2_mshrs",
+            "l2_mshr_merge",
+            "l2_miss_queue",
+            "l2_data_port_bytes",
+        ],
     ),
     ("L2 partitions", &["gpgpu_n_mem"], &["l2_partitions"]),
     ("L2 latency", &["rop_latency"], &["l2_latency"]),
@@ -367,7 +374,11 @@ pub fn parse_cache(value: &str) -> Result<CacheGeometry, String> {
     Ok(CacheGeometry {
         sets: num(sets, "sets")?,
         line_bytes,
-        data_port_bytes: if data_port_bytes == 0 { line_bytes } else { data_port_bytes },
+        data_port_bytes: if data_port_bytes == 0 {
+            line_bytes
+        } else {
+            data_port_bytes
+        },
         ways: num(ways, "associativity")?,
         policies: parts.get(1).unwrap_or(&"").to_string(),
         mshrs,

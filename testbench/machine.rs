@@ -237,7 +237,10 @@ fn dp_on_the_sfu_issues_one_per_interval_on_the_one_sfu() {
     assert_eq!(c.len(), 16 * 8);
     assert!(c.windows(2).all(|w| w[1] - w[0] >= 8), "{c:?}");
     let span = c.last().unwrap() - c[0];
-    assert!((127 * 8..=127 * 8 + 1).contains(&span), "add.f64 on the SFU: 128 issues over {span} cycles");
+    assert!(
+        (127 * 8..=127 * 8 + 1).contains(&span),
+        "add.f64 on the SFU: 128 issues over {span} cycles"
+    );
     // A dependent chain waits for the SFU's latency: 20 + 6 cycles a step.
     let k = kernel("kernel dp\ngrid 1\nblock 32\nloop i 4 {\n fma.f64 r1, r1, r2, r1\n}\n");
     let cfg = Config {

@@ -445,7 +445,11 @@ mod tests {
         n.send(1, 0, 5, 0, 11);
         let (a, _) = next(&mut n, 0, 0);
         let (b, _) = next(&mut n, 0, a + 1);
-        assert_eq!(b - a, 5 + 1, "five flits and one allocation cycle between the packets");
+        assert_eq!(
+            b - a,
+            5 + 1,
+            "five flits and one allocation cycle between the packets"
+        );
     }
 
     #[test]

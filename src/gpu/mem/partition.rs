@@ -158,7 +158,9 @@ enum Access {
     Refused,
     Hit,
     /// A miss or a merge into a pending fill; `wrote_back` when it evicted a dirty line.
-    Queued { wrote_back: bool },
+    Queued {
+        wrote_back: bool,
+    },
 }
 
 #[derive(Clone, Debug)]
