@@ -15,8 +15,10 @@
 //!   (head-of-line blocking). Its head asks for the output `alloc_cycles` after it reached
 //!   the head of the buffer (VC then switch allocation, `vc_alloc_delay` + `sw_alloc_delay`).
 //! - **One packet per output at a time**: the output's one downstream VC is held from head to
-//!   tail. A free output grants the requesting input next after the last one it granted
-//!   (iSLIP's round-robin pointer, one iteration).
+//!   tail, and once the tail has crossed, the next packet needs its VC and switch allocation
+//!   (`alloc_cycles`) before it crosses (one idle cycle between back-to-back packets). A free
+//!   output grants the requesting input next after the last one it granted (iSLIP's
+//!   round-robin pointer, one iteration).
 //! - **Transfer**: an output moves `dst_flits` flits per cycle of its packet, cut-through
 //!   (a flit may leave as soon as it is in the input buffer), while the destination's buffer
 //!   (ejection plus boundary buffer, `dest_buffer` flits) has room. The tail reaches the
