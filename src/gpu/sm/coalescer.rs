@@ -86,13 +86,11 @@ impl Coalesced {
     ) {
         self.len = 0;
         let shift = line_bytes.trailing_zeros();
-        let lanes = (lanes as usize).min(WARP_LANES);
-        expr.eval_lanes_in(&env, values, lanes, &mut self.stack, &mut self.addrs);
+        let lanes = self.eval_addrs(expr, env, values, lanes);
         for lane in 0..lanes {
-            let addr = self.addrs[lane];
-            if addr == INACTIVE_LANE || mask >> lane & 1 == 0 {
+            let Some(addr) = self.active_addr(lane, mask) else {
                 continue;
-            }
+            };
             let first = addr >> shift;
             let last = addr.wrapping_add(width as u64 - 1) >> shift;
             if first == last {
@@ -107,6 +105,26 @@ impl Coalesced {
 }
 
 impl Coalesced {
+    /// Evaluates `expr` for the warp's first `lanes` lanes (at most 32) into `addrs`; returns
+    /// how many it evaluated.
+    fn eval_addrs(
+        &mut self,
+        expr: &AddrExpr,
+        env: LaneEnv,
+        values: &[[i64; WARP_LANES]],
+        lanes: u32,
+    ) -> usize {
+        let lanes = (lanes as usize).min(WARP_LANES);
+        expr.eval_lanes_in(&env, values, lanes, &mut self.stack, &mut self.addrs);
+        lanes
+    }
+
+    /// Lane `lane`'s evaluated address, if the lane is in `mask` and has one.
+    fn active_addr(&self, lane: usize, mask: u32) -> Option<u64> {
+        let addr = self.addrs[lane];
+        (addr != INACTIVE_LANE && mask >> lane & 1 == 1).then_some(addr)
+    }
+
     /// The cycles a shared-memory instruction holds the LD/ST unit's dispatch register: the
     /// most distinct 4-byte words any one of `banks` banks is asked for (GPGPU-Sim 3.2.2
     /// `warp_inst_t::generate_mem_accesses`, `shared_space`, with `shmem_limited_broadcast`
@@ -123,19 +141,16 @@ impl Coalesced {
         mask: u32,
         banks: u32,
     ) -> u8 {
-        let lanes = (lanes as usize).min(WARP_LANES);
-        expr.eval_lanes_in(&env, values, lanes, &mut self.stack, &mut self.addrs);
+        let lanes = self.eval_addrs(expr, env, values, lanes);
         // Per bank, the distinct words asked for (`shmem_bank_func`: word index mod banks).
         let mut per_bank = [0u8; WARP_LANES];
         let mut most = 1;
         for lane in 0..lanes {
-            let addr = self.addrs[lane];
-            if addr == INACTIVE_LANE || mask >> lane & 1 == 0 {
+            let Some(addr) = self.active_addr(lane, mask) else {
                 continue;
-            }
+            };
             let word = addr >> 2;
-            let seen = (0..lane)
-                .any(|l| mask >> l & 1 == 1 && self.addrs[l] != INACTIVE_LANE && self.addrs[l] >> 2 == word);
+            let seen = (0..lane).any(|l| self.active_addr(l, mask).is_some_and(|a| a >> 2 == word));
             if !seen {
                 let bank = (word % banks as u64) as usize;
                 per_bank[bank] += 1;
@@ -179,8 +194,7 @@ impl Coalesced {
     ) {
         self.len = 0;
         let shift = line_bytes.trailing_zeros();
-        let lanes = (lanes as usize).min(WARP_LANES);
-        expr.eval_lanes_in(&env, values, lanes, &mut self.stack, &mut self.addrs);
+        let lanes = self.eval_addrs(expr, env, values, lanes);
         let segment: u64 = match width {
             1 => 32,
             2 => 64,
@@ -191,10 +205,9 @@ impl Coalesced {
             let mut txns = [AtomTxn::default(); PART];
             let mut n = 0;
             for lane in part * PART..((part + 1) * PART).min(lanes) {
-                let addr = self.addrs[lane];
-                if addr == INACTIVE_LANE || mask >> lane & 1 == 0 {
+                let Some(addr) = self.active_addr(lane, mask) else {
                     continue;
-                }
+                };
                 let seg = addr & !(segment - 1);
                 let idx = (addr & 127) as u32;
                 let end = (idx + width.clamp(1, 16)).min(128);
