@@ -305,6 +305,17 @@ pub struct Config {
     /// the LD/ST unit's dispatch register for the most distinct words one bank is asked for
     /// (GPGPU-Sim 3.2.2 `-gpgpu_shmem_num_banks`, `ldst_unit::shared_cycle`).
     pub shared_banks: u32,
+    /// Register-file banks an operand collector reads from, one read per bank a cycle
+    /// (GPGPU-Sim `-gpgpu_num_reg_banks`; `gpu/sm/collector.rs`).
+    pub reg_banks: u32,
+    /// Operand-collector units of the SP, SFU and MEM sets (`-gpgpu_operand_collector_num_units_sp`,
+    /// `_sfu`, `_mem`; GTX480: 6, 8, 2).
+    pub collector_units_sp: u32,
+    pub collector_units_sfu: u32,
+    pub collector_units_mem: u32,
+    /// Generic collector units, which any class may use (GPGPU-Sim 4.x
+    /// `-gpgpu_operand_collector_num_units_gen`; 3.2.2 has none, Accel-Sim's port322 sets 2).
+    pub collector_units_gen: u32,
     /// L1 hit latency from the access to the register release: Accel-Sim's 4.x
     /// `l1_latency` queue (1 in the reference's port322; `ldst_unit::L1_latency_queue_cycle`
     /// releases the register when the access hits).
@@ -551,6 +562,11 @@ impl Default for Config {
             dp_div_initiation: 130,
             shared_latency: 4,
             shared_banks: 32,
+            reg_banks: 16,
+            collector_units_sp: 6,
+            collector_units_sfu: 8,
+            collector_units_mem: 2,
+            collector_units_gen: 0,
             l1_hit_latency: 1,
             max_inflight_loads: 256,
             l1_sets: 64,
@@ -793,6 +809,11 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
             choice("dp_unit", &["sp", "sfu"], "sp", "Which pipeline runs DP add, min/max, multiply and FMA: an SP pipeline (GPGPU-Sim 3.2.2) or the one SFU (GPGPU-Sim 4.x on a core without DP units, as Accel-Sim runs the Fermi file). DP divide always runs on the SFU."),
             int("shared_latency", "cycles", 1, LAT, 4, "Shared-memory load latency from the LD/ST unit to the register release (after its bank-conflict cycles)."),
             int("shared_banks", "banks", 1, 32, 32, "Shared-memory banks of 4-byte words: a shared instruction holds the LD/ST unit for the most distinct words one bank is asked for."),
+            int("reg_banks", "banks", 1, 64, 16, "Register-file banks: an operand collector reads one register per bank a cycle, register r of warp w in bank (r + 1 + w) mod banks (GPGPU-Sim -gpgpu_num_reg_banks)."),
+            int("collector_units_sp", "units", 1, 16, 6, "Operand-collector units for SP instructions (-gpgpu_operand_collector_num_units_sp)."),
+            int("collector_units_sfu", "units", 1, 16, 8, "Operand-collector units for SFU instructions (-gpgpu_operand_collector_num_units_sfu)."),
+            int("collector_units_mem", "units", 1, 16, 2, "Operand-collector units for memory instructions (-gpgpu_operand_collector_num_units_mem)."),
+            int("collector_units_gen", "units", 0, 16, 0, "Generic operand-collector units any instruction may use, tried first through their own port (GPGPU-Sim 4.x -gpgpu_operand_collector_num_units_gen; 3.2.2 has none, Accel-Sim's port322 trace.config sets 2)."),
             int("l1_hit_latency", "cycles", 1, LAT, 1, "L1 hit latency from the access to the register release (Accel-Sim's l1_latency queue)."),
             int("max_inflight_loads", "loads", 1, 65535, 256, "In-flight load instructions an SM tracks; a full table stalls the LSU."),
         ],

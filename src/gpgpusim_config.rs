@@ -25,6 +25,7 @@
 //!   is listed in [`Imported::defaulted`]; arithmetic on file values is checked.
 
 use crate::config::Config;
+use crate::gpu::sm::collector::{ID_OC_WIDTHS, OC_EX_WIDTHS, RESULT_BUSES, SP_PORTS};
 use crate::sched::SchedulerKind;
 use std::fmt;
 
@@ -97,6 +98,22 @@ const GROUPS: &[(&str, &[&str], &[&str])] = &[
     ("warp scheduler", &["gpgpu_scheduler"], &["scheduler"]),
     ("SP pipelines", &["gpgpu_num_sp_units"], &["sp_units"]),
     ("SFU pipelines", &["gpgpu_num_sfu_units"], &["sfu_units"]),
+    ("register banks", &["gpgpu_num_reg_banks"], &["reg_banks"]),
+    (
+        "operand-collector units",
+        &[
+            "gpgpu_operand_collector_num_units_sp",
+            "gpgpu_operand_collector_num_units_sfu",
+            "gpgpu_operand_collector_num_units_mem",
+            "gpgpu_operand_collector_num_units_gen",
+        ],
+        &[
+            "collector_units_sp",
+            "collector_units_sfu",
+            "collector_units_mem",
+            "collector_units_gen",
+        ],
+    ),
     (
         "integer latencies",
         &["ptx_opcode_latency_int"],
@@ -697,7 +714,51 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
                 ))
             }
             "gpgpu_pipeline_widths" => {
-                Err("the model issues one instruction per scheduler per cycle into its units".into())
+                // 3.2.2's seven widths or 4.x's eleven (with DP and INT registers of width 0):
+                // the model's registers have the GTX480 widths (gpu/sm/collector.rs).
+                let v = list(value)?;
+                let (sp, sfu, mem) = match v.len() {
+                    7 => ([v[0], v[3]], [v[1], v[4]], [v[2], v[5]]),
+                    11 if [v[1], v[2], v[6], v[7]] == [0; 4] => ([v[0], v[5]], [v[3], v[8]], [v[4], v[9]]),
+                    _ => {
+                        return Err(err(
+                            "expected 7 widths (3.2.2) or 11 with the DP and INT ones 0 (4.x)".into(),
+                        ))
+                    }
+                };
+                let fixed = |w: [u32; 2], i: usize| w == [ID_OC_WIDTHS[i] as u32, OC_EX_WIDTHS[i] as u32];
+                if fixed(sp, 0) && fixed(sfu, 1) && fixed(mem, 2) && v[v.len() - 1] == RESULT_BUSES as u32 {
+                    Ok("the model's ID_OC / OC_EX / EX_WB widths (fixed: 2,1,1,2,1,1,2)".into())
+                } else {
+                    Err("the model's pipeline registers have the GTX480 widths 2,1,1,2,1,1,2 (fixed)".into())
+                }
+            }
+            "gpgpu_num_reg_banks" => {
+                c.reg_banks = num(value)?;
+                Ok(format!("reg_banks = {}", c.reg_banks))
+            }
+            "gpgpu_operand_collector_num_units_sp" => {
+                c.collector_units_sp = num(value)?;
+                Ok(format!("collector_units_sp = {}", c.collector_units_sp))
+            }
+            "gpgpu_operand_collector_num_units_sfu" => {
+                c.collector_units_sfu = num(value)?;
+                Ok(format!("collector_units_sfu = {}", c.collector_units_sfu))
+            }
+            "gpgpu_operand_collector_num_units_mem" => {
+                c.collector_units_mem = num(value)?;
+                Ok(format!("collector_units_mem = {}", c.collector_units_mem))
+            }
+            "gpgpu_operand_collector_num_units_gen" => {
+                c.collector_units_gen = num(value)?;
+                Ok(format!("collector_units_gen = {}", c.collector_units_gen))
+            }
+            "gpgpu_operand_collector_num_in_ports_sp" | "gpgpu_operand_collector_num_out_ports_sp" => {
+                if num(value)? as usize == SP_PORTS {
+                    Ok(format!("the model's SP collector ports (fixed: {SP_PORTS})"))
+                } else {
+                    Err(format!("the model's SP collector set has {SP_PORTS} ports (fixed)"))
+                }
             }
             "gpgpu_clock_domains" => {
                 // core:icnt:L2:DRAM in MHz; the model's interconnect and L2 run at the core clock.

@@ -171,10 +171,12 @@ pub struct SchedIn {
     /// `ready` warps' bits matter, and their entries are always written, so this is what
     /// the table's write-through read port gives them.
     pub wst: WstOut,
-    /// SP lanes free this cycle.
+    /// SP instructions the SM accepts this cycle: free slots of its ID_OC_SP register
+    /// (`gpu/sm/collector.rs`; GPGPU-Sim's issue checks `has_free` there, not the units).
     pub sp_free: u8,
-    /// SFUs free this cycle.
+    /// SFU instructions it accepts: free slots of ID_OC_SFU.
     pub sfu_free: u8,
+    /// ID_OC_MEM has room for a memory instruction.
     pub lsu_free: bool,
     pub load_slot_free: bool,
     /// The scheduler that picks first this cycle, taking the units it needs before the

@@ -40,17 +40,19 @@ ACCEL_OPTS = ["-gpgpu_perfect_inst_const_cache", "1"]
 # Model settings for what Accel-Sim (GPGPU-Sim 4.x) does that 3.2.2, the model's default,
 # did not: 4.x rotates which scheduler issues first each cycle (`shader_core_ctx::issue`,
 # `Issue_Prio`); 3.2.2 always started with scheduler 0. `--set` options come after these
-# and override them; `dp_settings` adds the double-precision ones read from --cfg.
+# and override them; `cfg_settings` adds the double-precision timing and generic collector units read from --cfg.
 MODEL_SETTINGS = ["issue_order=rotate"]
 DP_KINDS = ["add", "minmax", "mul", "fma"]
 
 
-def dp_settings(cfg_dir):
-    """How Accel-Sim times DP add, min/max, multiply and FMA with the --cfg files: on a core
-    without DP units (`-gpgpu_num_dp_units 0`) 4.x's `scheduler_unit::cycle` sends a DP_OP to
-    the SFU, with the one latency and interval of `-trace_opcode_latency_initiation_dp`
-    (trace_driven.cc `set_latency`). 3.2.2, the model's default, runs them on an SP pipeline
-    with per-class `-ptx_opcode_*_dp` timing."""
+def cfg_settings(cfg_dir):
+    """What the --cfg files set for Accel-Sim that the 3.2.2 file the model reads does not.
+    DP add, min/max, multiply and FMA: on a core without DP units (`-gpgpu_num_dp_units 0`)
+    4.x's `scheduler_unit::cycle` sends a DP_OP to the SFU, with the one latency and interval
+    of `-trace_opcode_latency_initiation_dp` (trace_driven.cc `set_latency`); 3.2.2, the
+    model's default, runs them on an SP pipeline with per-class `-ptx_opcode_*_dp` timing.
+    Generic operand-collector units (`-gpgpu_operand_collector_num_units_gen`, port322's
+    trace.config: 2), which 3.2.2 does not have."""
     opts = {}
     for name in sorted(os.listdir(cfg_dir)):
         path = os.path.join(cfg_dir, name)
@@ -69,6 +71,9 @@ def dp_settings(cfg_dir):
         lat, init = timing.split(",")[:2]
         for k in DP_KINDS:
             out += ["dp_%s_latency=%s" % (k, lat), "dp_%s_initiation=%s" % (k, init)]
+    gen = opts.get("-gpgpu_operand_collector_num_units_gen")
+    if gen:
+        out.append("collector_units_gen=%s" % gen)
     return out
 # Binary versions this Accel-Sim (73f9fac) has an opcode map for; 90 (Hopper) is rewritten to 86.
 ACCEL_BINARY_OK = {35, 60, 61, 70, 75, 80, 86}
@@ -404,8 +409,8 @@ def report(traces, scheds, accel, model, args):
 
 
 def model_settings(args):
-    """Every --set the model runs with: MODEL_SETTINGS, the DP timing of --cfg, then --set."""
-    return MODEL_SETTINGS + dp_settings(args.cfg) + args.set
+    """Every --set the model runs with: MODEL_SETTINGS, what --cfg sets (cfg_settings), then --set."""
+    return MODEL_SETTINGS + cfg_settings(args.cfg) + args.set
 
 
 def main(argv=None):

@@ -211,6 +211,19 @@ def independent(n):
     return f
 
 
+def reg_reads(srcs, n=1):
+    """One warp: n independent IADDs (dest rotating over 16 registers that no IADD reads)
+    reading the registers `srcs`; then EXIT. GPGPU-Sim's register bank of Rr in warp w is
+    (r + 1 + w) mod 16: R5, R21 and R37 share a bank, R6 is in the next one."""
+    def f(cta, w):
+        wp = Warp()
+        for i in range(n):
+            wp.alu("IADD", 40 + i % 16, srcs)
+        wp.exit()
+        return wp
+    return f
+
+
 def store_stream(n):
     """One warp: n coalesced stores, each to a new line (write-through, no allocate in L1)."""
     def f(cta, w):
@@ -287,6 +300,16 @@ def main():
 
     # Issue throughput: one CTA of 32 warps (one SM) x 128 independent IADDs.
     single("independent-issue", independent(128), block=1024)
+
+    # Register-bank reads in the operand collector (one read per bank a cycle): one IADD
+    # reading one register, two in two banks, two and three in one bank; and streams of 64
+    # independent IADDs reading two registers in two banks or in one.
+    single("regbank-one", reg_reads([5]))
+    single("regbank-two", reg_reads([5, 6]))
+    single("regbank-conflict-2", reg_reads([5, 21]))
+    single("regbank-conflict-3", reg_reads([5, 21, 37]))
+    single("regbank-stream", reg_reads([5, 6], 64))
+    single("regbank-conflict-stream", reg_reads([5, 21], 64))
 
     # Stores: 64 coalesced line stores from one warp.
     single("store-stream-base", store_stream(0))

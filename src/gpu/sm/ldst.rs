@@ -17,6 +17,7 @@
 //! it ownership once the L1 is quiet.
 
 use super::coalescer::{Coalesced, LineRequest};
+use super::collector::Port;
 use super::l1::{FailCause, Outcome};
 use super::warp::IbufEntry;
 use super::{Event, InflightLoad, Sm};
@@ -215,7 +216,6 @@ impl Sm {
                 sm.lsu.next,
                 sm.lsu.shared,
                 sm.lsu.waiting,
-                sm.mem_oc.len(),
                 sm.next_request_id,
                 sm.wheel.pending,
             )
@@ -223,6 +223,17 @@ impl Sm {
         let before = fingerprint(self);
         self.ldst_stage(now);
         self.ldst_still = self.lsu.ro.is_none() && fingerprint(self) == before;
+        // Then a free unit takes the oldest instruction of OC_EX_MEM into its dispatch
+        // register, to make its first access next cycle (`shader_core_ctx::execute` after
+        // `ldst_unit::cycle`; pipeline.rs, t+4).
+        if !self.lsu.busy {
+            if let Some(i) = self.collector.take(Port::Mem) {
+                let s = i.mem_slot as usize;
+                std::mem::swap(&mut self.lsu, &mut self.mem_slots[s]);
+                self.mem_slots_free |= 1 << s;
+                self.ldst_still = false;
+            }
+        }
     }
 
     fn ldst_stage(&mut self, now: u64) {
@@ -234,14 +245,6 @@ impl Sm {
         // bp-2 MP-hold livelock of issue 29 §2, which is an ownership ping-pong between
         // warps at a barrier.)
         mshr_freed |= self.l1.is_quiet();
-        // The oldest instruction out of the operand collector enters a free unit and makes
-        // its first access this cycle (pipeline.rs).
-        if !self.lsu.busy {
-            if let Some(s) = self.mem_oc.ready(now) {
-                std::mem::swap(&mut self.lsu, &mut self.mem_oc.slots[s]);
-                self.mem_oc.pop();
-            }
-        }
         // A shared-memory head takes the unit for its bank cycles and no L1D port; a texture
         // or constant head uses its own cache's port (ro_ldst.rs), not the L1D's.
         let ro_head = self.shared_ldst(now) || self.ro_ldst(now);

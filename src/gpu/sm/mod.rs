@@ -1,10 +1,13 @@
 //! One streaming multiprocessor: warp contexts, fetch into I-buffers, the scoreboard, the
 //! warp schedulers, SP / SFU pipelines, the LD/ST unit with its coalescer, and the L1.
 //!
-//! [`Sm::cycle`] steps the stages in reverse pipeline order (fills, writebacks, LD/ST,
-//! issue, fetch), so each stage sees what the one before it produced in an earlier cycle.
+//! [`Sm::cycle`] steps the stages in reverse pipeline order (fills, writebacks, LD/ST and
+//! the other units, the operand collector, issue, decode and fetch), as GPGPU-Sim's
+//! `shader_core_ctx::cycle` does, so each stage sees what the one before it produced in an
+//! earlier cycle.
 
 pub mod coalescer;
+pub mod collector;
 pub mod l1;
 mod ldst;
 pub mod pipeline;
@@ -23,6 +26,7 @@ use crate::sched::ccws::{Ccws, CcwsParams};
 use crate::stats::{CacheStats, SmStats};
 use crate::workload::program::{OpKind, Pipe, Reg, NO_REG};
 use crate::workload::Kernel;
+use collector::{OcInst, Port};
 use l1::L1;
 use ldst::LsuOp;
 use ldst::Parked;
@@ -116,6 +120,9 @@ pub struct Sm {
     active: u64,
     /// Bit w: warp slot w has an empty I-buffer and more to fetch.
     need_fetch: u64,
+    /// The warp whose instructions were fetched last cycle and are decoded into its I-buffer
+    /// this cycle (GPGPU-Sim's fetch buffer), if any.
+    decoding: Option<u8>,
     /// Bit w: warp w has issued its last instruction; it may still wait for store
     /// acknowledgements, load data or requests that have not left yet.
     issued_all: u64,
@@ -166,6 +173,7 @@ pub struct Sm {
     /// rotate` it moves on after every cycle in which the SM holds a warp (GPGPU-Sim 4.x
     /// `shader_core_ctx::issue` advances `Issue_Prio` in each cycle its core is active).
     issue_first: u8,
+    /// The first warp the next fetch considers (round robin).
     fetch_ptr: u32,
     ctas: Vec<CtaSlot>,
     next_dyn_id: u64,
@@ -181,9 +189,15 @@ pub struct Sm {
     loads: Vec<InflightLoad>,
     free_loads: Vec<u16>,
     lsu: LsuOp,
-    /// Memory instructions issued and coalesced, in the operand collector on their way to
-    /// the LD/ST unit (`pipeline.rs`).
-    mem_oc: pipeline::MemCollector<LsuOp>,
+    /// The operand collector between issue and the SP, SFU and LD/ST units (`collector.rs`).
+    collector: collector::Collector,
+    /// Memory instructions issued and coalesced, in the collector on their way to the LD/ST
+    /// unit: one slot for each a full collector can hold, and which are free.
+    mem_slots: Vec<LsuOp>,
+    mem_slots_free: u64,
+    /// The EX_WB result buses: per cycle (ring slot), the results the SP and SFU pipelines
+    /// hand to writeback then, tagged with that cycle.
+    result_bus: Vec<(u64, u8)>,
     /// A global atomic's transaction that left the LD/ST unit, waiting for the SM's network
     /// port (a register of the unit, not of the instruction: it outlives the instruction).
     atomic_port: Option<crate::gpu::mem::MemRequest>,
@@ -247,8 +261,8 @@ impl Sm {
     pub fn new(id: usize, cfg: &Config, blocks: Box<dyn MascarBlocks + Send>) -> Self {
         let warps = cfg.warps_per_sm as usize;
         let nsched = cfg.schedulers_per_sm as usize;
-        // Events are scheduled up to the longest latency plus the collector and writeback
-        // stages ahead (pipeline.rs).
+        // Events are scheduled up to the longest latency plus the dispatch register and
+        // writeback stages ahead of a unit taking an instruction (pipeline.rs).
         let max_latency = [
             cfg.alu_latency,
             cfg.imul_latency,
@@ -265,13 +279,27 @@ impl Sm {
         .into_iter()
         .max()
         .unwrap_or(1)
-            + (pipeline::ISSUE_TO_UNIT + pipeline::RESULT_TO_WRITEBACK) as u32;
+            + (pipeline::UNIT_TO_WRITEBACK + 1) as u32;
+        let collector_shape = collector::Shape {
+            banks: cfg.reg_banks,
+            units: [
+                cfg.collector_units_sp,
+                cfg.collector_units_sfu,
+                cfg.collector_units_mem,
+                cfg.collector_units_gen,
+            ],
+        };
+        // ID_OC_MEM, the MEM and generic units and OC_EX_MEM hold at most this many.
+        let mem_slots = collector::ID_OC_WIDTHS[2]
+            + collector::OC_EX_WIDTHS[2]
+            + (cfg.collector_units_mem + cfg.collector_units_gen) as usize;
         Sm {
             id,
             cfg: cfg.clone(),
             warps: vec![Warp::default(); warps],
             active: 0,
             need_fetch: 0,
+            decoding: None,
             issuable: 0,
             sb_ready: 0,
             mem_head: 0,
@@ -314,7 +342,9 @@ impl Sm {
                         .fold(0u64, |m, w| m | 1 << w)
                 })
                 .collect(),
-            fetch_ptr: 0,
+            // GPGPU-Sim starts `m_last_warp_fetched` at 0, so the first fetch scans from
+            // warp 1 (`shader_core_ctx` constructor, `fetch`).
+            fetch_ptr: 1 % warps as u32,
             ctas: vec![CtaSlot::default(); cfg.ctas_per_sm as usize],
             next_dyn_id: 0,
             used_threads: 0,
@@ -327,7 +357,10 @@ impl Sm {
             loads: vec![InflightLoad::default(); cfg.max_inflight_loads as usize],
             free_loads: (0..cfg.max_inflight_loads as u16).rev().collect(),
             lsu: LsuOp::default(),
-            mem_oc: pipeline::MemCollector::new(),
+            collector: collector::Collector::new(collector_shape),
+            mem_slots: vec![LsuOp::default(); mem_slots],
+            mem_slots_free: (1u64 << mem_slots) - 1,
+            result_bus: vec![(u64::MAX, 0); (max_latency as usize + 2).next_power_of_two()],
             atomic_port: None,
             atomic_wait: 0,
             l1: L1::new(cfg),
@@ -426,7 +459,7 @@ impl Sm {
             && self.l1.is_quiet()
             && self.ro_quiet()
             && !self.lsu.busy
-            && self.mem_oc.is_empty()
+            && self.collector.is_empty()
             && self.atomic_port.is_none()
             && self.wheel.pending == 0
             && self.blocks.queue_state().2 == 0
@@ -499,6 +532,8 @@ impl Sm {
         self.ro_cycle(now);
         self.writebacks(now);
         self.ldst(now);
+        self.units(now);
+        self.collector.step();
         self.issue(now, k);
         self.fetch(k);
         self.l1.sample();
@@ -551,7 +586,10 @@ impl Sm {
         self.wheel.take(now, &mut due);
         for e in due.drain(..) {
             match e {
-                Event::Writeback { warp, reg } => self.writeback_done(warp as usize, reg),
+                Event::Writeback { warp, reg } => {
+                    self.collector.write(reg, warp);
+                    self.writeback_done(warp as usize, reg)
+                }
                 Event::LoadLine { load } => self.load_line_done(load),
             }
         }
@@ -579,6 +617,9 @@ impl Sm {
                 self.atomic_wait &= !(1u64 << warp);
             }
             self.free_loads.push(load);
+            // The loaded value takes its register's bank (`ldst_unit::writeback`). [design]
+            // It does not wait for a bank taken by another writeback this cycle.
+            self.collector.write(dst, warp as u8);
             let w = &mut self.warps[warp];
             w.in_pipeline -= 1;
             if dst != NO_REG {
@@ -606,7 +647,7 @@ impl Sm {
         // re-execution queue is no longer active, although it stays resident until its
         // stores are acknowledged (`Warp::is_done`). An owner then hands over at its last
         // request, not at its last acknowledgement.
-        let unsent = queue_warps | lsu_warp | self.mem_oc.warps(|op| op.warp);
+        let unsent = queue_warps | lsu_warp | self.collector.mem_warps();
         let mas_active = self.active & !(self.issued_all & !unsent);
         let saturated = self.mas && self.saturation_flag();
         // Issue 29: in MP with CAR a non-owner's head access is served hit-only; refused and
@@ -638,9 +679,10 @@ impl Sm {
                 // entry (shared ones included: they wait there as global ones do).
                 ldst_take: self.mem_head,
                 gload: self.load_head | self.ro_mem_head,
-                sp_free: self.sp_free_at.iter().filter(|&&t| t <= now).count().min(255) as u8,
-                sfu_free: self.sfu_free_at.iter().filter(|&&t| t <= now).count().min(255) as u8,
-                lsu_free: !self.mem_oc.is_full(),
+                // Room in the ID_OC registers (`scheduler_unit::cycle` checks `has_free`).
+                sp_free: self.collector.free(Port::Sp) as u8,
+                sfu_free: self.collector.free(Port::Sfu) as u8,
+                lsu_free: self.collector.free(Port::Mem) > 0,
                 load_slot_free: !self.free_loads.is_empty(),
                 saturated,
                 launched: self.launched,
@@ -659,8 +701,12 @@ impl Sm {
         if self.mas {
             self.mas_statistics(now, &view, saturated, mas_active);
         }
-        for (s, pick) in view.sched.issue[..self.sched_mask.len()].iter().enumerate() {
-            let Some(slot) = *pick else {
+        // In the order the schedulers ran (`first` first), so that an instruction's age in
+        // the collector is its issue order (GPGPU-Sim's uid).
+        let n = self.sched_mask.len();
+        for turn in 0..n {
+            let s = (input.sched.first as usize + turn) % n;
+            let Some(slot) = view.sched.issue[s] else {
                 self.count_stall(self.stall_of(s), 1);
                 continue;
             };
@@ -798,40 +844,29 @@ impl Sm {
         if let (Some(c), false) = (&mut self.ccws, inst.op == OpKind::Barrier) {
             c.issued(w as u8);
         }
-        // Cycles from issue to the writeback that frees the destination (pipeline.rs): the
-        // operand collector, the unit's latency, the writeback stage. A shared load goes
-        // through the LD/ST unit instead (`shared_dispatch`, ldst.rs).
-        let (unit_latency, initiation) = pipeline::unit_timing(&self.cfg, inst.op);
-        // An SP or SFU pipeline takes the instruction and stays busy for its initiation
-        // interval (`pipelined_simd_unit`: it waits in the dispatch register); the issue
-        // stage saw it free (`sp_free` / `sfu_free`).
-        let units = match self.pipe_of(inst.op) {
-            Pipe::Sp if inst.op != OpKind::Barrier => Some(&mut self.sp_free_at),
-            Pipe::Sfu => Some(&mut self.sfu_free_at),
-            _ => None,
-        };
-        if let Some(units) = units {
-            let unit = units.iter().position(|&t| t <= now).expect("unit_free checked");
-            units[unit] = now + initiation;
-        }
-        let latency = match inst.op {
-            OpKind::Alu(_) | OpKind::Sfu => pipeline::alu_dependent_distance(unit_latency),
-            _ => pipeline::ISSUE_TO_UNIT + self.cfg.shared_latency as u64,
+        let port = match self.pipe_of(inst.op) {
+            Pipe::Sp => Port::Sp,
+            Pipe::Sfu => Port::Sfu,
+            Pipe::Mem => Port::Mem,
         };
         match inst.op {
-            OpKind::Alu(_) | OpKind::Sfu => {
+            OpKind::Alu(_) | OpKind::Sfu | OpKind::Branch => {
+                // Into the collector; its unit schedules the writeback (`units`). The
+                // scoreboard reserves the destination now (`scheduler_unit::cycle`).
                 let warp = &mut self.warps[w];
                 warp.in_pipeline += 1;
                 if inst.dst != NO_REG {
                     warp.pending.insert(inst.dst);
                 }
-                self.wheel.schedule(
-                    now + latency,
-                    Event::Writeback {
-                        warp: w as u8,
-                        reg: inst.dst,
-                    },
-                );
+                if inst.op == OpKind::Branch {
+                    // GPGPU-Sim 3.2.2 sends BRANCH_OP down the SP pipe; the SIMT stack is
+                    // updated as it issues, so fetch can go on.
+                    let own = warp.program.clone();
+                    let program = own.as_deref().unwrap_or(&k.program);
+                    warp.resolve_branch(program, &entry, k.block, k.grid, &mut self.branch_stack);
+                }
+                self.collector
+                    .issue(OcInst::new(w as u8, port, inst.op, inst.dst, inst.src, 0));
             }
             OpKind::LoadGlobal
             | OpKind::LoadShared
@@ -842,9 +877,9 @@ impl Sm {
             | OpKind::LoadConst => {
                 // Coalesced now (the collector reads the address registers two cycles after
                 // issue, before any later instruction of the warp can write them back), into
-                // the collector's tail slot; the LD/ST unit takes it ISSUE_TO_UNIT cycles on.
-                let t = self.mem_oc.tail();
-                std::mem::swap(&mut self.lsu, &mut self.mem_oc.slots[t]);
+                // a free slot; the LD/ST unit takes it out of the collector (`ldst`).
+                let t = self.mem_slots_free.trailing_zeros() as usize;
+                std::mem::swap(&mut self.lsu, &mut self.mem_slots[t]);
                 self.lsu.busy = false;
                 if matches!(inst.op, OpKind::LoadTex | OpKind::LoadConst) {
                     self.ro_dispatch(w, &entry, k, now);
@@ -853,26 +888,12 @@ impl Sm {
                 } else {
                     self.ldst_dispatch(w, &entry, k);
                 }
-                std::mem::swap(&mut self.lsu, &mut self.mem_oc.slots[t]);
-                if self.mem_oc.slots[t].busy {
-                    self.mem_oc.push(now + pipeline::ISSUE_TO_UNIT);
+                std::mem::swap(&mut self.lsu, &mut self.mem_slots[t]);
+                if self.mem_slots[t].busy {
+                    self.mem_slots_free &= !(1 << t);
+                    self.collector
+                        .issue(OcInst::new(w as u8, port, inst.op, inst.dst, inst.src, t as u8));
                 }
-            }
-            OpKind::Branch => {
-                // An SP op without a destination (GPGPU-Sim 3.2.2 sends BRANCH_OP down the SP
-                // pipe); the SIMT stack is updated as it issues, so fetch can go on.
-                let warp = &mut self.warps[w];
-                warp.in_pipeline += 1;
-                let own = warp.program.clone();
-                let program = own.as_deref().unwrap_or(&k.program);
-                warp.resolve_branch(program, &entry, k.block, k.grid, &mut self.branch_stack);
-                self.wheel.schedule(
-                    now + self.cfg.alu_latency as u64,
-                    Event::Writeback {
-                        warp: w as u8,
-                        reg: NO_REG,
-                    },
-                );
             }
             OpKind::Barrier => {
                 let cta = self.warps[w].cta_slot as usize;
@@ -893,6 +914,57 @@ impl Sm {
                 self.try_finish(w);
             } else {
                 self.need_fetch |= 1 << w;
+            }
+        }
+    }
+
+    /// The execute stage's SP and SFU side (`shader_core_ctx::execute`): each pipeline, in
+    /// order, whose dispatch register is free takes the oldest instruction of its OC_EX
+    /// register, if a result bus is free at the cycle its result reaches EX_WB (`test_res_bus`);
+    /// the writeback follows that cycle (pipeline.rs).
+    fn units(&mut self, now: u64) {
+        for port in [Port::Sp, Port::Sfu] {
+            if !self.collector.has_ready(port) {
+                continue;
+            }
+            let n = match port {
+                Port::Sp => self.sp_free_at.len(),
+                _ => self.sfu_free_at.len(),
+            };
+            for u in 0..n {
+                let free_at = match port {
+                    Port::Sp => self.sp_free_at[u],
+                    _ => self.sfu_free_at[u],
+                };
+                if free_at > now {
+                    continue;
+                }
+                let Some(&i) = self.collector.ready(port) else {
+                    break;
+                };
+                let (latency, initiation) = pipeline::unit_timing(&self.cfg, i.op);
+                let at = now + latency;
+                let mask = self.result_bus.len() - 1;
+                let bus = &mut self.result_bus[at as usize & mask];
+                if bus.0 != at {
+                    *bus = (at, 0);
+                }
+                if bus.1 >= collector::RESULT_BUSES {
+                    continue;
+                }
+                bus.1 += 1;
+                self.collector.take(port);
+                match port {
+                    Port::Sp => self.sp_free_at[u] = now + initiation,
+                    _ => self.sfu_free_at[u] = now + initiation,
+                }
+                self.wheel.schedule(
+                    now + pipeline::UNIT_TO_WRITEBACK + latency,
+                    Event::Writeback {
+                        warp: i.warp,
+                        reg: i.dst,
+                    },
+                );
             }
         }
     }
@@ -991,8 +1063,26 @@ impl Sm {
         }
     }
 
-    /// Refills one warp's empty I-buffer per cycle, round robin over the warps that need it.
+    /// The decode and fetch stages (GPGPU-Sim `shader_core_ctx::decode`, then `fetch`, after
+    /// issue in each cycle): the warp fetched last cycle gets its instructions in its
+    /// I-buffer, so it may issue from the next cycle on; then one warp whose I-buffer is
+    /// empty, round robin, is fetched (with the perfect instruction cache, a hit).
     fn fetch(&mut self, k: &Kernel) {
+        if let Some(w) = self.decoding.take() {
+            let warp = &mut self.warps[w as usize];
+            // A clone of the warp's own program handle (a reference count, no copy).
+            let own = warp.program.clone();
+            warp.fetch(
+                own.as_deref().unwrap_or(&k.program),
+                self.cfg.ibuffer_entries as usize,
+            );
+            let empty = warp.ibuf_empty();
+            self.refresh(w as usize);
+            if empty {
+                // The program had nothing left (e.g. trailing empty loops).
+                self.try_finish(w as usize);
+            }
+        }
         if self.need_fetch == 0 {
             return;
         }
@@ -1005,19 +1095,7 @@ impl Sm {
         };
         self.fetch_ptr = (w + 1) % n;
         self.need_fetch &= !(1 << w);
-        let warp = &mut self.warps[w as usize];
-        // A clone of the warp's own program handle (a reference count, no copy).
-        let own = warp.program.clone();
-        warp.fetch(
-            own.as_deref().unwrap_or(&k.program),
-            self.cfg.ibuffer_entries as usize,
-        );
-        let empty = warp.ibuf_empty();
-        self.refresh(w as usize);
-        if empty {
-            // The program had nothing left (e.g. trailing empty loops).
-            self.try_finish(w as usize);
-        }
+        self.decoding = Some(w as u8);
     }
 
     /// The L1 counters.

@@ -18,6 +18,7 @@
 //!
 //! [`MascarBlocks::settled`]: crate::mascar::blocks::MascarBlocks::settled
 
+use super::collector::Port;
 use super::Sm;
 use crate::gpu::mem::MemReply;
 use crate::workload::Kernel;
@@ -61,18 +62,18 @@ impl Sm {
     fn acts_within(&self) -> bool {
         // Cheapest and most often decisive first: a busy SM issued (its blocks are not
         // settled) or moved its LD/ST unit.
-        if !self.ldst_still || !self.blocks.settled() || self.need_fetch != 0 {
+        if !self.ldst_still || !self.blocks.settled() || self.need_fetch != 0 || self.decoding.is_some() {
             return true;
         }
         // Whether the LD/ST unit is stuck: its last stage changed nothing but counters (a
-        // head refused and waiting, no entry retried), with nothing to take from the operand
-        // collector; and the ready warps the LD/ST side does not hold back.
-        let stuck = self.lsu.busy || self.mem_oc.is_empty();
+        // head refused and waiting, no entry retried), and the operand collector can move
+        // nothing (it holds only memory instructions, all waiting for the LD/ST unit); and
+        // the ready warps the LD/ST side does not hold back.
         let free = self.issuable & self.sb_ready & !self.held_mask();
-        !stuck
+        !self.collector.settled(self.lsu.busy)
             || self.lsu.atomic && self.lsu.busy
             || free & !self.mem_head != 0
-            || (free & self.mem_head != 0 && !self.mem_oc.is_full())
+            || (free & self.mem_head != 0 && self.collector.free(Port::Mem) > 0)
             || self.lsu.ro.is_some()
             || self.atomic_port.is_some()
             || !self.tex.is_quiet()
