@@ -714,23 +714,29 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
                 ))
             }
             "gpgpu_pipeline_widths" => {
-                // 3.2.2's seven widths or 4.x's eleven (with DP and INT registers of width 0):
-                // the model's registers have the GTX480 widths (gpu/sm/collector.rs).
+                // 3.2.2's seven widths (SP, SFU, MEM), 4.0's nine (with DP) or 4.x's eleven
+                // (with DP and INT): the model's registers have the GTX480 widths, with no DP
+                // or INT register (gpu/sm/collector.rs).
                 let v = list(value)?;
-                let (sp, sfu, mem) = match v.len() {
-                    7 => ([v[0], v[3]], [v[1], v[4]], [v[2], v[5]]),
-                    11 if [v[1], v[2], v[6], v[7]] == [0; 4] => ([v[0], v[5]], [v[3], v[8]], [v[4], v[9]]),
-                    _ => {
-                        return Err(err(
-                            "expected 7 widths (3.2.2) or 11 with the DP and INT ones 0 (4.x)".into(),
-                        ))
+                let sp_sfu_mem = match v.len() {
+                    7 => Some(([v[0], v[3]], [v[1], v[4]], [v[2], v[5]])),
+                    9 if v[1] == 0 && v[5] == 0 => Some(([v[0], v[4]], [v[2], v[6]], [v[3], v[7]])),
+                    11 if [v[1], v[2], v[6], v[7]] == [0; 4] => {
+                        Some(([v[0], v[5]], [v[3], v[8]], [v[4], v[9]]))
                     }
+                    _ => None,
                 };
                 let fixed = |w: [u32; 2], i: usize| w == [ID_OC_WIDTHS[i] as u32, OC_EX_WIDTHS[i] as u32];
-                if fixed(sp, 0) && fixed(sfu, 1) && fixed(mem, 2) && v[v.len() - 1] == RESULT_BUSES as u32 {
-                    Ok("the model's ID_OC / OC_EX / EX_WB widths (fixed: 2,1,1,2,1,1,2)".into())
-                } else {
-                    Err("the model's pipeline registers have the GTX480 widths 2,1,1,2,1,1,2 (fixed)".into())
+                match sp_sfu_mem {
+                    Some((sp, sfu, mem))
+                        if fixed(sp, 0)
+                            && fixed(sfu, 1)
+                            && fixed(mem, 2)
+                            && v[v.len() - 1] == RESULT_BUSES as u32 =>
+                    {
+                        Ok("the model's ID_OC / OC_EX / EX_WB widths (fixed: SP 2, SFU 1, MEM 1, EX_WB 2)".into())
+                    }
+                    _ => Err("the model's pipeline registers have the GTX480 widths (SP 2, SFU 1, MEM 1, EX_WB 2; no DP or INT register) and keep them".into()),
                 }
             }
             "gpgpu_num_reg_banks" => {
@@ -1006,6 +1012,26 @@ mod tests {
         .unwrap_err();
         assert_eq!((e.line, e.option.as_str()), (1, "gpgpu_const_cache:l1"));
         assert!(e.to_string().contains("const_line_bytes"), "{e}");
+    }
+
+    #[test]
+    fn collector_options_set_their_keys_and_the_gtx480_widths_are_accepted_in_every_form() {
+        let text = "-gpgpu_num_reg_banks 8\n-gpgpu_operand_collector_num_units_gen 2\n\
+                    -gpgpu_operand_collector_num_units_mem 3\n";
+        let c = import(text, "f", &Config::default()).unwrap().config;
+        assert_eq!(
+            (c.reg_banks, c.collector_units_gen, c.collector_units_mem),
+            (8, 2, 3)
+        );
+        // 3.2.2, 4.0 (with DP) and 4.x (with DP and INT) spell the same widths.
+        for w in ["2,1,1,2,1,1,2", "2,0,1,1,2,0,1,1,2", "2,0,0,1,1,2,0,0,1,1,2"] {
+            let i = import(&format!("-gpgpu_pipeline_widths {w}\n"), "f", &Config::default()).unwrap();
+            assert!(i.used.iter().any(|u| u.option == "gpgpu_pipeline_widths"), "{w}");
+        }
+        // Other widths are reported as not taken; a malformed list is an error.
+        let i = import("-gpgpu_pipeline_widths 4,1,1,4,1,1,4\n", "f", &Config::default()).unwrap();
+        assert!(i.ignored.iter().any(|u| u.option == "gpgpu_pipeline_widths"));
+        assert!(import("-gpgpu_pipeline_widths 2,x\n", "f", &Config::default()).is_err());
     }
 
     #[test]
