@@ -121,22 +121,25 @@ struct Dispatcher {
 #[derive(Clone, Debug)]
 struct Register {
     slots: Vec<Option<OcInst>>,
+    /// Slots holding an entry.
+    len: usize,
 }
 
 impl Register {
     fn new(width: usize) -> Self {
         Register {
             slots: vec![None; width],
+            len: 0,
         }
     }
     fn has_free(&self) -> bool {
-        self.slots.iter().any(Option::is_none)
+        self.len < self.slots.len()
     }
     fn free(&self) -> usize {
-        self.slots.iter().filter(|s| s.is_none()).count()
+        self.slots.len() - self.len
     }
     fn is_empty(&self) -> bool {
-        self.slots.iter().all(Option::is_none)
+        self.len == 0
     }
     fn put(&mut self, i: OcInst) {
         let s = self
@@ -145,6 +148,13 @@ impl Register {
             .find(|s| s.is_none())
             .expect("has_free checked");
         *s = Some(i);
+        self.len += 1;
+    }
+    /// Takes the oldest entry.
+    fn take_oldest(&mut self) -> Option<OcInst> {
+        let s = self.oldest()?;
+        self.len -= 1;
+        self.slots[s].take()
     }
     /// The oldest entry's slot (`register_set::get_ready`).
     fn oldest(&self) -> Option<usize> {
@@ -174,6 +184,11 @@ pub struct Collector {
     queued: u64,
     /// Banks a writeback took this cycle.
     writes: u64,
+    /// Units holding an instruction, and those of them whose reads are all done.
+    busy: u64,
+    collected: u64,
+    /// Memory instructions anywhere in the collector.
+    mem_len: usize,
     id_oc: [Register; 3],
     oc_ex: [Register; 3],
     next_age: u64,
@@ -226,6 +241,9 @@ impl Collector {
                 .collect(),
             queued: 0,
             writes: 0,
+            busy: 0,
+            collected: 0,
+            mem_len: 0,
             id_oc: ID_OC_WIDTHS.map(Register::new),
             oc_ex: OC_EX_WIDTHS.map(Register::new),
             next_age: 0,
@@ -250,6 +268,7 @@ impl Collector {
         self.next_age += 1;
         self.id_oc[i.port as usize].put(i);
         self.len += 1;
+        self.mem_len += (i.port == Port::Mem) as usize;
     }
 
     /// A writeback of `reg` for warp `warp` takes its bank this cycle
@@ -269,10 +288,10 @@ impl Collector {
 
     /// The unit takes the oldest instruction of `port`'s OC_EX register.
     pub fn take(&mut self, port: Port) -> Option<OcInst> {
-        let r = &mut self.oc_ex[port as usize];
-        let s = r.oldest()?;
+        let i = self.oc_ex[port as usize].take_oldest()?;
         self.len -= 1;
-        r.slots[s].take()
+        self.mem_len -= (port == Port::Mem) as usize;
+        Some(i)
     }
 
     /// Whether `port`'s OC_EX register holds an instruction.
@@ -282,7 +301,7 @@ impl Collector {
 
     /// The warps with a memory instruction in the collector, as a mask.
     pub fn mem_warps(&self) -> u64 {
-        if self.len == 0 {
+        if self.mem_len == 0 {
             return 0;
         }
         let mut m = 0u64;
@@ -314,17 +333,33 @@ impl Collector {
     /// `dispatch_ready_cu`: each dispatch unit moves one ready unit's instruction into its
     /// OC_EX register, if that has room.
     fn dispatch_ready(&mut self) {
+        if self.collected == 0 {
+            return;
+        }
         for d in 0..self.dispatchers.len() {
             let Dispatcher { set, last } = self.dispatchers[d];
-            for n in 0..set.len {
-                let c = (last + n + 1) % set.len;
-                let u = &self.units[set.first + c];
-                let Some(i) = u.inst else { continue };
-                if u.pending == 0 && self.oc_ex[i.port as usize].has_free() {
-                    self.oc_ex[i.port as usize].put(i);
-                    self.units[set.first + c].inst = None;
-                    self.dispatchers[d].last = c;
-                    break;
+            let ready = (self.collected >> set.first) & ((1u64 << set.len) - 1);
+            if ready == 0 {
+                continue;
+            }
+            // Round robin from the unit after the last: the ready units from last + 1 on,
+            // then those from the set's start.
+            let from = (last + 1) % set.len;
+            let order = [ready & (u64::MAX << from), ready & !(u64::MAX << from)];
+            'search: for mut m in order {
+                while m != 0 {
+                    let c = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let u = set.first + c;
+                    let i = self.units[u].inst.expect("a collected unit holds an instruction");
+                    if self.oc_ex[i.port as usize].has_free() {
+                        self.oc_ex[i.port as usize].put(i);
+                        self.units[u].inst = None;
+                        self.busy &= !(1 << u);
+                        self.collected &= !(1 << u);
+                        self.dispatchers[d].last = c;
+                        break 'search;
+                    }
                 }
             }
         }
@@ -341,7 +376,11 @@ impl Collector {
             if q.is_empty() {
                 self.queued &= !(1 << b);
             }
-            self.units[unit as usize].pending &= !(1 << operand);
+            let u = &mut self.units[unit as usize];
+            u.pending &= !(1 << operand);
+            if u.pending == 0 {
+                self.collected |= 1 << unit;
+            }
         }
     }
 
@@ -366,12 +405,14 @@ impl Collector {
     fn allocate_from(&mut self, port: Port, sets: &[usize]) {
         for &s in sets {
             let set = self.sets[s];
-            let Some(u) = (set.first..set.first + set.len).find(|&u| self.units[u].inst.is_none()) else {
+            let free = !(self.busy >> set.first) & ((1u64 << set.len) - 1);
+            if free == 0 {
                 continue;
-            };
-            let r = &mut self.id_oc[port as usize];
-            let slot = r.oldest().expect("non-empty register");
-            let i = r.slots[slot].take().expect("oldest slot holds an entry");
+            }
+            let u = set.first + free.trailing_zeros() as usize;
+            let i = self.id_oc[port as usize]
+                .take_oldest()
+                .expect("non-empty register");
             let mut pending = 0u8;
             for (op, &reg) in i.srcs.iter().enumerate() {
                 if reg != NO_REG {
@@ -385,6 +426,10 @@ impl Collector {
                 inst: Some(i),
                 pending,
             };
+            self.busy |= 1 << u;
+            if pending == 0 {
+                self.collected |= 1 << u;
+            }
             return;
         }
     }
