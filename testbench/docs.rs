@@ -50,19 +50,32 @@ fn documents() -> Vec<PathBuf> {
 const REDUCED: &[(&str, &str)] = &[
     // Three kernels, median of 5 runs each: once is enough to check the command.
     ("mascar bench", "mascar bench --repeat 1 --sms 4"),
-    // 15 SMs, 29 kernels × 7 schedulers: about 1.5 min on 2 cores.
-    ("mascar compare", "mascar compare --kernel srad-1,leuko-2 --sms 1"),
+    // 15 SMs, 29 kernels × 7 schedulers × 3 placements: about 20 min on 2 cores. One
+    // placement of two kernels checks the command (`every_doc_command_runs` prints the
+    // slowest commands: these comparisons were most of its time).
+    (
+        "mascar compare",
+        "mascar compare --kernel srad-1,leuko-2 --sms 4 --placements 1",
+    ),
     (
         "mascar compare --resources",
         "mascar compare --resources --kernel srad-1 --sms 4",
     ),
     (
         "mascar compare --kernel bfs,srad-1 --scheduler gto,mascar --out cmp",
-        "mascar compare --kernel bfs,srad-1 --scheduler gto,mascar --out cmp --sms 4",
+        "mascar compare --kernel bfs,srad-1 --scheduler gto,mascar --out cmp --sms 4 --placements 1",
     ),
     (
         "mascar compare --kernel bfs,lbm --scheduler gto,mascar --out cmp",
-        "mascar compare --kernel bfs,lbm --scheduler gto,mascar --out cmp --sms 1",
+        "mascar compare --kernel bfs,lbm --scheduler gto,mascar --out cmp --sms 4 --placements 1",
+    ),
+    (
+        "mascar compare --kernel srad-1,leuko-1 --sms 4 --shard 1/2 --out slice-1",
+        "mascar compare --kernel srad-1,leuko-1 --sms 4 --shard 1/2 --out slice-1 --placements 1",
+    ),
+    (
+        "mascar compare --kernel srad-1,leuko-1 --sms 4 --shard 2/2 --out slice-2",
+        "mascar compare --kernel srad-1,leuko-1 --sms 4 --shard 2/2 --out slice-2 --placements 1",
     ),
     (
         "mascar bench --kernel bfs -s mascar",
@@ -300,20 +313,26 @@ fn run_in(dir: &Path, command: &str, n: usize) -> Result<(bool, String), String>
 }
 
 /// Runs a document's commands in order in its own scratch directory; returns the failures.
-fn run_document(doc: &Path, cmds: &[DocCommand]) -> Vec<String> {
+/// Runs one document's commands in order; returns the failures and each command's seconds
+/// (the test prints the slowest, which is where CI's time goes).
+fn run_document(doc: &Path, cmds: &[DocCommand]) -> (Vec<String>, Vec<(f64, String)>) {
     let name = doc.to_string_lossy().replace(['/', '.'], "_");
     let dir = scratch_dir(&name);
     let mut failures = Vec::new();
+    let mut times = Vec::new();
     for (n, cmd) in cmds.iter().enumerate() {
         let Ok(Some(to_run)) = runnable(cmd) else { continue };
         let at = format!("{}:{}: `{}`", doc.display(), cmd.line, cmd.text);
+        let started = std::time::Instant::now();
+        let outcome = run_in(&dir, &to_run, n);
+        times.push((started.elapsed().as_secs_f64(), at.clone()));
         let ran = if to_run == cmd.text {
             String::new()
         } else {
             format!(" (ran `{to_run}`)")
         };
         let expected_error = FAILING.iter().find(|(c, _)| *c == cmd.text).map(|(_, e)| *e);
-        match (run_in(&dir, &to_run, n), expected_error) {
+        match (outcome, expected_error) {
             (Err(e), _) => failures.push(format!("{at}{ran}: {e}")),
             (Ok((true, _)), None) => {}
             (Ok((false, stderr)), None) => failures.push(format!("{at}{ran}: failed:\n{}", tail(&stderr))),
@@ -335,7 +354,7 @@ fn run_document(doc: &Path, cmds: &[DocCommand]) -> Vec<String> {
     } else {
         failures.push(format!("(scratch directory kept: {})", dir.display()));
     }
-    failures
+    (failures, times)
 }
 
 fn tail(s: &str) -> String {
@@ -411,18 +430,25 @@ fn every_doc_command_runs() {
     // Two workers: documents are independent, commands within one are not.
     let queue = Mutex::new(per_doc);
     let failures = Mutex::new(Vec::new());
+    let times = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for _ in 0..2 {
             s.spawn(|| loop {
                 let Some((doc, cmds)) = queue.lock().unwrap().pop() else {
                     break;
                 };
-                let f = run_document(&doc, &cmds);
+                let (f, t) = run_document(&doc, &cmds);
                 failures.lock().unwrap().extend(f);
+                times.lock().unwrap().extend(t);
             });
         }
     });
     let failures = failures.into_inner().unwrap();
+    let mut times = times.into_inner().unwrap();
+    times.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (secs, at) in times.iter().take(12) {
+        println!("{secs:6.1} s  {at}");
+    }
     let ran = all.iter().filter(|c| matches!(runnable(c), Ok(Some(_)))).count();
     let reduced = all
         .iter()
