@@ -927,18 +927,11 @@ impl Sm {
             if !self.collector.has_ready(port) {
                 continue;
             }
-            let n = match port {
-                Port::Sp => self.sp_free_at.len(),
-                _ => self.sfu_free_at.len(),
+            let units = match port {
+                Port::Sp => &mut self.sp_free_at,
+                _ => &mut self.sfu_free_at,
             };
-            for u in 0..n {
-                let free_at = match port {
-                    Port::Sp => self.sp_free_at[u],
-                    _ => self.sfu_free_at[u],
-                };
-                if free_at > now {
-                    continue;
-                }
+            for free_at in units.iter_mut().filter(|t| **t <= now) {
                 let Some(&i) = self.collector.ready(port) else {
                     break;
                 };
@@ -954,10 +947,7 @@ impl Sm {
                 }
                 bus.1 += 1;
                 self.collector.take(port);
-                match port {
-                    Port::Sp => self.sp_free_at[u] = now + initiation,
-                    _ => self.sfu_free_at[u] = now + initiation,
-                }
+                *free_at = now + initiation;
                 self.wheel.schedule(
                     now + pipeline::UNIT_TO_WRITEBACK + latency,
                     Event::Writeback {
