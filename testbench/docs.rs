@@ -77,6 +77,12 @@ const REDUCED: &[(&str, &str)] = &[
         "mascar compare --kernel srad-1,leuko-1 --sms 4 --shard 2/2 --out slice-2",
         "mascar compare --kernel srad-1,leuko-1 --sms 4 --shard 2/2 --out slice-2 --placements 1",
     ),
+    // The whole of kmeans-1 on one SM with waveforms on (no cycle skip): the window is
+    // written by cycle 18,850, so the run stops there (and fails, as FAILING says).
+    (
+        "mascar run -k kmeans-1 -s mascar --sms 1 --vcd kmeans.vcd --vcd-window 18700..18850",
+        "mascar run -k kmeans-1 -s mascar --sms 1 --vcd kmeans.vcd --vcd-window 18700..18850 --set max_cycles=18850",
+    ),
     (
         "mascar bench --kernel bfs -s mascar",
         "mascar bench --kernel bfs -s mascar --sms 4 --repeat 1",
@@ -100,6 +106,10 @@ const REDUCED: &[(&str, &str)] = &[
 /// Doc commands documented as failing → text their stderr must contain.
 const FAILING: &[(&str, &str)] = &[
     ("mascar run -k nope", "error: unknown kernel `nope`"),
+    (
+        "mascar run -k kmeans-1 -s mascar --sms 1 --vcd kmeans.vcd --vcd-window 18700..18850",
+        "error: stopped at max_cycles = 18850",
+    ),
     (
         "mascar run -k kmeans-1 -s mascar --sms 1 --engine rtl --vcd waves/example-kmeans-1-mascar.vcd --vcd-window 15230..15380 --set max_cycles=15380",
         "error: stopped at max_cycles = 15380",
