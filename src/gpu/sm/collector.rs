@@ -109,6 +109,13 @@ struct Set {
     len: usize,
 }
 
+impl Set {
+    /// The set's units in a mask over `units` shifted down to the set (bit c: unit first + c).
+    fn of(self, units: u64) -> u64 {
+        (units >> self.first) & ((1u64 << self.len) - 1)
+    }
+}
+
 /// A dispatch unit: round robin over its set from the unit after the last it dispatched
 /// (`dispatch_unit_t::find_ready`).
 #[derive(Clone, Copy, Debug)]
@@ -338,7 +345,7 @@ impl Collector {
         }
         for d in 0..self.dispatchers.len() {
             let Dispatcher { set, last } = self.dispatchers[d];
-            let ready = (self.collected >> set.first) & ((1u64 << set.len) - 1);
+            let ready = set.of(self.collected);
             if ready == 0 {
                 continue;
             }
@@ -405,7 +412,7 @@ impl Collector {
     fn allocate_from(&mut self, port: Port, sets: &[usize]) {
         for &s in sets {
             let set = self.sets[s];
-            let free = !(self.busy >> set.first) & ((1u64 << set.len) - 1);
+            let free = set.of(!self.busy);
             if free == 0 {
                 continue;
             }
@@ -462,12 +469,7 @@ impl Collector {
         }
         // A waiting memory instruction has no unit to go to.
         self.id_oc[2].is_empty() || {
-            let full = |s: usize| {
-                let set = self.sets[s];
-                self.units[set.first..set.first + set.len]
-                    .iter()
-                    .all(|u| u.inst.is_some())
-            };
+            let full = |s: usize| self.sets[s].of(!self.busy) == 0;
             full(2) && full(GEN)
         }
     }
