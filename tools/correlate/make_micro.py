@@ -68,6 +68,9 @@ class Warp:
     def lds_stride(self, dst, src, base, stride):
         self._emit("1 R%d LDS.U.32 1 R%d 4 1 0x%x %d " % (dst, src, base, stride))
 
+    def barrier(self):
+        self._emit("0 BAR.SYNC 0 0 ")
+
     def exit(self):
         self._emit("0 EXIT 0 0 ")
 
@@ -224,6 +227,20 @@ def reg_reads(srcs, n=1):
     return f
 
 
+def barrier_stream(n):
+    """Every warp of the CTA: n times an independent IADD then BAR.SYNC; then EXIT. A
+    barrier is an SP instruction (BARRIER_OP) with no operands: it takes an ID_OC_SP slot,
+    an SP collector unit and an SP pipeline slot."""
+    def f(cta, w):
+        wp = Warp()
+        for i in range(n):
+            wp.alu("IADD", 10 + i % 16, [0, 1])
+            wp.barrier()
+        wp.exit()
+        return wp
+    return f
+
+
 def store_stream(n):
     """One warp: n coalesced stores, each to a new line (write-through, no allocate in L1)."""
     def f(cta, w):
@@ -310,6 +327,10 @@ def main():
     single("regbank-conflict-3", reg_reads([5, 21, 37]))
     single("regbank-stream", reg_reads([5, 6], 64))
     single("regbank-conflict-stream", reg_reads([5, 21], 64))
+
+    # Barriers: one CTA of 16 warps, 32 rounds of an IADD and a BAR.SYNC (the base: none).
+    single("barrier-stream-base", barrier_stream(0), block=512)
+    single("barrier-stream", barrier_stream(32), block=512)
 
     # Stores: 64 coalesced line stores from one warp.
     single("store-stream-base", store_stream(0))

@@ -896,6 +896,12 @@ impl Sm {
                 }
             }
             OpKind::Barrier => {
+                // The warp arrives at issue (`shader_core_ctx::issue_warp` calls
+                // `warp_reaches_barrier`), and the instruction goes on through an SP collector
+                // unit and pipeline like any SP op without operands (BARRIER_OP, latency 1).
+                self.warps[w].in_pipeline += 1;
+                self.collector
+                    .issue(OcInst::new(w as u8, port, inst.op, NO_REG, [NO_REG; 3], 0));
                 let cta = self.warps[w].cta_slot as usize;
                 self.warps[w].at_barrier = true;
                 self.ctas[cta].at_barrier += 1;
@@ -997,7 +1003,10 @@ impl Sm {
         };
         let op = head.map(|e| e.inst.op);
         let pipe = op.map(|op| self.pipe_of(op));
-        let alu = matches!(op, Some(OpKind::Alu(_) | OpKind::Branch)) && pipe == Some(Pipe::Sp);
+        // A barrier is an SP instruction too (3.2.2 and 4.x `scheduler_unit::cycle` send
+        // BARRIER_OP down the SP pipe): it needs room in ID_OC_SP.
+        let alu =
+            matches!(op, Some(OpKind::Alu(_) | OpKind::Branch | OpKind::Barrier)) && pipe == Some(Pipe::Sp);
         let sfu = pipe == Some(Pipe::Sfu);
         let set = |m: &mut u64, on: bool| if on { *m |= bit } else { *m &= !bit };
         set(&mut self.issuable, issuable);

@@ -55,6 +55,9 @@ pub fn unit_timing(c: &Config, op: OpKind) -> (u64, u64) {
         OpKind::Sfu => (c.sfu_latency, c.sfu_initiation),
         // Accel-Sim's default for `EXIT_OPS` (`trace_config::set_latency`): no config key.
         OpKind::Alu(AluKind::Exit) => (1, 1),
+        // BARRIER_OP keeps the default latency and initiation of 1 (3.2.2
+        // `ptx_instruction::set_opcode_and_latency`, 4.x `trace_config::set_latency`).
+        OpKind::Barrier => (1, 1),
         // A branch is an SP op without a destination (3.2.2 `BRANCH_OP`).
         _ => (c.alu_latency, 1),
     };
