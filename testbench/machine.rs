@@ -520,3 +520,44 @@ fn bandwidth_kernel_keeps_dram_busy_and_gains_little_from_twice_the_bandwidth() 
         "twice the DRAM bandwidth: speedup {gain:.3} (Accel-Sim 1.004)"
     );
 }
+
+/// GPGPU-Sim sets the core's fetch pointer (`m_last_warp_fetched`), its first scheduler (4.x
+/// `Issue_Prio`) and its operand collector's pointers in the constructor only, not in
+/// `shader_core_ctx::reinit` between kernels: the next kernel starts where the last one left
+/// them, on the default 15-SM machine as on one SM.
+#[test]
+fn the_fetch_pointer_and_the_first_scheduler_carry_over_to_the_next_kernel() {
+    for sms in [1, 15] {
+        let cfg = Config {
+            sms,
+            issue_order: mascar::config::IssueOrder::Rotate,
+            ..Config::default()
+        };
+        // One CTA per SM, so that kernel 2's one CTA lands on SM 0 again (the dispatch
+        // pointer carries over too). Three warps in slots 0..3, the last with the most work:
+        // the last fetch is warp 2's and the pointer ends at slot 3, not at 1 where a fresh
+        // SM starts.
+        let k1 = kernel(&format!(
+            "kernel one\ngrid {sms}\nblock 96\nloop i < 4 + 4 * (tid / 64) {{\n alu r1, r0\n}}\n"
+        ));
+        let k2 = kernel("kernel two\ngrid 1\nblock 64\nloop i 4 {\n alu r1, r0\n}\n");
+        let mut gpu = mascar::engine::gpu(&cfg).unwrap();
+        gpu.run(&k1, None).unwrap();
+        let ptr = gpu.sms[0].fetch_pointer();
+        let first = gpu.sms[0].first_scheduler();
+        assert_eq!(ptr, 3, "{sms} SMs");
+        gpu.sms[0].issue_log = Some(vec![]);
+        let mut seen_first = None;
+        let mut watch = |_cycle: u64, sms: &[mascar::gpu::sm::Sm]| {
+            if seen_first.is_none() && sms[0].warps.iter().any(|w| w.active) {
+                seen_first = Some(sms[0].first_scheduler());
+            }
+        };
+        gpu.run_observed(&k2, None, Some(&mut watch)).unwrap();
+        let log = gpu.sms[0].issue_log.take().unwrap();
+        // The first fetch wraps round from slot 3 to warp 0 (a fresh SM would take warp 1).
+        assert_eq!(log[0].warp, 0, "{sms} SMs: {:?}", &log[..2]);
+        // The first cycle with the CTA resident moved the first scheduler on once.
+        assert_eq!(seen_first, Some((first + 1) % 2), "{sms} SMs");
+    }
+}

@@ -496,9 +496,10 @@ impl Gpu {
         next_cta
     }
 
-    /// Between two kernels (the GPU is idle): fresh SMs around the old L1 contents and the
-    /// same Mascar blocks, cleared by the kernel-launch reset as hardware would be; the L2
-    /// and DRAM as they are, every counter at zero.
+    /// Between two kernels (the GPU is idle): fresh SMs around the old L1 contents, what
+    /// GPGPU-Sim's core keeps across kernels (`sm::Carried`: fetch pointer, first scheduler,
+    /// collector pointers) and the same Mascar blocks, cleared by the kernel-launch reset as
+    /// hardware would be; the L2 and DRAM as they are, every counter at zero.
     fn next_kernel(&mut self) {
         let cfg = &self.cfg;
         let cycle = self.cycle;
@@ -506,7 +507,9 @@ impl Gpu {
         self.sms = old
             .into_iter()
             .map(|s| {
+                let carried = s.carried();
                 let mut fresh = Sm::new(s.id, cfg, s.blocks);
+                fresh.resume(carried);
                 fresh.blocks.launch_clear(cycle);
                 fresh.l1 = s.l1;
                 fresh.l1.next_kernel(cfg.flush_l1_between_kernels);

@@ -112,6 +112,16 @@ enum Stall {
     Pipeline,
 }
 
+/// What an SM keeps from one kernel to the next. GPGPU-Sim sets these in the core's
+/// constructor only, not in `reinit` between kernels (3.2.2 and 4.x `shader_core_ctx`): the
+/// fetch pointer (`m_last_warp_fetched`), the scheduler that issues first (4.x `Issue_Prio`)
+/// and the operand collector's round-robin pointers (`opndcoll_rfu_t`).
+pub struct Carried {
+    issue_first: u8,
+    fetch_ptr: u32,
+    collector: collector::Collector,
+}
+
 pub struct Sm {
     pub id: usize,
     cfg: Config,
@@ -741,6 +751,34 @@ impl Sm {
             }
             self.stats.sched.issue_cycles += 1;
         }
+    }
+
+    /// The state the next kernel starts from (`Carried`); the SM is idle, so its collector
+    /// holds no instruction.
+    pub fn carried(&self) -> Carried {
+        debug_assert!(self.collector.is_empty());
+        Carried {
+            issue_first: self.issue_first,
+            fetch_ptr: self.fetch_ptr,
+            collector: self.collector.clone(),
+        }
+    }
+
+    /// The first warp slot the next fetch considers.
+    pub fn fetch_pointer(&self) -> u32 {
+        self.fetch_ptr
+    }
+
+    /// The scheduler that picks first in the next cycle.
+    pub fn first_scheduler(&self) -> u8 {
+        self.issue_first
+    }
+
+    /// Starts a fresh SM from what the last kernel left (`carried`).
+    pub fn resume(&mut self, c: Carried) {
+        self.issue_first = c.issue_first;
+        self.fetch_ptr = c.fetch_ptr;
+        self.collector = c.collector;
     }
 
     /// Moves the first scheduler on by `cycles` cycles of issue (`issue_order = rotate`;
