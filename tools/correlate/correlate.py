@@ -442,6 +442,10 @@ def main(argv=None):
     ap.add_argument("--json", default=None, help="also write all figures as JSON here")
     ap.add_argument("--jobs", type=int, default=2, help="parallel model runs (Accel-Sim runs one at a time)")
     args = ap.parse_args(argv)
+    # The report folders are made now, not after an hour of simulation.
+    for path in (args.out, args.json):
+        if path and os.path.dirname(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
 
     traces = []
     for item in args.traces.split(","):
