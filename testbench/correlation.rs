@@ -69,6 +69,8 @@ mod reference {
     pub const BARRIER_STREAM_LRR: (&str, &str, u64, u64) = ("barrier-stream", "lrr", 677, 1040);
     pub const BARRIER_STREAM_GTO: (&str, &str, u64, u64) = ("barrier-stream", "gto", 663, 1040);
     pub const BARRIER_STREAM_BASE: (&str, &str, u64, u64) = ("barrier-stream-base", "lrr", 25, 16);
+    pub const BYTE_LOAD_CHAIN: (&str, &str, u64, u64) = ("byte-load-chain", "lrr", 869, 67);
+    pub const BYTE_STORE_STREAM: (&str, &str, u64, u64) = ("byte-store-stream", "lrr", 1046, 66);
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -289,6 +291,21 @@ fn barrier_stream_gto() {
 #[test]
 fn barrier_stream_base() {
     check(reference::BARRIER_STREAM_BASE);
+}
+
+/// 64 dependent byte loads of one line, lane l at byte 4 l. GPGPU-Sim coalesces 1-byte lanes
+/// into 32 B segments (`memory_coalescing_arch_13`): four L1 accesses a load, not one line
+/// (the model took 676 cycles, -22.2 %, with one access a line).
+#[test]
+fn byte_load_chain() {
+    check(reference::BYTE_LOAD_CHAIN);
+}
+
+/// 64 byte stores, each over a new line: four 32 B write requests an instruction (484
+/// cycles, -53.7 %, with one request a line).
+#[test]
+fn byte_store_stream() {
+    check(reference::BYTE_STORE_STREAM);
 }
 
 fn python3() -> Option<&'static str> {

@@ -53,17 +53,17 @@ class Warp:
     def alu(self, op, dst, srcs):
         self._emit("1 R%d %s %d %s0 " % (dst, op, len(srcs), "".join("R%d " % s for s in srcs)))
 
-    def ldg_stride(self, dst, src, base, stride, op="LDG.E"):
+    def ldg_stride(self, dst, src, base, stride, op="LDG.E", width=4):
         """A load whose 32 lanes read base + lane * stride (address mode 1)."""
-        self._emit("1 R%d %s 1 R%d 4 1 0x%x %d " % (dst, op, src, base, stride))
+        self._emit("1 R%d %s 1 R%d %d 1 0x%x %d " % (dst, op, src, width, base, stride))
 
     def ldg_list(self, dst, src, addrs, op="LDG.E"):
         """A load with one explicit address per lane (address mode 0)."""
         assert len(addrs) == 32
         self._emit("1 R%d %s 1 R%d 4 0 %s " % (dst, op, src, " ".join("0x%x" % a for a in addrs)))
 
-    def stg_stride(self, addr_reg, data_reg, base, stride):
-        self._emit("0 STG.E 2 R%d R%d 4 1 0x%x %d " % (addr_reg, data_reg, base, stride))
+    def stg_stride(self, addr_reg, data_reg, base, stride, op="STG.E", width=4):
+        self._emit("0 %s 2 R%d R%d %d 1 0x%x %d " % (op, addr_reg, data_reg, width, base, stride))
 
     def lds_stride(self, dst, src, base, stride):
         self._emit("1 R%d LDS.U.32 1 R%d 4 1 0x%x %d " % (dst, src, base, stride))
@@ -140,6 +140,34 @@ def load_chain(addrs, tail_use=True):
             wp.ldg_stride(2, 2, a, 4)
         if tail_use:
             wp.alu("IADD", 3, [2, 1])
+        wp.exit()
+        return wp
+    return f
+
+
+def byte_load_chain(n):
+    """One warp: a dependent chain of n byte loads (LDG.E.U8) of one line, lane l reading
+    base + 4 l: the 128 B a load touches are four 32 B segments, four L1 accesses in
+    GPGPU-Sim (the first load misses, the rest hit). An IADD consumes the last load."""
+    def f(cta, w):
+        wp = Warp()
+        wp.alu("MOV", 2, [])
+        for i in range(n):
+            wp.ldg_stride(2, 2, GBASE, 4, op="LDG.E.U8", width=1)
+        wp.alu("IADD", 3, [2, 1])
+        wp.exit()
+        return wp
+    return f
+
+
+def byte_store_stream(n):
+    """One warp: n byte stores (STG.E.U8), lane l writing base + 4 l of a new line each time:
+    four 32 B write requests an instruction in GPGPU-Sim."""
+    def f(cta, w):
+        wp = Warp()
+        wp.alu("MOV", 2, [])
+        for i in range(n):
+            wp.stg_stride(1, 2, GBASE + i * LINE, 4, op="STG.E.U8", width=1)
         wp.exit()
         return wp
     return f
@@ -331,6 +359,11 @@ def main():
     # Barriers: one CTA of 16 warps, 32 rounds of an IADD and a BAR.SYNC (the base: none).
     single("barrier-stream-base", barrier_stream(0), block=512)
     single("barrier-stream", barrier_stream(32), block=512)
+
+    # Byte accesses: GPGPU-Sim coalesces 1-byte lanes into 32 B segments, not lines: 16
+    # dependent byte loads of one line, and 64 byte stores to a line each.
+    single("byte-load-chain", byte_load_chain(64))
+    single("byte-store-stream", byte_store_stream(64))
 
     # Stores: 64 coalesced line stores from one warp.
     single("store-stream-base", store_stream(0))

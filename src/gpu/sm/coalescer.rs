@@ -1,7 +1,7 @@
-//! The coalescer: turns a warp's per-lane addresses into line requests (128 B on Fermi for
-//! L1-cached global accesses), in order of first touch, with the bytes each line carries.
-//! Global atomics are coalesced by GPGPU-Sim 3.2.2's own rule ([`Coalesced::build_atomic`]).
-
+//! The coalescer: turns a warp's per-lane addresses into memory accesses. Global loads and
+//! stores follow GPGPU-Sim's segment rule ([`Coalesced::build_global`]), global atomics its
+//! own rule for them ([`Coalesced::build_atomic`]); texture and constant reads become one
+//! request per line of their cache, in order of first touch ([`Coalesced::build_in`]).
 use crate::workload::program::{AddrExpr, LaneEnv, LaneStack, INACTIVE_LANE, MAX_EXPR_STACK, WARP_LANES};
 
 /// Up to two lines per lane (an unaligned access can straddle a line boundary).
@@ -158,6 +158,64 @@ impl Coalesced {
             }
         }
         most
+    }
+}
+
+impl Coalesced {
+    /// The transactions of a global load or store, as GPGPU-Sim builds them
+    /// (abstract_hardware_model.cc: 3.2.2 `warp_inst_t::memory_coalescing_arch_13`, 4.x
+    /// `memory_coalescing_arch` with the GTX480's `-gpgpu_coalesce_arch 20` and the L1 in
+    /// use; one warp part, `-gpgpu_shmem_warp_parts 1`): the active lanes are grouped by
+    /// segment, 32 B for 1-byte, 64 B for 2-byte and 128 B for wider accesses, each segment
+    /// shrinks to the 32 or 64 B its lanes use (`reduce_and_send`; `bytes` is that size, the
+    /// data a store carries), and the segments go in address order into the access queue,
+    /// which the LD/ST unit sends from the back (`accessq_back`): highest address first. A
+    /// lane counts in the segment of its first byte (GPGPU-Sim asserts no lane straddles).
+    #[allow(clippy::too_many_arguments)]
+    pub fn build_global(
+        &mut self,
+        expr: &AddrExpr,
+        env: LaneEnv,
+        values: &[[i64; WARP_LANES]],
+        lanes: u32,
+        mask: u32,
+        width: u32,
+        line_bytes: u32,
+    ) {
+        self.len = 0;
+        let shift = line_bytes.trailing_zeros();
+        let lanes = self.eval_addrs(expr, env, values, lanes);
+        let segment: u64 = match width {
+            1 => 32,
+            2 => 64,
+            _ => 128,
+        };
+        // (segment address, 32-byte chunks used); at most one per lane.
+        let mut txns = [(0u64, 0u8); WARP_LANES];
+        let mut n = 0;
+        for lane in 0..lanes {
+            let Some(addr) = self.active_addr(lane, mask) else {
+                continue;
+            };
+            let seg = addr & !(segment - 1);
+            let chunk = 1u8 << ((addr & 127) / 32);
+            match txns[..n].iter_mut().find(|t| t.0 == seg) {
+                Some(t) => t.1 |= chunk,
+                None => {
+                    txns[n] = (seg, chunk);
+                    n += 1;
+                }
+            }
+        }
+        txns[..n].sort_unstable_by_key(|t| std::cmp::Reverse(t.0));
+        for &(seg, chunks) in &txns[..n] {
+            let (addr, size) = reduce_segment(seg, segment, chunks);
+            self.lines[self.len] = LineRequest {
+                line: addr >> shift,
+                bytes: size as u16,
+            };
+            self.len += 1;
+        }
     }
 }
 
@@ -412,6 +470,41 @@ mod tests {
         values[1] = [0; WARP_LANES];
         c.build_in(&e, env(), &values, 32, u32::MAX, 4, 128);
         assert_eq!(c.len, 1);
+    }
+
+    fn global(c: &mut Coalesced, e: &AddrExpr, mask: u32, width: u32) -> Vec<(u64, u16)> {
+        c.build_global(e, env(), &[], 32, mask, width, 128);
+        c.as_slice().iter().map(|r| (r.line, r.bytes)).collect()
+    }
+
+    /// GPGPU-Sim's `memory_coalescing_arch_13`: segments by access width, shrunk to the
+    /// 32 / 64 B used, highest address first.
+    #[test]
+    fn global_accesses_are_segments_by_width_highest_address_first() {
+        let mut c = Coalesced::default();
+        let l = 0x1000_0000 / 128;
+        // 4-byte lanes, unit stride: one 128 B segment, the line.
+        assert_eq!(global(&mut c, &expr(4), u32::MAX, 4), [(l, 128)]);
+        // Eight lanes in the first 32 B: shrunk to 32 B.
+        assert_eq!(global(&mut c, &expr(4), 0xFF, 4), [(l, 32)]);
+        // Every lane on one word: one 32 B access.
+        assert_eq!(global(&mut c, &expr(0), u32::MAX, 4), [(l, 32)]);
+        // 1-byte lanes 4 bytes apart: four 32 B segments of one line, from the top.
+        assert_eq!(
+            global(&mut c, &expr(4), u32::MAX, 1),
+            [(l, 32), (l, 32), (l, 32), (l, 32)]
+        );
+        // 2-byte lanes 4 bytes apart: two 64 B segments.
+        assert_eq!(global(&mut c, &expr(4), u32::MAX, 2), [(l, 64), (l, 64)]);
+        // 1-byte lanes packed: one 32 B segment.
+        assert_eq!(global(&mut c, &expr(1), u32::MAX, 1), [(l, 32)]);
+        // A line per lane: 32 accesses of 32 B, the highest line first.
+        let lines = global(&mut c, &expr(128), u32::MAX, 4);
+        assert_eq!(lines.len(), 32);
+        assert_eq!(lines[0], (l + 31, 32));
+        assert_eq!(lines[31], (l, 32));
+        // No active lane: no access.
+        assert!(global(&mut c, &expr(4), 0, 4).is_empty());
     }
 
     fn atomic(c: &mut Coalesced, e: &AddrExpr, mask: u32, width: u32) -> Vec<(u64, u16)> {

@@ -141,7 +141,7 @@ impl Sm {
         let build = if atomic {
             Coalesced::build_atomic
         } else {
-            Coalesced::build_in
+            Coalesced::build_global
         };
         build(
             &mut self.lsu.lines,
