@@ -142,20 +142,38 @@ impl Coalesced {
         banks: u32,
     ) -> u8 {
         let lanes = self.eval_addrs(expr, env, values, lanes);
-        // Per bank, the distinct words asked for (`shmem_bank_func`: word index mod banks).
-        let mut per_bank = [0u8; WARP_LANES];
-        let mut most = 1;
+        // The active lanes' words, and whether two of them fall in one bank.
+        let mut words = [0u64; WARP_LANES];
+        let mut n = 0;
+        let mut banks_hit = 0u64;
+        let mut clash = false;
         for lane in 0..lanes {
             let Some(addr) = self.active_addr(lane, mask) else {
                 continue;
             };
-            let word = addr >> 2;
-            let seen = (0..lane).any(|l| self.active_addr(l, mask).is_some_and(|a| a >> 2 == word));
-            if !seen {
-                let bank = (word % banks as u64) as usize;
-                per_bank[bank] += 1;
-                most = most.max(per_bank[bank]);
+            words[n] = addr >> 2;
+            n += 1;
+            let bit = 1u64 << (words[n - 1] % banks as u64 % 64);
+            clash |= banks_hit & bit != 0;
+            banks_hit |= bit;
+        }
+        // Each lane in a bank of its own: one cycle, the common case (no quadratic search).
+        if !clash {
+            return 1;
+        }
+        // Per bank, the distinct words asked for (`shmem_bank_func`: word index mod banks):
+        // sorted, equal words are neighbours and count once.
+        let words = &mut words[..n];
+        words.sort_unstable();
+        let mut per_bank = [0u8; WARP_LANES];
+        let mut most = 1;
+        for (i, &word) in words.iter().enumerate() {
+            if i > 0 && words[i - 1] == word {
+                continue;
             }
+            let bank = (word % banks as u64) as usize;
+            per_bank[bank] += 1;
+            most = most.max(per_bank[bank]);
         }
         most
     }
@@ -396,6 +414,50 @@ mod tests {
         assert_eq!(cycles(&mut c, &pairs, u32::MAX), 16);
         // No active lane: the unit is still taken for a cycle.
         assert_eq!(cycles(&mut c, &expr(128), 0), 1);
+    }
+
+    /// The bank count against 3.2.2's rule written plainly (each active lane's word counts
+    /// in its bank unless an earlier active lane asked for it), over strides, divisors,
+    /// masks and bank counts.
+    #[test]
+    fn shared_bank_cycles_match_the_plain_rule() {
+        let mut c = Coalesced::default();
+        for stride in [0, 1, 2, 3, 4, 8, 12, 64, 128, 132] {
+            for div in [1, 2, 3, 5, 32] {
+                let e = AddrExpr {
+                    base: 0,
+                    nodes: vec![
+                        ExprNode::Var(Var::Tid),
+                        ExprNode::Const(div),
+                        ExprNode::Div,
+                        ExprNode::Const(stride),
+                        ExprNode::Mul,
+                    ],
+                    lanes: None,
+                };
+                let mut addrs = [0u64; WARP_LANES];
+                e.eval_lanes(&env(), 32, &mut [[0; WARP_LANES]; MAX_EXPR_STACK], &mut addrs);
+                for mask in [u32::MAX, 0x5555_5555, 0xf0f0_0f0f, 1, 0] {
+                    for banks in [1, 7, 16, 32] {
+                        let mut per_bank = [0u8; WARP_LANES];
+                        let mut want = 1;
+                        for l in (0..32).filter(|l| mask >> l & 1 == 1) {
+                            let word = addrs[l] >> 2;
+                            if !(0..l).any(|p| mask >> p & 1 == 1 && addrs[p] >> 2 == word) {
+                                let b = (word % banks) as usize;
+                                per_bank[b] += 1;
+                                want = want.max(per_bank[b]);
+                            }
+                        }
+                        let got = c.shared_bank_cycles(&e, env(), &[], 32, mask, banks as u32);
+                        assert_eq!(
+                            got, want,
+                            "stride {stride} div {div} mask {mask:#x} banks {banks}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
