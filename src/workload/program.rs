@@ -679,6 +679,13 @@ pub enum ExprNode {
     Rand,
 }
 
+impl ExprNode {
+    /// An operator (pops two values), not an operand.
+    pub fn is_operator(&self) -> bool {
+        !matches!(self, ExprNode::Const(_) | ExprNode::Var(_))
+    }
+}
+
 /// A compiled address expression: `base + value(nodes)` bytes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct AddrExpr {
@@ -722,6 +729,55 @@ fn loops_hash(loops: &[u32; MAX_LOOP_DEPTH]) -> u64 {
 fn rand_value(seed: i64, n: i64, loops: u64, gtid: u64) -> i64 {
     let h = mix64(mix64(seed as u64 ^ loops) ^ gtid);
     (h % n as u64) as i64
+}
+
+/// Operator node `op` applied lane by lane: `a[l] = a[l] op b[l]` (`env` and lane 0's global
+/// thread id `gtid0` for `rand`).
+fn apply_lanes(op: ExprNode, a: &mut [i64; WARP_LANES], b: &[i64; WARP_LANES], env: &LaneEnv, gtid0: i64) {
+    let each = |a: &mut [i64; WARP_LANES], f: fn(i64, i64) -> i64| {
+        for (x, &y) in a.iter_mut().zip(b) {
+            *x = f(*x, y);
+        }
+    };
+    match op {
+        ExprNode::Add => each(a, i64::wrapping_add),
+        ExprNode::Sub => each(a, i64::wrapping_sub),
+        ExprNode::Mul => each(a, i64::wrapping_mul),
+        ExprNode::Div => each(a, |x, y| x.checked_div(y).unwrap_or(0)),
+        ExprNode::Rem => each(a, |x, y| x.checked_rem_euclid(y).unwrap_or(0)),
+        ExprNode::Xor => each(a, |x, y| x ^ y),
+        ExprNode::Lt => each(a, |x, y| (x < y) as i64),
+        ExprNode::Le => each(a, |x, y| (x <= y) as i64),
+        ExprNode::Gt => each(a, |x, y| (x > y) as i64),
+        ExprNode::Ge => each(a, |x, y| (x >= y) as i64),
+        ExprNode::Eq => each(a, |x, y| (x == y) as i64),
+        ExprNode::Ne => each(a, |x, y| (x != y) as i64),
+        ExprNode::Rand => {
+            let lh = loops_hash(&env.loops);
+            for (l, (x, &n)) in a.iter_mut().zip(b).enumerate() {
+                *x = if n <= 0 {
+                    0
+                } else {
+                    rand_value(*x, n, lh, (gtid0 + l as i64) as u64)
+                };
+            }
+        }
+        ExprNode::Const(_) | ExprNode::Var(_) => unreachable!("not an operator"),
+    }
+}
+
+/// [`apply_lanes`] with the same `b` in every lane; a power-of-two divisor divides by
+/// shifting (the same quotient and Euclidean remainder as the division instruction).
+fn apply_scalar(op: ExprNode, a: &mut [i64; WARP_LANES], b: i64, env: &LaneEnv, gtid0: i64) {
+    match op {
+        ExprNode::Div if b > 0 && (b as u64).is_power_of_two() => {
+            let k = b.trailing_zeros();
+            // Rounds toward zero: a negative dividend is biased by b - 1 first.
+            a.iter_mut().for_each(|x| *x = (*x + (*x >> 63 & (b - 1))) >> k);
+        }
+        ExprNode::Rem if b > 0 && (b as u64).is_power_of_two() => a.iter_mut().for_each(|x| *x &= b - 1),
+        _ => apply_lanes(op, a, &[b; WARP_LANES], env, gtid0),
+    }
 }
 
 /// A comparison node applied to `a` and `b`: 1 or 0 (other nodes give 0).
@@ -775,89 +831,71 @@ impl AddrExpr {
             out[..lanes].copy_from_slice(&table[..lanes]);
             return;
         }
+        // Every node works on all 32 lanes (fixed-width loops, no variable-length copies);
+        // a lane's value depends on that lane alone and only the first `lanes` are written
+        // out, so the extra lanes change nothing.
         let gtid0 = env.cta * env.block + env.tid;
+        fn lane_values(f: impl Fn(i64) -> i64, slot: &mut [i64; WARP_LANES]) {
+            for (l, x) in slot.iter_mut().enumerate() {
+                *x = f(l as i64);
+            }
+        }
+        let nodes = &self.nodes;
         let mut sp = 0usize;
-        for node in &self.nodes {
-            match *node {
+        let mut i = 0;
+        while i < nodes.len() {
+            let node = nodes[i];
+            i += 1;
+            // A constant or register operand that the next node combines at once is read
+            // where it is, not copied onto the stack first.
+            if sp > 0 {
+                if let Some(&op) = nodes.get(i).filter(|n| n.is_operator()) {
+                    let a = &mut stack[sp - 1];
+                    match node {
+                        ExprNode::Const(c) => {
+                            apply_scalar(op, a, c, env, gtid0);
+                            i += 1;
+                            continue;
+                        }
+                        ExprNode::Var(Var::Reg(r)) if (r as usize) < values.len() => {
+                            apply_lanes(op, a, &values[r as usize], env, gtid0);
+                            i += 1;
+                            continue;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            match node {
                 ExprNode::Const(c) => {
-                    stack[sp][..lanes].fill(c);
+                    stack[sp] = [c; WARP_LANES];
                     sp += 1;
                 }
                 ExprNode::Var(v) => {
-                    let slot = &mut stack[sp][..lanes];
+                    let slot = &mut stack[sp];
                     match v {
-                        Var::Tid => slot
-                            .iter_mut()
-                            .enumerate()
-                            .for_each(|(l, x)| *x = env.tid + l as i64),
-                        Var::Lane => slot
-                            .iter_mut()
-                            .enumerate()
-                            .for_each(|(l, x)| *x = (env.tid + l as i64) & 31),
-                        Var::Warp => slot
-                            .iter_mut()
-                            .enumerate()
-                            .for_each(|(l, x)| *x = (env.tid + l as i64) >> 5),
-                        Var::Gtid => slot
-                            .iter_mut()
-                            .enumerate()
-                            .for_each(|(l, x)| *x = gtid0 + l as i64),
-                        Var::Gwarp => slot
-                            .iter_mut()
-                            .enumerate()
-                            .for_each(|(l, x)| *x = (gtid0 + l as i64) >> 5),
-                        Var::Cta => slot.fill(env.cta),
-                        Var::Block => slot.fill(env.block),
-                        Var::Grid => slot.fill(env.grid),
-                        Var::Gthreads => slot.fill(env.grid * env.block),
-                        Var::Loop(d) => slot.fill(env.loops[d as usize] as i64),
-                        Var::Reg(r) => match values.get(r as usize) {
-                            Some(v) => slot.copy_from_slice(&v[..lanes]),
-                            None => slot.fill(0),
-                        },
+                        Var::Tid => lane_values(|l| env.tid + l, slot),
+                        Var::Lane => lane_values(|l| (env.tid + l) & 31, slot),
+                        Var::Warp => lane_values(|l| (env.tid + l) >> 5, slot),
+                        Var::Gtid => lane_values(|l| gtid0 + l, slot),
+                        Var::Gwarp => lane_values(|l| (gtid0 + l) >> 5, slot),
+                        Var::Cta => *slot = [env.cta; WARP_LANES],
+                        Var::Block => *slot = [env.block; WARP_LANES],
+                        Var::Grid => *slot = [env.grid; WARP_LANES],
+                        Var::Gthreads => *slot = [env.grid * env.block; WARP_LANES],
+                        Var::Loop(d) => *slot = [env.loops[d as usize] as i64; WARP_LANES],
+                        Var::Reg(r) => *slot = values.get(r as usize).copied().unwrap_or([0; WARP_LANES]),
                     }
                     sp += 1;
                 }
                 op => {
                     sp -= 1;
                     let (lo, hi) = stack.split_at_mut(sp);
-                    let a = &mut lo[sp - 1][..lanes];
-                    let b = &hi[0][..lanes];
-                    match op {
-                        ExprNode::Add => a.iter_mut().zip(b).for_each(|(x, &y)| *x = x.wrapping_add(y)),
-                        ExprNode::Sub => a.iter_mut().zip(b).for_each(|(x, &y)| *x = x.wrapping_sub(y)),
-                        ExprNode::Mul => a.iter_mut().zip(b).for_each(|(x, &y)| *x = x.wrapping_mul(y)),
-                        ExprNode::Div => a
-                            .iter_mut()
-                            .zip(b)
-                            .for_each(|(x, &y)| *x = x.checked_div(y).unwrap_or(0)),
-                        ExprNode::Rem => a
-                            .iter_mut()
-                            .zip(b)
-                            .for_each(|(x, &y)| *x = x.checked_rem_euclid(y).unwrap_or(0)),
-                        ExprNode::Xor => a.iter_mut().zip(b).for_each(|(x, &y)| *x ^= y),
-                        ExprNode::Lt
-                        | ExprNode::Le
-                        | ExprNode::Gt
-                        | ExprNode::Ge
-                        | ExprNode::Eq
-                        | ExprNode::Ne => a.iter_mut().zip(b).for_each(|(x, &y)| *x = compare(op, *x, y)),
-                        ExprNode::Rand => {
-                            let lh = loops_hash(&env.loops);
-                            for (l, (x, &n)) in a.iter_mut().zip(b).enumerate() {
-                                *x = if n <= 0 {
-                                    0
-                                } else {
-                                    rand_value(*x, n, lh, (gtid0 + l as i64) as u64)
-                                };
-                            }
-                        }
-                        _ => unreachable!("operands handled above"),
-                    }
+                    apply_lanes(op, &mut lo[sp - 1], &hi[0], env, gtid0);
                 }
             }
         }
-        for (o, &v) in out.iter_mut().zip(&stack[0][..lanes]) {
+        for (o, &v) in out[..lanes].iter_mut().zip(&stack[0]) {
             *o = self.base.wrapping_add(v as u64);
         }
     }
@@ -1131,26 +1169,27 @@ impl Values {
                 }
             }
             ValueKind::Int { op: iop, a, b } => {
-                let mut bv = [0i64; WARP_LANES];
-                for (operand, dst) in [(a, &mut result), (b, &mut bv)] {
-                    match operand {
-                        Operand::Slot(s) => {
-                            if let Some(row) = file.get(s as usize) {
-                                dst[..lanes].copy_from_slice(&row[..lanes]);
-                            }
-                        }
-                        Operand::Expr(i) => {
-                            if let Some(e) = program.exprs.get(i as usize) {
-                                e.eval_lanes_in(env, file, lanes, stack, &mut out);
-                                for (d, &v) in dst[..lanes].iter_mut().zip(&out[..lanes]) {
-                                    *d = v.wrapping_sub(e.base) as i64;
-                                }
+                // A slot operand is read in place (not copied); an expression operand's
+                // values are computed into `av` / `bv`.
+                let (mut av, mut bv) = ([0i64; WARP_LANES], [0i64; WARP_LANES]);
+                for (operand, dst) in [(a, &mut av), (b, &mut bv)] {
+                    if let Operand::Expr(i) = operand {
+                        if let Some(e) = program.exprs.get(i as usize) {
+                            e.eval_lanes_in(env, file, lanes, stack, &mut out);
+                            for (d, &v) in dst[..lanes].iter_mut().zip(&out[..lanes]) {
+                                *d = v.wrapping_sub(e.base) as i64;
                             }
                         }
                     }
                 }
-                for (x, &y) in result[..lanes].iter_mut().zip(&bv[..lanes]) {
-                    *x = iop.apply(*x, y);
+                const ZERO: [i64; WARP_LANES] = [0; WARP_LANES];
+                let row = |operand, computed| match operand {
+                    Operand::Slot(s) => file.get(s as usize).unwrap_or(&ZERO),
+                    Operand::Expr(_) => computed,
+                };
+                let (ra, rb) = (row(a, &av), row(b, &bv));
+                for (x, (&p, &q)) in result[..lanes].iter_mut().zip(ra.iter().zip(rb)) {
+                    *x = iop.apply(p, q);
                 }
             }
         }
@@ -1795,6 +1834,97 @@ mod tests {
                 ..env
             });
             assert_eq!(v, scalar, "lane {lane}");
+        }
+    }
+
+    /// Random expressions (every operator, register and lane variables, negative values,
+    /// power-of-two and other divisors, a missing register) give the same lane values all
+    /// at once as one lane at a time, for whole and partial warps.
+    #[test]
+    fn lane_evaluation_matches_the_scalar_one_on_random_expressions() {
+        use ExprNode::*;
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        let mut next = move |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let ops = [Add, Sub, Mul, Div, Rem, Xor, Lt, Le, Gt, Ge, Eq, Ne, Rand];
+        let consts = [0, 1, 2, 3, 4, 7, 64, 1024, 24576, -1, -4, -9, i64::MIN, i64::MAX];
+        let vars = [
+            super::Var::Tid,
+            super::Var::Lane,
+            super::Var::Warp,
+            super::Var::Gtid,
+            super::Var::Gwarp,
+            super::Var::Cta,
+            super::Var::Block,
+            super::Var::Grid,
+            super::Var::Gthreads,
+            super::Var::Loop(1),
+            super::Var::Reg(0),
+            super::Var::Reg(1),
+            super::Var::Reg(5),
+        ];
+        let mut values = [[0i64; WARP_LANES]; 2];
+        for (r, row) in values.iter_mut().enumerate() {
+            for (l, v) in row.iter_mut().enumerate() {
+                *v = (l as i64 - 9) * (r as i64 * 1000 + 37) ^ (l as i64 * 7);
+            }
+        }
+        let env = LaneEnv {
+            tid: 32,
+            cta: 5,
+            block: 128,
+            grid: 9,
+            loops: [2, 3, 0, 0],
+        };
+        let mut stack = Box::new([[0; WARP_LANES]; MAX_EXPR_STACK]);
+        for _ in 0..3000 {
+            // A random postfix expression of up to 7 operators.
+            let mut nodes = Vec::new();
+            let mut depth = 0;
+            let operators = next(8);
+            let mut done = 0;
+            while done < operators || depth != 1 {
+                if depth >= 2 && (done >= operators || depth >= 6 || next(2) == 0) {
+                    nodes.push(ops[next(ops.len() as u64) as usize]);
+                    depth -= 1;
+                    done += 1;
+                } else if next(2) == 0 {
+                    nodes.push(Const(consts[next(consts.len() as u64) as usize]));
+                    depth += 1;
+                } else {
+                    nodes.push(Var(vars[next(vars.len() as u64) as usize]));
+                    depth += 1;
+                }
+            }
+            let e = AddrExpr {
+                base: next(1 << 20) << 7,
+                nodes,
+                lanes: None,
+            };
+            e.validate().unwrap();
+            for lanes in [32, 17] {
+                let mut out = [7u64; WARP_LANES];
+                e.eval_lanes_in(&env, &values, lanes, &mut stack, &mut out);
+                for (lane, &v) in out.iter().enumerate() {
+                    let want = if lane < lanes {
+                        e.eval_in(
+                            &LaneEnv {
+                                tid: env.tid + lane as i64,
+                                ..env
+                            },
+                            &values,
+                            lane,
+                        )
+                    } else {
+                        7
+                    };
+                    assert_eq!(v, want, "{:?} lane {lane} of {lanes}", e.nodes);
+                }
+            }
         }
     }
 
