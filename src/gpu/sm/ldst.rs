@@ -36,7 +36,9 @@ pub(super) struct LsuOp {
     pub(super) store: bool,
     pub(super) load: u16,
     pub(super) next: usize,
-    pub(super) lines: Coalesced,
+    /// Boxed: the unit swaps its instruction with the collector's slots (`mem_slots`), which
+    /// then moves a pointer, not the kilobyte of line requests.
+    pub(super) lines: Box<Coalesced>,
     /// CAR access entries: some line of this instruction is parked in the queue.
     pub(super) parked: bool,
     /// CAR: the head's last access was refused and it could not park; it waits at the head.
