@@ -203,11 +203,7 @@ impl Coalesced {
         self.len = 0;
         let shift = line_bytes.trailing_zeros();
         let lanes = self.eval_addrs(expr, env, values, lanes);
-        let segment: u64 = match width {
-            1 => 32,
-            2 => 64,
-            _ => 128,
-        };
+        let segment = segment_bytes(width);
         // (segment address, 32-byte chunks used); at most one per lane.
         let mut txns = [(0u64, 0u8); WARP_LANES];
         let mut n = 0;
@@ -271,11 +267,7 @@ impl Coalesced {
         self.len = 0;
         let shift = line_bytes.trailing_zeros();
         let lanes = self.eval_addrs(expr, env, values, lanes);
-        let segment: u64 = match width {
-            1 => 32,
-            2 => 64,
-            _ => 128,
-        };
+        let segment = segment_bytes(width);
         const PART: usize = WARP_LANES / 2;
         for part in 0..2 {
             let mut txns = [AtomTxn::default(); PART];
@@ -320,6 +312,17 @@ impl Coalesced {
         // The LD/ST unit sends from the back of the access queue (shader.cc,
         // ldst_unit::memory_cycle: `accessq_back`, `accessq_pop_back`).
         self.lines[..self.len].reverse();
+    }
+}
+
+/// The segment GPGPU-Sim coalesces a `width`-byte global access into (3.2.2
+/// `memory_coalescing_arch_13` and its atomic twin): 32 B for 1-byte, 64 B for 2-byte and
+/// 128 B for wider lanes.
+fn segment_bytes(width: u32) -> u64 {
+    match width {
+        1 => 32,
+        2 => 64,
+        _ => 128,
     }
 }
 
