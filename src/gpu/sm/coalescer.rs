@@ -203,7 +203,9 @@ impl Coalesced {
         self.len = 0;
         let shift = line_bytes.trailing_zeros();
         let lanes = self.eval_addrs(expr, env, values, lanes);
-        let segment = segment_bytes(width);
+        // [design] A line shorter than the segment (`line_bytes` below 128) cuts it: one
+        // request never spans two lines.
+        let segment = segment_bytes(width).min(line_bytes as u64);
         // (segment address, 32-byte chunks used); at most one per lane.
         let mut txns = [(0u64, 0u8); WARP_LANES];
         let mut n = 0;
