@@ -26,6 +26,9 @@ pub struct Ccws {
     entries: usize,
     ways: usize,
     score: Vec<u64>,
+    /// Bit w: `score[w]` is above the base. Only these warps decay and are sorted, so a
+    /// cycle costs the few warps that lost locality, not all 48.
+    high: u64,
     base: u64,
     k: u64,
     /// Per slot: VTA hits and issued instructions of the warp now resident there.
@@ -66,6 +69,7 @@ impl Ccws {
             entries,
             ways,
             score: vec![p.base_score as u64; warps],
+            high: 0,
             base: p.base_score as u64,
             k: p.k_throttle as u64,
             warp_hits: vec![0; warps],
@@ -102,6 +106,7 @@ impl Ccws {
         let s = slot as usize * self.entries;
         self.vta[s..s + self.entries].fill(FREE);
         self.score[slot as usize] = self.base;
+        self.high &= !(1 << slot);
         self.forget(slot as usize);
     }
 
@@ -164,6 +169,11 @@ impl Ccws {
             // dynamic cap, k_wsc = k_vc_add = 8): the score becomes LLDS, at least the base.
             let llds = self.llds(active as u64 * self.base);
             self.score[warp as usize] = llds.max(self.base);
+            if llds > self.base {
+                self.high |= 1 << warp;
+            } else {
+                self.high &= !(1 << warp);
+            }
         }
     }
 
@@ -173,18 +183,7 @@ impl Ccws {
     /// global cycle skip): the same warps as last cycle, none above the base score (nothing
     /// decays) and none held back.
     pub fn settled(&self, active: u64) -> bool {
-        if self.last_active != active || self.throttled != 0 {
-            return false;
-        }
-        let mut m = active;
-        while m != 0 {
-            let w = m.trailing_zeros() as usize;
-            m &= m - 1;
-            if self.score[w] > self.base {
-                return false;
-            }
-        }
-        true
+        self.last_active == active && self.throttled == 0 && active & self.high == 0
     }
 
     pub fn cycle(&mut self, active: u64) {
@@ -200,27 +199,32 @@ impl Ccws {
         // 2012 code lets a cap below the base push a score under it until the warp's next
         // L1 access restores the base; we keep the paper's floor at the base.)
         let cap = self.llds(cutoff).max(self.base);
-        let mut any_high = false;
-        let (mut total, mut least) = (0u64, u64::MAX);
-        let mut m = active;
+        // Only the warps above the base change; the rest add the base each.
+        let mut high = active & self.high;
+        let at_base = active & !self.high;
+        let mut total = at_base.count_ones() as u64 * self.base;
+        let mut least = if at_base != 0 { self.base } else { u64::MAX };
+        let mut m = high;
         while m != 0 {
             let w = m.trailing_zeros() as usize;
             m &= m - 1;
-            if self.score[w] > self.base {
-                self.score[w] = (self.score[w] - 1).min(cap);
-                any_high |= self.score[w] > self.base;
+            let s = (self.score[w] - 1).min(cap);
+            self.score[w] = s;
+            if s <= self.base {
+                high &= !(1 << w);
+                self.high &= !(1 << w);
             }
-            total += self.score[w];
-            least = least.min(self.score[w]);
+            total += s;
+            least = least.min(s);
         }
         self.throttled = 0;
-        if !any_high {
+        if high == 0 {
             return; // all at the base: the sum reaches the cutoff only with the last warp
         }
         self.throttled = throttle_set(
             &self.score,
-            active,
-            self.base,
+            high,
+            active & !high,
             cutoff,
             total.saturating_sub(least),
         );
@@ -238,29 +242,18 @@ impl Ccws {
 ///
 /// No score is below `base`, so the order is the warps above the base, sorted, then the
 /// warps at the base in slot order: only the (few) warps above the base are sorted.
-fn throttle_set(score: &[u64], active: u64, base: u64, cutoff: u64, before_last: u64) -> u64 {
+fn throttle_set(score: &[u64], high: u64, at_base: u64, cutoff: u64, before_last: u64) -> u64 {
     if before_last < cutoff {
         return 0;
     }
     // One key per warp above the base, the complemented score above the slot, sorted as
     // plain integers.
     let (mut order, mut n) = ([0u64; 64], 0);
-    let mut at_base = 0u64;
-    let mut m = active;
-    while m != 0 {
-        let w = m.trailing_zeros() as u64;
-        m &= m - 1;
+    for w in Bits(high) {
         let s = score[w as usize];
-        debug_assert!(
-            s >= base && s < 1 << 57,
-            "score at or above the base, fits the key"
-        );
-        if s > base {
-            order[n] = (!s << 6) | w;
-            n += 1;
-        } else {
-            at_base |= 1 << w;
-        }
+        debug_assert!(s < 1 << 57, "score fits the key");
+        order[n] = (!s << 6) | w;
+        n += 1;
     }
     let order = &mut order[..n];
     order.sort_unstable();
@@ -339,8 +332,12 @@ mod tests {
             }
             let total: u64 = order.iter().map(|&w| score[w]).sum();
             let least = order.iter().map(|&w| score[w]).min().unwrap_or(0);
-            assert_eq!(throttle_set(&score, active, 100, cutoff, total - least), want);
-            assert_eq!(throttle_set(&score, active, 100, cutoff, u64::MAX), want);
+            let high = (0..48)
+                .filter(|&w| score[w] > 100)
+                .fold(0u64, |m, w| m | (1 << w));
+            let (high, at_base) = (active & high, active & !high);
+            assert_eq!(throttle_set(&score, high, at_base, cutoff, total - least), want);
+            assert_eq!(throttle_set(&score, high, at_base, cutoff, u64::MAX), want);
         }
     }
 
@@ -468,6 +465,7 @@ mod tests {
         }
         lose(&mut c, 0, 0, 2, 2); // LLDS = 2 × 8 × 200 / 10 = 320
         assert_eq!(c.score[0], 320);
+        assert_eq!(c.high, 0b01, "the mask of warps above the base follows the score");
         c.cycle(0b11);
         assert_eq!(c.score[0], 319);
         for _ in 0..30 {
@@ -475,5 +473,7 @@ mod tests {
         }
         c.cycle(0b11); // LLDS now 2 × 8 × 200 / 40 = 80 < base: capped at the base
         assert_eq!(c.score[0], 100);
+        assert_eq!(c.high, 0);
+        assert!(c.settled(0b11));
     }
 }

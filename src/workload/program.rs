@@ -1870,7 +1870,7 @@ mod tests {
         let mut values = [[0i64; WARP_LANES]; 2];
         for (r, row) in values.iter_mut().enumerate() {
             for (l, v) in row.iter_mut().enumerate() {
-                *v = (l as i64 - 9) * (r as i64 * 1000 + 37) ^ (l as i64 * 7);
+                *v = ((l as i64 - 9) * (r as i64 * 1000 + 37)) ^ (l as i64 * 7);
             }
         }
         let env = LaneEnv {

@@ -39,6 +39,13 @@ impl Coalesced {
         &self.lines[..self.len]
     }
 
+    /// Take `other`'s line requests, keeping this one's scratch (a `clone_from` would
+    /// allocate a new 4 KB lane stack; CAR parks an instruction this way).
+    pub fn copy_requests_from(&mut self, other: &Coalesced) {
+        self.lines[..other.len].copy_from_slice(other.as_slice());
+        self.len = other.len;
+    }
+
     fn add(&mut self, line: u64, bytes: u16) {
         // Lanes usually walk addresses in order: the last line is the likely match.
         if self.len > 0 && self.lines[self.len - 1].line == line {

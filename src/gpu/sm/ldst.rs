@@ -320,7 +320,7 @@ impl Sm {
                 p.load = self.lsu.load;
                 match self.cfg.car_entry {
                     CarEntry::Instruction => {
-                        p.lines.clone_from(&self.lsu.lines);
+                        p.lines.copy_requests_from(&self.lsu.lines);
                         p.next = self.lsu.next;
                     }
                     CarEntry::Access => {
