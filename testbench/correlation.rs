@@ -71,6 +71,7 @@ mod reference {
     pub const BARRIER_STREAM_BASE: (&str, &str, u64, u64) = ("barrier-stream-base", "lrr", 25, 16);
     pub const BYTE_LOAD_CHAIN: (&str, &str, u64, u64) = ("byte-load-chain", "lrr", 869, 67);
     pub const BYTE_STORE_STREAM: (&str, &str, u64, u64) = ("byte-store-stream", "lrr", 1046, 66);
+    pub const REGBANK_RZ_STREAM: (&str, &str, u64, u64) = ("regbank-rz-stream", "lrr", 145, 65);
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -405,4 +406,11 @@ fn regbank_stream() {
 #[test]
 fn regbank_conflict_stream() {
     check(reference::REGBANK_CONFLICT_STREAM);
+}
+
+/// The same stream reading R15 and RZ: Accel-Sim reads RZ as R256, whose bank is R15's, so
+/// it costs what two registers of one bank do (145 cycles); the model ignored RZ (108).
+#[test]
+fn regbank_rz_stream() {
+    check(reference::REGBANK_RZ_STREAM);
 }

@@ -148,6 +148,10 @@ pub struct Inst {
     pub dst: Reg,
     /// Source registers; unused slots are `NO_REG`.
     pub src: [Reg; 3],
+    /// A traced instruction reads RZ (SASS R255), which no write makes pending but which the
+    /// operand collector reads from its bank like any register (Accel-Sim numbers it 256:
+    /// `trace_warp_inst_t::parse_from_trace_struct` adds 1 to every source).
+    pub reads_rz: bool,
     /// Index into [`Program::exprs`] for memory instructions, into [`Program::branches`] for
     /// branches.
     pub addr: u16,
@@ -161,6 +165,7 @@ impl Inst {
             op,
             dst: NO_REG,
             src: [NO_REG; 3],
+            reads_rz: false,
             addr: 0,
             width: 4,
         }

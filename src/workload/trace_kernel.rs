@@ -14,8 +14,10 @@
 //!   constant cache) is an SP instruction.
 //! - Every instruction runs with the active mask the trace recorded (predicated-off and
 //!   diverged lanes excluded), so thread instructions and SIMD efficiency are the trace's.
-//! - Registers: the first destination and the first three sources (RZ = R255 ignored) feed
-//!   the scoreboard; further operands are dropped.
+//! - Registers: the first destination and the first three sources other than RZ (R255) feed
+//!   the scoreboard; further operands are dropped. A source RZ is read by the operand
+//!   collector from its bank, as Accel-Sim does (`Inst::reads_rz`); a destination RZ, which
+//!   Accel-Sim would reserve in its scoreboard as R256, is dropped (no trace here has one).
 //! - A memory instruction with no active lane (or no address) runs as an SP instruction.
 //! - Memcpy lines of `kernelslist.g` are not simulated (their cost is not the SM's).
 //! - The trace is read twice: once up front (every line checked, instructions counted), then
@@ -48,6 +50,9 @@ pub struct TraceKernel {
     /// Which CTAs the trace lists (the others run nothing).
     present: Arc<Vec<bool>>,
 }
+
+/// SASS's zero register.
+const RZ: u16 = 255;
 
 fn reg(r: u16) -> Reg {
     if r >= NO_REG as u16 {
@@ -109,6 +114,7 @@ fn warp_program(
         {
             *slot = reg(s);
         }
+        inst.reads_rz = t.src_regs().contains(&RZ);
         // Shared accesses keep their lanes' addresses too: their banks decide how long they
         // hold the LD/ST unit (`Coalesced::shared_bank_cycles`).
         let shared = matches!(op, OpKind::LoadShared | OpKind::StoreShared);

@@ -355,6 +355,9 @@ def main():
     single("regbank-conflict-3", reg_reads([5, 21, 37]))
     single("regbank-stream", reg_reads([5, 6], 64))
     single("regbank-conflict-stream", reg_reads([5, 21], 64))
+    # RZ (R255) is a register to the collector: Accel-Sim adds 1 as to any register (R256)
+    # and reads it from its bank, (256 + w) mod 16, which R15's shares.
+    single("regbank-rz-stream", reg_reads([15, 255], 64))
 
     # Barriers: one CTA of 16 warps, 32 rounds of an IADD and a BAR.SYNC (the base: none).
     single("barrier-stream-base", barrier_stream(0), block=512)

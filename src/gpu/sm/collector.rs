@@ -52,21 +52,41 @@ pub struct OcInst {
     pub dst: Reg,
     /// MEM: the SM's slot holding the coalesced instruction.
     pub mem_slot: u8,
-    /// Distinct source registers (`collector_unit_t::allocate` drops repeats); `NO_REG` unused.
-    pub srcs: [Reg; 3],
+    /// Distinct source registers read from the banks (`collector_unit_t::allocate` drops
+    /// repeats), `nsrc` of them; RZ is [`RZ_READ`].
+    pub srcs: [Reg; 4],
+    pub nsrc: u8,
     /// Issue order (GPGPU-Sim's uid): a register hands on its oldest entry first.
     age: u64,
 }
 
+/// RZ as a collector operand. Accel-Sim numbers SASS registers from 1 and RZ (R255) becomes
+/// R256, read like any other (4.x `collector_unit_t::allocate` reads every distinct source
+/// register); [`bank_of`]'s `reg + 1` puts 255 in R256's bank.
+pub const RZ_READ: Reg = 255;
+
 impl OcInst {
-    pub fn new(warp: u8, port: Port, op: OpKind, dst: Reg, src: [Reg; 3], mem_slot: u8) -> Self {
-        let mut srcs = [NO_REG; 3];
+    /// `reads_rz`: one more read, of RZ's bank (`Inst::reads_rz`).
+    pub fn new(
+        warp: u8,
+        port: Port,
+        op: OpKind,
+        dst: Reg,
+        src: [Reg; 3],
+        reads_rz: bool,
+        mem_slot: u8,
+    ) -> Self {
+        let mut srcs = [NO_REG; 4];
         let mut n = 0;
         for r in src {
             if r != NO_REG && !srcs[..n].contains(&r) {
                 srcs[n] = r;
                 n += 1;
             }
+        }
+        if reads_rz {
+            srcs[n] = RZ_READ;
+            n += 1;
         }
         OcInst {
             warp,
@@ -75,6 +95,7 @@ impl OcInst {
             dst,
             mem_slot,
             srcs,
+            nsrc: n as u8,
             age: 0,
         }
     }
@@ -421,13 +442,11 @@ impl Collector {
                 .take_oldest()
                 .expect("non-empty register");
             let mut pending = 0u8;
-            for (op, &reg) in i.srcs.iter().enumerate() {
-                if reg != NO_REG {
-                    let b = bank_of(reg, i.warp, self.banks);
-                    self.queues[b].push_back((u as u8, op as u8));
-                    self.queued |= 1 << b;
-                    pending |= 1 << op;
-                }
+            for (op, &reg) in i.srcs[..i.nsrc as usize].iter().enumerate() {
+                let b = bank_of(reg, i.warp, self.banks);
+                self.queues[b].push_back((u as u8, op as u8));
+                self.queued |= 1 << b;
+                pending |= 1 << op;
             }
             self.units[u] = Unit {
                 inst: Some(i),
@@ -504,7 +523,7 @@ mod tests {
     fn an_instruction_with_operands_is_dispatched_in_the_third_step() {
         // Issued at t: allocated at t+1, read at t+2, dispatched at t+3 (pipeline.rs).
         let mut c = gtx480(0);
-        c.issue(OcInst::new(0, Port::Sp, ALU, 1, [2, 3, NO_REG], 0));
+        c.issue(OcInst::new(0, Port::Sp, ALU, 1, [2, 3, NO_REG], false, 0));
         assert_eq!(steps_to_dispatch(&mut c, Port::Sp), 3);
         let i = c.take(Port::Sp).unwrap();
         assert_eq!(i.dst, 1);
@@ -514,7 +533,7 @@ mod tests {
     #[test]
     fn without_operands_it_is_dispatched_in_the_second_step() {
         let mut c = gtx480(0);
-        c.issue(OcInst::new(0, Port::Sp, ALU, 1, [NO_REG; 3], 0));
+        c.issue(OcInst::new(0, Port::Sp, ALU, 1, [NO_REG; 3], false, 0));
         assert_eq!(steps_to_dispatch(&mut c, Port::Sp), 2);
     }
 
@@ -523,11 +542,11 @@ mod tests {
         // Registers 2 and 18 of warp 0 are both in bank 3 of 16: one read per bank a cycle.
         let mut c = gtx480(0);
         assert_eq!(bank_of(2, 0, 16), bank_of(18, 0, 16));
-        c.issue(OcInst::new(0, Port::Sp, ALU, 1, [2, 18, NO_REG], 0));
+        c.issue(OcInst::new(0, Port::Sp, ALU, 1, [2, 18, NO_REG], false, 0));
         assert_eq!(steps_to_dispatch(&mut c, Port::Sp), 4);
         // A repeated register is read once.
         let mut c = gtx480(0);
-        c.issue(OcInst::new(0, Port::Sp, ALU, 1, [2, 2, 2], 0));
+        c.issue(OcInst::new(0, Port::Sp, ALU, 1, [2, 2, 2], false, 0));
         assert_eq!(steps_to_dispatch(&mut c, Port::Sp), 3);
     }
 
@@ -541,7 +560,7 @@ mod tests {
     #[test]
     fn a_writeback_takes_its_bank_before_the_reads() {
         let mut c = gtx480(0);
-        c.issue(OcInst::new(0, Port::Sp, ALU, 1, [2, NO_REG, NO_REG], 0));
+        c.issue(OcInst::new(0, Port::Sp, ALU, 1, [2, NO_REG, NO_REG], false, 0));
         c.step(); // allocated, read queued
         c.write(18, 0); // same bank as register 2 of warp 0
         c.step(); // the read waits
@@ -550,6 +569,29 @@ mod tests {
         assert!(!c.has_ready(Port::Sp));
         c.step(); // dispatched
         assert!(c.has_ready(Port::Sp));
+    }
+
+    /// Accel-Sim reads RZ as R256: in warp 0 it shares bank 0 with R15, so the two reads take
+    /// two cycles, as two registers of one bank do; R5 and RZ are read together.
+    #[test]
+    fn rz_is_read_from_its_bank() {
+        assert_eq!(bank_of(RZ_READ, 0, 16), 0);
+        assert_eq!(bank_of(RZ_READ, 3, 16), bank_of(15, 3, 16));
+        let cycles_to_dispatch = |src: [Reg; 3], rz: bool| {
+            let mut c = gtx480(0);
+            c.issue(OcInst::new(0, Port::Sp, ALU, 1, src, rz, 0));
+            steps_to_dispatch(&mut c, Port::Sp)
+        };
+        let plain = cycles_to_dispatch([15, NO_REG, NO_REG], false);
+        assert_eq!(cycles_to_dispatch([5, NO_REG, NO_REG], true), plain);
+        assert_eq!(cycles_to_dispatch([15, NO_REG, NO_REG], true), plain + 1);
+        assert_eq!(
+            cycles_to_dispatch([15, NO_REG, NO_REG], true),
+            cycles_to_dispatch([15, 31, NO_REG], false),
+            "RZ conflicts like a register of R15's bank"
+        );
+        let i = OcInst::new(0, Port::Sp, ALU, 1, [NO_REG; 3], true, 0);
+        assert_eq!((i.nsrc, i.srcs[0]), (1, RZ_READ), "RZ RZ is one read");
     }
 
     #[test]
@@ -562,6 +604,7 @@ mod tests {
                 OpKind::LoadGlobal,
                 NO_REG,
                 [w * 4, NO_REG, NO_REG],
+                false,
                 w,
             ));
             c.step();
@@ -588,6 +631,7 @@ mod tests {
                 OpKind::LoadGlobal,
                 NO_REG,
                 [1, NO_REG, NO_REG],
+                false,
                 w,
             ));
             for _ in 0..4 {
@@ -614,6 +658,7 @@ mod tests {
                         OpKind::LoadGlobal,
                         NO_REG,
                         [1, NO_REG, NO_REG],
+                        false,
                         w,
                     ));
                 }

@@ -903,8 +903,15 @@ impl Sm {
                     let program = own.as_deref().unwrap_or(&k.program);
                     warp.resolve_branch(program, &entry, k.block, k.grid, &mut self.branch_stack);
                 }
-                self.collector
-                    .issue(OcInst::new(w as u8, port, inst.op, inst.dst, inst.src, 0));
+                self.collector.issue(OcInst::new(
+                    w as u8,
+                    port,
+                    inst.op,
+                    inst.dst,
+                    inst.src,
+                    inst.reads_rz,
+                    0,
+                ));
             }
             OpKind::LoadGlobal
             | OpKind::LoadShared
@@ -929,8 +936,15 @@ impl Sm {
                 std::mem::swap(&mut self.lsu, &mut self.mem_slots[t]);
                 if self.mem_slots[t].busy {
                     self.mem_slots_free &= !(1 << t);
-                    self.collector
-                        .issue(OcInst::new(w as u8, port, inst.op, inst.dst, inst.src, t as u8));
+                    self.collector.issue(OcInst::new(
+                        w as u8,
+                        port,
+                        inst.op,
+                        inst.dst,
+                        inst.src,
+                        inst.reads_rz,
+                        t as u8,
+                    ));
                 }
             }
             OpKind::Barrier => {
@@ -939,7 +953,7 @@ impl Sm {
                 // unit and pipeline like any SP op without operands (BARRIER_OP, latency 1).
                 self.warps[w].in_pipeline += 1;
                 self.collector
-                    .issue(OcInst::new(w as u8, port, inst.op, NO_REG, [NO_REG; 3], 0));
+                    .issue(OcInst::new(w as u8, port, inst.op, NO_REG, [NO_REG; 3], false, 0));
                 let cta = self.warps[w].cta_slot as usize;
                 self.warps[w].at_barrier = true;
                 self.ctas[cta].at_barrier += 1;
