@@ -18,7 +18,7 @@
 //! port322 `trace.config` sets to 2) serve a port of their own that comes first and reads the
 //! SP, SFU and MEM registers in that order, and are every other port's second choice.
 
-use crate::workload::program::{OpKind, Reg, NO_REG};
+use crate::workload::program::{Inst, OpKind, Reg, NO_REG};
 
 /// Which ID_OC / OC_EX register pair an instruction passes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -66,6 +66,11 @@ pub struct OcInst {
 pub const RZ_READ: Reg = 255;
 
 impl OcInst {
+    /// Instruction `inst` of warp `warp`, entering through `port`.
+    pub fn of(warp: u8, port: Port, inst: &Inst, mem_slot: u8) -> Self {
+        Self::new(warp, port, inst.op, inst.dst, inst.src, inst.reads_rz, mem_slot)
+    }
+
     /// `reads_rz`: one more read, of RZ's bank (`Inst::reads_rz`).
     pub fn new(
         warp: u8,

@@ -903,15 +903,7 @@ impl Sm {
                     let program = own.as_deref().unwrap_or(&k.program);
                     warp.resolve_branch(program, &entry, k.block, k.grid, &mut self.branch_stack);
                 }
-                self.collector.issue(OcInst::new(
-                    w as u8,
-                    port,
-                    inst.op,
-                    inst.dst,
-                    inst.src,
-                    inst.reads_rz,
-                    0,
-                ));
+                self.collector.issue(OcInst::of(w as u8, port, &inst, 0));
             }
             OpKind::LoadGlobal
             | OpKind::LoadShared
@@ -936,15 +928,7 @@ impl Sm {
                 std::mem::swap(&mut self.lsu, &mut self.mem_slots[t]);
                 if self.mem_slots[t].busy {
                     self.mem_slots_free &= !(1 << t);
-                    self.collector.issue(OcInst::new(
-                        w as u8,
-                        port,
-                        inst.op,
-                        inst.dst,
-                        inst.src,
-                        inst.reads_rz,
-                        t as u8,
-                    ));
+                    self.collector.issue(OcInst::of(w as u8, port, &inst, t as u8));
                 }
             }
             OpKind::Barrier => {
