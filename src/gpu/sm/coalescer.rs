@@ -39,6 +39,17 @@ impl Coalesced {
         &self.lines[..self.len]
     }
 
+    /// Appends the access of one coalesced segment, shrunk to the chunks its lanes use
+    /// ([`reduce_segment`]), as a request to its line (`shift`: log2 of the line size).
+    fn push_segment(&mut self, seg: u64, segment: u64, chunks: u8, shift: u32) {
+        let (addr, size) = reduce_segment(seg, segment, chunks);
+        self.lines[self.len] = LineRequest {
+            line: addr >> shift,
+            bytes: size as u16,
+        };
+        self.len += 1;
+    }
+
     /// Take `other`'s line requests, keeping this one's scratch (a `clone_from` would
     /// allocate a new 4 KB lane stack; CAR parks an instruction this way).
     pub fn copy_requests_from(&mut self, other: &Coalesced) {
@@ -232,12 +243,7 @@ impl Coalesced {
         }
         txns[..n].sort_unstable_by_key(|t| std::cmp::Reverse(t.0));
         for &(seg, chunks) in &txns[..n] {
-            let (addr, size) = reduce_segment(seg, segment, chunks);
-            self.lines[self.len] = LineRequest {
-                line: addr >> shift,
-                bytes: size as u16,
-            };
-            self.len += 1;
+            self.push_segment(seg, segment, chunks, shift);
         }
     }
 }
@@ -310,12 +316,7 @@ impl Coalesced {
             // 3.2.2 walks a std::map by segment address, each segment's list in order.
             txns[..n].sort_unstable_by_key(|t| (t.segment, t.order));
             for t in &txns[..n] {
-                let (addr, size) = reduce_segment(t.segment, segment, t.chunks);
-                self.lines[self.len] = LineRequest {
-                    line: addr >> shift,
-                    bytes: size as u16,
-                };
-                self.len += 1;
+                self.push_segment(t.segment, segment, t.chunks, shift);
             }
         }
         // The LD/ST unit sends from the back of the access queue (shader.cc,
