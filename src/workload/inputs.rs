@@ -71,9 +71,57 @@ pub const GENERATORS: &[&str] = &[
     "tpacf_bins",
 ];
 
+/// The generated inputs kept for reuse, at most this many bytes in all: parsing a built-in
+/// again (every `compare` run, every test that takes `b.kernel()`) would otherwise rebuild
+/// its inputs each time (mummer's suffix tree is most of a parse).
+const MEMO_BYTES: usize = 512 << 20;
+
+/// Generated inputs by generator and arguments. Every generator but `file` is a function of
+/// its arguments, so a result can be handed out again; the arrays are shared (`Arc`), not
+/// copied. Past [`MEMO_BYTES`] the memo is emptied rather than grown.
+#[derive(Default)]
+struct Memo {
+    bytes: usize,
+    entries: std::collections::HashMap<String, Vec<(String, Array)>>,
+}
+
+static MEMO: std::sync::Mutex<Option<Memo>> = std::sync::Mutex::new(None);
+
 /// Runs generator `generator` with `args`; `dir` is the .kern file's directory (None for built-in
 /// kernels, which cannot read files). Returns the named arrays in a fixed order.
 pub fn generate(
+    generator: &str,
+    args: &[Arg],
+    dir: Option<&Path>,
+) -> Result<Vec<(String, Array)>, InputError> {
+    if generator == "file" {
+        // A file's contents may change between two parses.
+        return generate_uncached(generator, args, dir);
+    }
+    let key = format!("{generator}{args:?}");
+    if let Some(hit) = MEMO
+        .lock()
+        .ok()
+        .and_then(|m| m.as_ref().and_then(|m| m.entries.get(&key).cloned()))
+    {
+        return Ok(hit);
+    }
+    let arrays = generate_uncached(generator, args, dir)?;
+    let bytes: usize = arrays.iter().map(|(_, a)| a.data.len()).sum();
+    if let Ok(mut guard) = MEMO.lock() {
+        let memo = guard.get_or_insert_with(Memo::default);
+        if memo.bytes + bytes > MEMO_BYTES {
+            *memo = Memo::default();
+        }
+        if bytes <= MEMO_BYTES {
+            memo.bytes += bytes;
+            memo.entries.insert(key, arrays.clone());
+        }
+    }
+    Ok(arrays)
+}
+
+fn generate_uncached(
     generator: &str,
     args: &[Arg],
     dir: Option<&Path>,
@@ -2279,8 +2327,34 @@ mod tests {
         }
     }
 
+    /// Generates afresh (not from the memo), so that determinism and speed are the
+    /// generator's own.
     fn gen(g: &str, args: &[Arg]) -> Vec<(String, Array)> {
-        generate(g, args, None).unwrap_or_else(|e| panic!("{g}: {e}"))
+        generate_uncached(g, args, None).unwrap_or_else(|e| panic!("{g}: {e}"))
+    }
+
+    #[test]
+    fn a_second_generation_shares_the_first_ones_arrays_but_a_file_is_read_again() {
+        let args = [int("n", 4321), int("seed", 99)];
+        let (a, b) = (
+            generate("perm", &args, None).unwrap(),
+            generate("perm", &args, None).unwrap(),
+        );
+        assert_eq!(a, gen("perm", &args));
+        assert!(Arc::ptr_eq(&a[0].1.data, &b[0].1.data), "the memo was not used");
+        let other = generate("perm", &[int("n", 4321), int("seed", 98)], None).unwrap();
+        assert_ne!(a, other, "another seed must not come from the memo");
+        let dir = TempDir::new();
+        let read = |bytes: &[u8]| {
+            dir.write("m.bin", bytes);
+            let file = [string("path", "m.bin"), word("type", "u8")];
+            generate("file", &file, Some(dir.0.as_path())).unwrap()[0]
+                .1
+                .data
+                .to_vec()
+        };
+        assert_eq!(read(&[1, 2, 3]), [1, 2, 3]);
+        assert_eq!(read(&[4, 5]), [4, 5], "a changed file must be read again");
     }
 
     fn u24(b: &[u8], at: usize) -> u32 {
