@@ -31,33 +31,41 @@ fn builtin_statistics_on_two_sms() {
         "{:<11} {:<7} {:>8} {:>8} {:>6} {:>8} {:>8} {:>8} {:>7} {:>7}",
         "kernel", "sched", "cycles", "insts", "l1hit", "l1miss", "resfail", "dram_rd", "mp", "reexec"
     );
-    for b in builtins() {
-        // The first 8 CTAs: every kernel's pattern, in a CI-sized run.
-        let mut k = b.kernel();
-        k.grid = k.grid.min(8);
-        for &s in SchedulerKind::ALL {
-            let cfg = Config {
-                sms: 2,
-                scheduler: s,
-                ..Config::default()
-            };
-            let r = simulate(&cfg, &k, None).unwrap();
-            let _ = writeln!(
-                table,
-                "{:<11} {:<7} {:>8} {:>8} {:>6.3} {:>8} {:>8} {:>8} {:>7} {:>7}",
-                b.name,
-                s.name(),
-                r.cycles,
-                r.warp_instructions,
-                r.l1_hit_rate,
-                r.l1.misses,
-                r.l1_reservation_fails,
-                r.dram.reads,
-                r.mas.mp_cycles,
-                r.car.reexecutions
-            );
-        }
-    }
+    // Each kernel's rows on a worker of its own (rayon keeps the list's order).
+    use rayon::prelude::*;
+    let rows: Vec<String> = builtins()
+        .par_iter()
+        .map(|b| {
+            // The first 8 CTAs: every kernel's pattern, in a CI-sized run.
+            let mut k = b.kernel();
+            k.grid = k.grid.min(8);
+            let mut rows = String::new();
+            for &s in SchedulerKind::ALL {
+                let cfg = Config {
+                    sms: 2,
+                    scheduler: s,
+                    ..Config::default()
+                };
+                let r = simulate(&cfg, &k, None).unwrap();
+                let _ = writeln!(
+                    rows,
+                    "{:<11} {:<7} {:>8} {:>8} {:>6.3} {:>8} {:>8} {:>8} {:>7} {:>7}",
+                    b.name,
+                    s.name(),
+                    r.cycles,
+                    r.warp_instructions,
+                    r.l1_hit_rate,
+                    r.l1.misses,
+                    r.l1_reservation_fails,
+                    r.dram.reads,
+                    r.mas.mp_cycles,
+                    r.car.reexecutions
+                );
+            }
+            rows
+        })
+        .collect();
+    table.extend(rows);
     insta::with_settings!({ snapshot_path => "../golden", prepend_module_to_snapshot => false }, {
         insta::assert_snapshot!("builtin_statistics_2sm", table);
     });

@@ -8,6 +8,8 @@ use mascar::sched::SchedulerKind;
 use mascar::workload::kernel_format::parse_kernel;
 use mascar::workload::Kernel;
 
+mod parallel;
+
 fn kernel(src: &str) -> Kernel {
     parse_kernel(src, "<test>").unwrap_or_else(|e| panic!("{e}"))
 }
@@ -451,7 +453,8 @@ fn a_cta_larger_than_an_sm_is_refused() {
 
 #[test]
 fn every_request_is_answered_and_every_instruction_runs() {
-    for b in mascar::workload::builtin::builtins().iter().step_by(5) {
+    let every_fifth: Vec<_> = mascar::workload::builtin::builtins().iter().step_by(5).collect();
+    parallel::on_two_workers(&every_fifth, |b| {
         let k = b.kernel();
         let cfg = Config {
             sms: 2,
@@ -463,7 +466,7 @@ fn every_request_is_answered_and_every_instruction_runs() {
         let l1 = &s.l1;
         assert_eq!(l1.accesses, l1.outcomes(), "{}", b.name);
         assert_eq!(s.l2.accesses, s.l2.outcomes(), "{}", b.name);
-    }
+    });
 }
 
 #[test]

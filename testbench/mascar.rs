@@ -11,6 +11,8 @@ use mascar::workload::kernel_format::parse_kernel;
 use mascar::workload::program::OpKind;
 use mascar::workload::Kernel;
 
+mod parallel;
+
 fn kernel(src: &str) -> Kernel {
     parse_kernel(src, "<test>").unwrap_or_else(|e| panic!("{e}"))
 }
@@ -379,10 +381,12 @@ fn no_mp_hold_deadlocks_any_memory_intensive_builtin_on_the_default_machine() {
         ("hold 1000", |c| c.mas_mp_exit_hold = 1000),
     ];
     let settings: Vec<Setting> = std::iter::once(hit_only).chain(CLOGS).chain(more).collect();
-    let memory = mascar::workload::builtin::builtins()
+    let memory: Vec<_> = mascar::workload::builtin::builtins()
         .iter()
-        .filter(|b| b.class != KernelClass::Compute);
-    for (i, b) in memory.enumerate() {
+        .filter(|b| b.class != KernelClass::Compute)
+        .enumerate()
+        .collect();
+    parallel::on_two_workers(&memory, |&(i, b)| {
         let mut k = b.kernel();
         let defaults = Config::default();
         k.grid = k.grid.min(4 * defaults.sms);
@@ -398,7 +402,7 @@ fn no_mp_hold_deadlocks_any_memory_intensive_builtin_on_the_default_machine() {
             set(&mut cfg);
             finishes(&cfg, &k, &format!("{} {s}, hold, {setting}", b.name));
         }
-    }
+    });
 }
 
 #[test]

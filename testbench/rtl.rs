@@ -12,6 +12,8 @@ use mascar::workload::builtin;
 use std::path::Path;
 use std::process::Command;
 
+mod parallel;
+
 fn tool(name: &str) -> Command {
     // The test command installs the tools (.ci/run); a missing tool is a failure, not a skip.
     assert!(
@@ -315,60 +317,64 @@ fn env_cycles(var: &str, default: u64) -> u64 {
 fn the_verilog_replays_recorded_ports_of_real_runs_in_six_configurations() {
     tool("iverilog");
     tool("vvp");
-    for (n, &(kernel, s, warps, depth)) in REPLAYS.iter().enumerate() {
-        let cycles = if n == 0 {
-            env_cycles("MASCAR_REPLAY_LONG", 100_000)
-        } else {
-            env_cycles("MASCAR_REPLAY_CYCLES", 20_000)
-        };
-        let dir = std::env::temp_dir().join(format!("mascar-replay-{kernel}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let machine = Config {
-            warps_per_sm: warps,
-            car_queue_depth: depth,
-            ..cfg(s, Engine::Rtl)
-        };
-        let start = std::time::Instant::now();
-        record(kernel, machine, cycles, &dir);
-        let recorded = start.elapsed().as_secs_f64();
-        // The first configuration replays every block on its own; the others the issue top
-        // (which holds the WRC, WST and scheduler) and the queue, to keep CI's budget.
-        let all = [
-            "mascar_issue_top",
-            "mascar_reexec_queue",
-            "mascar_scheduler",
-            "mascar_wrc",
-            "mascar_wst",
-        ];
-        let blocks = if n == 0 { &all[..] } else { &all[..2] };
-        for m in &all[blocks.len()..] {
-            std::fs::remove_file(dir.join(format!("{m}.ports"))).unwrap();
-        }
-        let results = mascar::rtl::record::replay(&dir, &rtl_dir()).unwrap_or_else(|e| panic!("{e}"));
-        let what = format!("{kernel} under {s}, {warps} warps, queue {depth}");
-        let modules: Vec<&str> = results.iter().map(|r| r.module.as_str()).collect();
-        assert_eq!(modules, blocks, "{what}");
-        // A kernel may end before the window: then every block replays the same, shorter run.
-        let replayed = results[0].cycles;
-        assert!(
-            replayed > 1_000 && replayed <= cycles + 1,
-            "{what}: {replayed} cycles"
-        );
-        for r in &results {
-            assert_eq!(
-                r.cycles, replayed,
-                "{what}: {} replayed {} cycles",
-                r.module, r.cycles
-            );
-            assert_eq!(r.mismatches, 0, "{what}: {}:\n{}", r.module, r.log);
-        }
-        println!(
-            "{what}: {replayed} cycles replayed on {} blocks (record {recorded:.1} s, replay {:.1} s)",
-            blocks.len(),
-            start.elapsed().as_secs_f64() - recorded
-        );
-        let _ = std::fs::remove_dir_all(&dir);
+    // Each configuration records and replays in its own folder; the long one is first.
+    let configurations: Vec<_> = REPLAYS.iter().enumerate().collect();
+    parallel::on_two_workers(&configurations, |&(n, config)| replay_configuration(n, config));
+}
+
+fn replay_configuration(n: usize, &(kernel, s, warps, depth): &(&str, SchedulerKind, u32, u32)) {
+    let cycles = if n == 0 {
+        env_cycles("MASCAR_REPLAY_LONG", 100_000)
+    } else {
+        env_cycles("MASCAR_REPLAY_CYCLES", 20_000)
+    };
+    let dir = std::env::temp_dir().join(format!("mascar-replay-{kernel}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let machine = Config {
+        warps_per_sm: warps,
+        car_queue_depth: depth,
+        ..cfg(s, Engine::Rtl)
+    };
+    let start = std::time::Instant::now();
+    record(kernel, machine, cycles, &dir);
+    let recorded = start.elapsed().as_secs_f64();
+    // The first configuration replays every block on its own; the others the issue top
+    // (which holds the WRC, WST and scheduler) and the queue, to keep CI's budget.
+    let all = [
+        "mascar_issue_top",
+        "mascar_reexec_queue",
+        "mascar_scheduler",
+        "mascar_wrc",
+        "mascar_wst",
+    ];
+    let blocks = if n == 0 { &all[..] } else { &all[..2] };
+    for m in &all[blocks.len()..] {
+        std::fs::remove_file(dir.join(format!("{m}.ports"))).unwrap();
     }
+    let results = mascar::rtl::record::replay(&dir, &rtl_dir()).unwrap_or_else(|e| panic!("{e}"));
+    let what = format!("{kernel} under {s}, {warps} warps, queue {depth}");
+    let modules: Vec<&str> = results.iter().map(|r| r.module.as_str()).collect();
+    assert_eq!(modules, blocks, "{what}");
+    // A kernel may end before the window: then every block replays the same, shorter run.
+    let replayed = results[0].cycles;
+    assert!(
+        replayed > 1_000 && replayed <= cycles + 1,
+        "{what}: {replayed} cycles"
+    );
+    for r in &results {
+        assert_eq!(
+            r.cycles, replayed,
+            "{what}: {} replayed {} cycles",
+            r.module, r.cycles
+        );
+        assert_eq!(r.mismatches, 0, "{what}: {}:\n{}", r.module, r.log);
+    }
+    println!(
+        "{what}: {replayed} cycles replayed on {} blocks (record {recorded:.1} s, replay {:.1} s)",
+        blocks.len(),
+        start.elapsed().as_secs_f64() - recorded
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -9,7 +9,9 @@ use mascar::config::{Config, DramModel, IssueOrder};
 use mascar::sched::SchedulerKind;
 use mascar::workload::builtin::builtins;
 use mascar::workload::Kernel;
+use std::sync::atomic::{AtomicU64, Ordering};
 
+mod parallel;
 mod shared_traces;
 
 /// The run record as JSON, and the cycles the skip jumped over.
@@ -67,8 +69,8 @@ fn walk(a: &serde_json::Value, b: &serde_json::Value, at: &str, out: &mut String
 /// Every built-in (its first 8 CTAs) under every scheduler on 2 SMs, as the golden table.
 #[test]
 fn the_skip_changes_no_statistic_of_any_builtin() {
-    let mut skipped = 0;
-    for b in builtins() {
+    let skipped = AtomicU64::new(0);
+    parallel::on_two_workers(builtins(), |b| {
         let mut k = b.kernel();
         k.grid = k.grid.min(8);
         for &s in SchedulerKind::ALL {
@@ -77,11 +79,12 @@ fn the_skip_changes_no_statistic_of_any_builtin() {
                 scheduler: s,
                 ..Config::default()
             };
-            skipped += same_with_and_without(&cfg, &|| k.clone(), &format!("{} under {s}", b.name)).0;
+            let (n, _) = same_with_and_without(&cfg, &|| k.clone(), &format!("{} under {s}", b.name));
+            skipped.fetch_add(n, Ordering::Relaxed);
         }
-    }
+    });
     assert!(
-        skipped > 0,
+        skipped.into_inner() > 0,
         "no cycle was skipped: the test does not test the skip"
     );
 }
@@ -119,8 +122,8 @@ fn the_skip_changes_no_statistic_on_the_default_machine() {
 /// bfs (LRR, Mascar) and histo-2 (GTO) whole on the default machine.
 #[test]
 fn the_skip_changes_no_statistic_with_the_rotating_issue_order() {
-    let mut skipped = 0;
-    for b in builtins() {
+    let on_builtins = AtomicU64::new(0);
+    parallel::on_two_workers(builtins(), |b| {
         let mut k = b.kernel();
         k.grid = k.grid.min(8);
         for s in [SchedulerKind::Lrr, SchedulerKind::Mascar] {
@@ -130,10 +133,14 @@ fn the_skip_changes_no_statistic_with_the_rotating_issue_order() {
                 issue_order: IssueOrder::Rotate,
                 ..Config::default()
             };
-            skipped +=
-                same_with_and_without(&cfg, &|| k.clone(), &format!("{} under {s}, rotating", b.name)).0;
+            let what = format!("{} under {s}, rotating", b.name);
+            on_builtins.fetch_add(
+                same_with_and_without(&cfg, &|| k.clone(), &what).0,
+                Ordering::Relaxed,
+            );
         }
-    }
+    });
+    let mut skipped = on_builtins.into_inner();
     for (name, s) in [
         ("bfs", SchedulerKind::Lrr),
         ("bfs", SchedulerKind::Mascar),

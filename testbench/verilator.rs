@@ -16,6 +16,7 @@ use mascar::workload::builtin;
 use std::process::Command;
 
 mod issue_stimulus;
+mod parallel;
 use issue_stimulus::Extra;
 
 const RTL_SCHEDULERS: [SchedulerKind; 5] = [
@@ -86,13 +87,14 @@ fn lockstep_against_the_verilog_passes_with_hit_only_non_owners() {
 
 #[test]
 fn the_verilator_engine_gives_the_reference_statistics_to_the_cycle() {
-    for (kernel, s) in [
+    let runs = [
         ("bp-2", SchedulerKind::Mascar),
         ("srad-1", SchedulerKind::Gto),
         ("bp-2", SchedulerKind::Car),
         ("srad-1", SchedulerKind::Mas),
         ("sgemm", SchedulerKind::Lrr),
-    ] {
+    ];
+    parallel::on_two_workers(&runs, |&(kernel, s)| {
         let k = builtin::find(kernel).unwrap().kernel();
         let small = |e| Config { sms: 2, ..cfg(s, e) };
         let r = simulate(&small(Engine::Ref), &k, None).unwrap();
@@ -100,7 +102,7 @@ fn the_verilator_engine_gives_the_reference_statistics_to_the_cycle() {
         let json = |x| serde_json::to_string(&x).unwrap();
         assert!(r.cycles > 0);
         assert_eq!(json(&r), json(&v), "{kernel} under {s}: ref vs verilator");
-    }
+    });
 }
 
 #[test]
