@@ -31,38 +31,43 @@ fn builtin_statistics_on_two_sms() {
         "{:<11} {:<7} {:>8} {:>8} {:>6} {:>8} {:>8} {:>8} {:>7} {:>7}",
         "kernel", "sched", "cycles", "insts", "l1hit", "l1miss", "resfail", "dram_rd", "mp", "reexec"
     );
-    // Each kernel's rows on a worker of its own (rayon keeps the list's order).
+    // One row per kernel × scheduler, on rayon's workers (the list's order is kept).
     use rayon::prelude::*;
-    let rows: Vec<String> = builtins()
+    let kernels: Vec<_> = builtins()
         .par_iter()
         .map(|b| {
             // The first 8 CTAs: every kernel's pattern, in a CI-sized run.
             let mut k = b.kernel();
             k.grid = k.grid.min(8);
-            let mut rows = String::new();
-            for &s in SchedulerKind::ALL {
-                let cfg = Config {
-                    sms: 2,
-                    scheduler: s,
-                    ..Config::default()
-                };
-                let r = simulate(&cfg, &k, None).unwrap();
-                let _ = writeln!(
-                    rows,
-                    "{:<11} {:<7} {:>8} {:>8} {:>6.3} {:>8} {:>8} {:>8} {:>7} {:>7}",
-                    b.name,
-                    s.name(),
-                    r.cycles,
-                    r.warp_instructions,
-                    r.l1_hit_rate,
-                    r.l1.misses,
-                    r.l1_reservation_fails,
-                    r.dram.reads,
-                    r.mas.mp_cycles,
-                    r.car.reexecutions
-                );
-            }
-            rows
+            (b.name, k)
+        })
+        .collect();
+    let pairs: Vec<_> = kernels
+        .iter()
+        .flat_map(|(name, k)| SchedulerKind::ALL.iter().map(move |&s| (*name, k, s)))
+        .collect();
+    let rows: Vec<String> = pairs
+        .par_iter()
+        .map(|&(name, k, s)| {
+            let cfg = Config {
+                sms: 2,
+                scheduler: s,
+                ..Config::default()
+            };
+            let r = simulate(&cfg, k, None).unwrap();
+            format!(
+                "{:<11} {:<7} {:>8} {:>8} {:>6.3} {:>8} {:>8} {:>8} {:>7} {:>7}\n",
+                name,
+                s.name(),
+                r.cycles,
+                r.warp_instructions,
+                r.l1_hit_rate,
+                r.l1.misses,
+                r.l1_reservation_fails,
+                r.dram.reads,
+                r.mas.mp_cycles,
+                r.car.reexecutions
+            )
         })
         .collect();
     table.extend(rows);

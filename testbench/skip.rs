@@ -70,18 +70,20 @@ fn walk(a: &serde_json::Value, b: &serde_json::Value, at: &str, out: &mut String
 #[test]
 fn the_skip_changes_no_statistic_of_any_builtin() {
     let skipped = AtomicU64::new(0);
-    parallel::on_two_workers(builtins(), |b| {
+    let pairs: Vec<_> = builtins()
+        .iter()
+        .flat_map(|b| SchedulerKind::ALL.iter().map(move |&s| (b, s)))
+        .collect();
+    parallel::on_two_workers(&pairs, |&(b, s)| {
         let mut k = b.kernel();
         k.grid = k.grid.min(8);
-        for &s in SchedulerKind::ALL {
-            let cfg = Config {
-                sms: 2,
-                scheduler: s,
-                ..Config::default()
-            };
-            let (n, _) = same_with_and_without(&cfg, &|| k.clone(), &format!("{} under {s}", b.name));
-            skipped.fetch_add(n, Ordering::Relaxed);
-        }
+        let cfg = Config {
+            sms: 2,
+            scheduler: s,
+            ..Config::default()
+        };
+        let (n, _) = same_with_and_without(&cfg, &|| k.clone(), &format!("{} under {s}", b.name));
+        skipped.fetch_add(n, Ordering::Relaxed);
     });
     assert!(
         skipped.into_inner() > 0,
