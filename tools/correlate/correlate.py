@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -236,10 +237,14 @@ def run_accel(tdir, sched, args, log):
                                            if env.get("LD_LIBRARY_PATH") else "")
     log("accel-sim %s %s ..." % (name, sched))
     t0 = time.time()
-    p = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        # Interrupted (Ctrl-C, or SIGTERM, which main turns into SystemExit), subprocess.run
+        # kills Accel-Sim and the scratch folder goes too.
+        p = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     text = p.stdout.decode(errors="replace")
     secs = time.time() - t0
-    shutil.rmtree(work, ignore_errors=True)
     kernels = parse_accel_log(text)
     ok = p.returncode == 0 and "GPGPU-Sim: *** exit detected ***" in text and kernels
     if "unsupported binary version" in text:
@@ -260,14 +265,20 @@ def run_accel(tdir, sched, args, log):
 
 # --------------------------------------------------------------------------------- model side
 
+# The model runs under way, killed if this run is interrupted (their threads cannot be).
+MODEL_RUNS = []
+
+
 def run_model(tdir, scheds, args):
-    fd, out = tempfile.mkstemp(suffix=".json", dir=args.cache)
+    fd, out = tempfile.mkstemp(suffix=".json", dir=args.scratch)
     os.close(fd)
     cmd = [args.mascar, "run", "--trace", tdir, "--config", args.model_config,
            "-s", ",".join(scheds), "--json", out, "-q"] + sum((["--set", s] for s in model_settings(args)), [])
-    p = subprocess.run(["nice", "-n", "5"] + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen(["nice", "-n", "5"] + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    MODEL_RUNS.append(p)
+    _, stderr = p.communicate()
     if p.returncode != 0:
-        raise RuntimeError("mascar failed on %s: %s" % (tdir, p.stderr.decode(errors="replace")[-2000:]))
+        raise RuntimeError("mascar failed on %s: %s" % (tdir, stderr.decode(errors="replace")[-2000:]))
     with open(out) as fh:
         doc = json.load(fh)
     os.remove(out)
@@ -414,6 +425,8 @@ def model_settings(args):
 
 
 def main(argv=None):
+    # A killed run leaves no scratch folder or Accel-Sim behind (the `finally` blocks run).
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="Environment: ACCELSIM_PEER, ACCELSIM_CFG, "
@@ -472,18 +485,26 @@ def main(argv=None):
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
 
-    # The model runs in a pool while Accel-Sim runs one at a time here.
+    # The model runs in a pool while Accel-Sim runs one at a time here. The model's JSON goes
+    # to a scratch folder of this run, removed however the run ends.
+    args.scratch = tempfile.mkdtemp(prefix="run-", dir=args.cache)
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
-    mfut = {t: pool.submit(run_model, t, scheds, args) for t in traces}
-    accel = {}
-    for t in traces:
-        for s in scheds:
-            res, cached = run_accel(t, s, args, log)
-            if not cached:
-                log("  %s %s: %s s" % (os.path.basename(t), s, res["seconds"]))
-            accel[(t, s)] = res
-    model = {t: f.result() for t, f in mfut.items()}
-    pool.shutdown()
+    try:
+        mfut = {t: pool.submit(run_model, t, scheds, args) for t in traces}
+        accel = {}
+        for t in traces:
+            for s in scheds:
+                res, cached = run_accel(t, s, args, log)
+                if not cached:
+                    log("  %s %s: %s s" % (os.path.basename(t), s, res["seconds"]))
+                accel[(t, s)] = res
+        model = {t: f.result() for t, f in mfut.items()}
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in MODEL_RUNS:
+            if p.poll() is None:
+                p.kill()
+        shutil.rmtree(args.scratch, ignore_errors=True)
     text = report(traces, scheds, accel, model, args)
     if args.out:
         with open(args.out, "w") as fh:
