@@ -440,21 +440,17 @@ fn every_doc_command_runs() {
     // A command that runs, as it is run, in an earlier document (`mascar compare` in
     // docs/cli.md and docs/results.md) runs there only: twice would check nothing more.
     // Should a later command of its own document need its files, that command fails.
+    // Each command text → (the document that runs it first, where).
     let mut first_at = std::collections::HashMap::new();
     let mut repeats = 0;
-    for (_, cmds) in per_doc.iter_mut() {
-        let mut here = std::collections::HashMap::new();
+    for (doc, (_, cmds)) in per_doc.iter_mut().enumerate() {
         for cmd in cmds.iter_mut() {
             let Ok(Some(text)) = runnable(cmd) else { continue };
-            match first_at.get(&text) {
-                Some(at) if !here.contains_key(&text) => {
-                    cmd.not_run = Some(format!("runs for {at}"));
-                    repeats += 1;
-                }
-                _ => {
-                    here.insert(text.clone(), ());
-                    first_at.insert(text, format!("{}:{}", cmd.doc.display(), cmd.line));
-                }
+            let at = format!("{}:{}", cmd.doc.display(), cmd.line);
+            let (first_doc, first) = first_at.entry(text).or_insert((doc, at));
+            if *first_doc != doc {
+                cmd.not_run = Some(format!("runs for {first}"));
+                repeats += 1;
             }
         }
     }

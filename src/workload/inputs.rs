@@ -71,21 +71,23 @@ pub const GENERATORS: &[&str] = &[
     "tpacf_bins",
 ];
 
-/// The generated inputs kept for reuse, at most this many bytes in all: parsing a built-in
-/// again (every `compare` run, every test that takes `b.kernel()`) would otherwise rebuild
-/// its inputs each time (mummer's suffix tree is most of a parse).
-const MEMO_BYTES: usize = 512 << 20;
+/// The generated inputs kept for reuse, at most this many bytes in all: parsing a kernel
+/// again (each `kernel_at`, every test that takes `b.kernel()`) would otherwise rebuild its
+/// inputs each time (mummer's suffix tree is most of a parse). One input is at most
+/// [`MAX_INPUT_BYTES`], so it always fits.
+const MEMO_BYTES: u64 = 512 << 20;
+const _: () = assert!(MAX_INPUT_BYTES <= MEMO_BYTES);
 
 /// Generated inputs by generator and arguments. Every generator but `file` is a function of
 /// its arguments, so a result can be handed out again; the arrays are shared (`Arc`), not
 /// copied. Past [`MEMO_BYTES`] the memo is emptied rather than grown.
 #[derive(Default)]
 struct Memo {
-    bytes: usize,
+    bytes: u64,
     entries: std::collections::HashMap<String, Vec<(String, Array)>>,
 }
 
-static MEMO: std::sync::Mutex<Option<Memo>> = std::sync::Mutex::new(None);
+static MEMO: std::sync::LazyLock<std::sync::Mutex<Memo>> = std::sync::LazyLock::new(Default::default);
 
 /// Runs generator `generator` with `args`; `dir` is the .kern file's directory (None for built-in
 /// kernels, which cannot read files). Returns the named arrays in a fixed order.
@@ -99,24 +101,17 @@ pub fn generate(
         return generate_uncached(generator, args, dir);
     }
     let key = format!("{generator}{args:?}");
-    if let Some(hit) = MEMO
-        .lock()
-        .ok()
-        .and_then(|m| m.as_ref().and_then(|m| m.entries.get(&key).cloned()))
-    {
+    if let Some(hit) = MEMO.lock().ok().and_then(|m| m.entries.get(&key).cloned()) {
         return Ok(hit);
     }
     let arrays = generate_uncached(generator, args, dir)?;
-    let bytes: usize = arrays.iter().map(|(_, a)| a.data.len()).sum();
-    if let Ok(mut guard) = MEMO.lock() {
-        let memo = guard.get_or_insert_with(Memo::default);
+    let bytes: u64 = arrays.iter().map(|(_, a)| a.data.len() as u64).sum();
+    if let Ok(mut memo) = MEMO.lock() {
         if memo.bytes + bytes > MEMO_BYTES {
             *memo = Memo::default();
         }
-        if bytes <= MEMO_BYTES {
-            memo.bytes += bytes;
-            memo.entries.insert(key, arrays.clone());
-        }
+        memo.bytes += bytes;
+        memo.entries.insert(key, arrays.clone());
     }
     Ok(arrays)
 }
