@@ -14,7 +14,7 @@
 //! the counters: no hook in the SM. The counters are checked against the SM's own statistics
 //! where both count the same thing, so a counter that measures the wrong signal fails too.
 //!
-//! `cargo test --release --features verilator --test coverage -- --nocapture` prints the
+//! `cargo test --release --features verilator --test testbench coverage:: -- --nocapture` prints the
 //! table.
 
 use mascar::config::{Config, NonOwnerMem};

@@ -165,20 +165,20 @@ const PLANTED: &[(&str, &str, &str, &str, &str)] = &[
         "retry_r$d = (retry_r$q | can) & ~freed_bit;",
     ),
     (
-        // The LRR pointer of scheduler 0 moves on a cycle without an issue.
-        "lrr-pointer-moves-without-issue",
-        "issue-order",
-        "mascar_issue_top.v",
-        "after_r$0$d = after_r$0$q;",
-        "after_r$0$d = picker0$pick_after;",
-    ),
-    (
         // GTO: a greedy warp that exits stays greedy.
         "gto-greedy-kept-after-exit",
         "issue-order",
         "mascar_issue_top.v",
         "else if (|(exited$0 & greedy_r$0$q)) begin",
         "else if (1'b0) begin",
+    ),
+    (
+        // The LRR pointer of scheduler 0 moves on a cycle without an issue.
+        "lrr-pointer-moves-without-issue",
+        "issue-order",
+        "mascar_issue_top.v",
+        "after_r$0$d = after_r$0$q;",
+        "after_r$0$d = picker0$pick_after;",
     ),
     (
         // Issue 17 §4: scheduler 1 forgets that scheduler 0 took the last SP lane.
@@ -245,8 +245,15 @@ const PLANTED: &[(&str, &str, &str, &str, &str)] = &[
 #[test]
 fn each_planted_bug_fails_its_proof() {
     need_yosys();
+    // CI's short form plants the first bug listed for each proof (for issue-order the one
+    // PDR finds in 30 s, not the 58 s one); the long form (`MASCAR_LONG_TESTS=1`) plants all.
     let mut survived = Vec::new();
+    let mut planted_for: Vec<&str> = Vec::new();
     for (name, proof, file, from, to) in PLANTED {
+        if !crate::long_form() && planted_for.contains(proof) {
+            continue;
+        }
+        planted_for.push(proof);
         let p = PROOFS.iter().find(|p| p.name == *proof).unwrap();
         assert_eq!(p.dut, *file, "{name}");
         let (wrapper, dut) = prove::inputs(p, SMALL, &Sources::default()).unwrap();

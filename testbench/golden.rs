@@ -7,7 +7,7 @@
 //!
 //! Any change to the model's timing, the blocks or the CLI shows up as a diff to review;
 //! accept intended changes with `cargo insta review` (or
-//! `INSTA_UPDATE=always cargo test --release --test golden` and read `git diff golden/`).
+//! `INSTA_UPDATE=always cargo test --release --test testbench golden::` and read `git diff golden/`).
 
 use std::fmt::Write as _;
 

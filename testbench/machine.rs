@@ -8,7 +8,7 @@ use mascar::sched::SchedulerKind;
 use mascar::workload::kernel_format::parse_kernel;
 use mascar::workload::Kernel;
 
-mod parallel;
+use crate::parallel;
 
 fn kernel(src: &str) -> Kernel {
     parse_kernel(src, "<test>").unwrap_or_else(|e| panic!("{e}"))

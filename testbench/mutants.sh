@@ -9,7 +9,7 @@
 #   MUTANTS_ONLY="name ..." testbench/mutants.sh   # only these mutants
 #   MUTANTS_ALL_TESTS=1 testbench/mutants.sh    # list every failing test, not just the first
 #                                               # failing test binary's (much slower)
-#   MUTANTS_TESTS="--test formal" testbench/mutants.sh   # only this part of the suite (the
+#   MUTANTS_TESTS="--test testbench formal::" testbench/mutants.sh   # only this part of the suite (the
 #                                               # rtl-* mutants of the proofs: about 3 min each)
 #
 # The proofs' mutants (rtl-queue-accepted-retry-arms-nothing ... rtl-wrc-barrier-handover-with-requests-waiting) are
@@ -187,7 +187,7 @@ for m in "${mutants[@]}"; do
   # same reason: a text diff is not a behavioural catch.
   if git -C "$tree" diff --name-only | grep -q '^src/rtl/'; then
     (cd "$tree" && cargo run --release $features --quiet -- rtl emit &&
-      INSTA_UPDATE=always cargo test --release $features --test golden generated_verilog) \
+      INSTA_UPDATE=always cargo test --release $features --test testbench golden::generated_verilog) \
       > "$base/$m.emit.log" 2>&1 || true
   fi
   log="$base/$m.log"

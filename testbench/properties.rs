@@ -18,7 +18,7 @@ use mascar::workload::kernel_format::parse_kernel;
 use mascar::workload::program::OpKind;
 use proptest::prelude::*;
 
-mod issue_stimulus;
+use crate::issue_stimulus;
 use issue_stimulus::Extra;
 
 fn instruction() -> impl Strategy<Value = String> {

@@ -11,8 +11,8 @@ use mascar::workload::builtin::builtins;
 use mascar::workload::Kernel;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-mod parallel;
-mod shared_traces;
+use crate::parallel;
+use crate::shared_traces;
 
 /// The run record as JSON, and the cycles the skip jumped over.
 fn run(cfg: &Config, k: &Kernel, skip: bool) -> (serde_json::Value, u64) {

@@ -3,7 +3,7 @@
 //! where the tools that made a trace counted instructions, our count of the same trace
 //! agrees. Cycles are reported beside the peer's figure (a different machine: not compared).
 
-mod shared_traces;
+use crate::shared_traces;
 
 use mascar::config::Config;
 use mascar::sched::SchedulerKind;

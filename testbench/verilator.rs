@@ -15,8 +15,8 @@ use mascar::sched::SchedulerKind;
 use mascar::workload::builtin;
 use std::process::Command;
 
-mod issue_stimulus;
-mod parallel;
+use crate::issue_stimulus;
+use crate::parallel;
 use issue_stimulus::Extra;
 
 const RTL_SCHEDULERS: [SchedulerKind; 5] = [

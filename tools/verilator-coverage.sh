@@ -23,7 +23,7 @@ mkdir -p "$OUT/dat"
 OUT="$(cd "$OUT" && pwd)"
 
 MASCAR_VERILATOR_COVERAGE=1 MASCAR_VERILATOR_COVERAGE_DIR="$OUT/dat" \
-  cargo test --release --features verilator --test coverage --test verilator -- \
+  cargo test --release --features verilator --test testbench -- \
   every_reachable_corner_is_reached_by_the_verilog_in_lockstep \
   lockstep_against_the_verilog_passes
 
