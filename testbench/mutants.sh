@@ -191,8 +191,8 @@ for m in "${mutants[@]}"; do
       > "$base/$m.emit.log" 2>&1 || true
   fi
   log="$base/$m.log"
-  # By default cargo stops at the first failing test binary: a mutant is caught as soon as
-  # one test fails, and the whole suite runs only for a survivor.
+  # By default cargo stops at the first failing test binary: a mutant the unit tests catch
+  # stops there; otherwise the one integration binary (testbench/main.rs) runs whole.
   if (cd "$tree" && cargo test --release $features ${MUTANTS_ALL_TESTS:+--no-fail-fast} ${MUTANTS_TESTS:-}) > "$log" 2>&1; then
     caught="**no**"
     failed="(suite passed)"
