@@ -1,5 +1,5 @@
-//! Long sweeps on two workers: the suite runs its test binaries one after another, so one
-//! long serial test is the whole of its binary's time on a 2-core machine (CI's).
+//! Long sweeps on two workers. libtest already runs two tests at a time, but a long serial
+//! sweep that starts late is the suite's tail on a 2-core machine (CI's), one core idle.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;

@@ -318,7 +318,8 @@ fn env_cycles(var: &str, default: u64) -> u64 {
 fn the_verilog_replays_recorded_ports_of_real_runs_in_six_configurations() {
     tool("iverilog");
     tool("vvp");
-    // Each configuration records and replays in its own folder; the long one is first.
+    // Each configuration records and replays in its own folder; the one replaying five
+    // blocks (the longest) is first.
     let configurations: Vec<_> = REPLAYS.iter().enumerate().collect();
     parallel::on_two_workers(&configurations, |&(n, config)| replay_configuration(n, config));
 }
