@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use mascar::config::Config;
 use mascar::gpu::waves::WaveOptions;
@@ -573,17 +573,37 @@ fn dispatch(cmd: Command) -> Result<()> {
                     );
                 }
             }
+            // The schedulers' runs are independent: they run side by side, one per core (as
+            // `compare`'s jobs do), each stepping its SMs on `--threads` threads. Results stay
+            // in the order given.
+            let cfgs: Vec<Config> = kinds
+                .iter()
+                .map(|&kind| Config {
+                    scheduler: kind,
+                    ..m.cfg.clone()
+                })
+                .collect();
+            let bars = MultiProgress::new();
+            let runs: Vec<Vec<(RunStats, Duration)>> = {
+                use rayon::prelude::*;
+                let workers = thread_count(0).min(cfgs.len()).max(1);
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(workers)
+                    .build()
+                    .context("starting the runs' threads")?
+                    .install(|| {
+                        cfgs.par_iter()
+                            .map(|cfg| run_workload(cfg, &workload, quiet, &hooks, &bars))
+                            .collect::<Result<_>>()
+                    })?
+            };
             let mut results = vec![];
             // Per run, each kernel's wall time.
             let mut walls: Vec<Vec<Duration>> = vec![];
-            for kind in kinds {
-                let cfg = Config {
-                    scheduler: kind,
-                    ..m.cfg.clone()
-                };
-                let (kernels, wall) = run_workload(&cfg, &workload, quiet, &hooks)?.into_iter().unzip();
+            for (cfg, run) in cfgs.iter().zip(runs) {
+                let (kernels, wall) = run.into_iter().unzip();
                 walls.push(wall);
-                results.push(workload.result(&cfg, kind.name(), m.config_file.clone(), kernels));
+                results.push(workload.result(cfg, cfg.scheduler.name(), m.config_file.clone(), kernels));
             }
             print_run_summary(&workload, &results, &walls);
             let mut files = report::OutputSet::new();
@@ -1072,12 +1092,13 @@ fn thread_count(threads: usize) -> usize {
 }
 
 /// Runs a workload's kernels back to back on one GPU built from `cfg`, with a progress bar
-/// on a terminal once it has taken a second.
+/// (one line of `bars`, shared by runs side by side) on a terminal once it has taken a second.
 fn run_workload(
     cfg: &Config,
     w: &LoadedWorkload,
     quiet: bool,
     hooks: &Hooks,
+    bars: &MultiProgress,
 ) -> Result<Vec<(RunStats, Duration)>> {
     let show = !quiet && std::io::stderr().is_terminal();
     let start = Instant::now();
@@ -1089,7 +1110,7 @@ fn run_workload(
             return;
         }
         if bar.is_none() && start.elapsed() > Duration::from_secs(1) {
-            let b = ProgressBar::new(total);
+            let b = bars.add(ProgressBar::new(total));
             b.set_style(
                 ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} CTAs, cycle {prefix}")
                     .expect("valid template"),
