@@ -13,14 +13,15 @@ use std::fmt::Write as _;
 
 use mascar::config::Config;
 use mascar::engine::reference_blocks;
-use mascar::engine::simulate;
 use mascar::gpu::waves::WaveOptions;
 use mascar::gpu::SimError;
 use mascar::mascar::blocks::{IssueIn, IssueView, MascarBlocks, RefBlocks};
 use mascar::mascar::{QueueIn, QueueOut};
 use mascar::sched::SchedulerKind;
-use mascar::workload::builtin::{self, builtins};
+use mascar::workload::builtin;
 use sha2::{Digest, Sha256};
+
+use crate::builtin_runs::{builtin_runs, stats_of};
 use std::sync::{Arc, Mutex};
 
 #[test]
@@ -31,34 +32,16 @@ fn builtin_statistics_on_two_sms() {
         "{:<11} {:<7} {:>8} {:>8} {:>6} {:>8} {:>8} {:>8} {:>7} {:>7}",
         "kernel", "sched", "cycles", "insts", "l1hit", "l1miss", "resfail", "dram_rd", "mp", "reexec"
     );
-    // One row per kernel × scheduler, on rayon's workers (the list's order is kept).
-    use rayon::prelude::*;
-    let kernels: Vec<_> = builtins()
-        .par_iter()
-        .map(|b| {
-            // The first 8 CTAs: every kernel's pattern, in a CI-sized run.
-            let mut k = b.kernel();
-            k.grid = k.grid.min(8);
-            (b.name, k)
-        })
-        .collect();
-    let pairs: Vec<_> = kernels
+    // One row per kernel × scheduler (the first 8 CTAs: every kernel's pattern in a
+    // CI-sized run), from the runs the skip and invariant tests also read.
+    let rows: Vec<String> = builtin_runs()
         .iter()
-        .flat_map(|(name, k)| SchedulerKind::ALL.iter().map(move |&s| (*name, k, s)))
-        .collect();
-    let rows: Vec<String> = pairs
-        .par_iter()
-        .map(|&(name, k, s)| {
-            let cfg = Config {
-                sms: 2,
-                scheduler: s,
-                ..Config::default()
-            };
-            let r = simulate(&cfg, k, None).unwrap();
+        .map(|run| {
+            let r = stats_of(run);
             format!(
                 "{:<11} {:<7} {:>8} {:>8} {:>6.3} {:>8} {:>8} {:>8} {:>7} {:>7}\n",
-                name,
-                s.name(),
+                run.name,
+                run.scheduler.name(),
                 r.cycles,
                 r.warp_instructions,
                 r.l1_hit_rate,

@@ -11,6 +11,7 @@ pub fn long_form() -> bool {
 }
 
 // Helpers shared by several areas.
+mod builtin_runs;
 mod issue_stimulus;
 mod parallel;
 mod shared_traces;

@@ -11,6 +11,7 @@ use mascar::workload::kernel_format::parse_kernel;
 use mascar::workload::program::OpKind;
 use mascar::workload::Kernel;
 
+use crate::builtin_runs::{builtin_runs, stats_of};
 use crate::parallel;
 
 fn kernel(src: &str) -> Kernel {
@@ -189,42 +190,28 @@ fn car_queue_stays_within_its_depth_and_serves_hits_under_misses() {
 
 #[test]
 fn every_scheduler_finishes_every_builtin_with_every_request_answered() {
-    let cfg = Config {
-        sms: 2,
-        ..Config::default()
-    };
-    for b in mascar::workload::builtin::builtins().iter().step_by(3) {
-        // The first CTAs of the grid: enough for every mechanism, short enough for CI.
-        let mut k = b.kernel();
-        k.grid = k.grid.min(12);
-        for &s in SchedulerKind::ALL {
-            let stats = mascar::engine::simulate(
-                &Config {
-                    scheduler: s,
-                    ..cfg.clone()
-                },
-                &k,
-                None,
-            )
-            .unwrap_or_else(|e| panic!("{} under {s}: {e}", b.name));
-            assert_eq!(
-                stats.warp_instructions,
-                k.total_warp_instructions(),
-                "{} {s}",
-                b.name
-            );
-            assert_eq!(
-                stats.sm.requests_sent, stats.sm.replies_received,
-                "{} {s}",
-                b.name
-            );
-            assert_eq!(stats.l1.accesses, stats.l1.outcomes(), "{} {s}", b.name);
-            if !s.uses_mas() {
-                assert_eq!(stats.mas.mp_cycles, 0);
-            }
-            if !s.uses_car() {
-                assert_eq!(stats.car.enqueued, 0);
-            }
+    // The first 8 CTAs of every built-in on 2 SMs (the runs the golden table shows): enough
+    // for every mechanism, short enough for CI.
+    for r in builtin_runs() {
+        let (k, s) = (&r.kernel, r.scheduler);
+        let stats = stats_of(r);
+        assert_eq!(
+            stats.warp_instructions,
+            k.total_warp_instructions(),
+            "{} {s}",
+            r.name
+        );
+        assert_eq!(
+            stats.sm.requests_sent, stats.sm.replies_received,
+            "{} {s}",
+            r.name
+        );
+        assert_eq!(stats.l1.accesses, stats.l1.outcomes(), "{} {s}", r.name);
+        if !s.uses_mas() {
+            assert_eq!(stats.mas.mp_cycles, 0);
+        }
+        if !s.uses_car() {
+            assert_eq!(stats.car.enqueued, 0);
         }
     }
 }

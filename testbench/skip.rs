@@ -11,6 +11,7 @@ use mascar::workload::builtin::builtins;
 use mascar::workload::Kernel;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::builtin_runs::{builtin_runs, stats_of};
 use crate::parallel;
 use crate::shared_traces;
 
@@ -19,12 +20,16 @@ fn run(cfg: &Config, k: &Kernel, skip: bool) -> (serde_json::Value, u64) {
     let mut gpu = mascar::engine::gpu(cfg).unwrap();
     gpu.set_cycle_skip(skip);
     let r = gpu.run(k, None).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+    (record(r), gpu.sm_cycles_skipped())
+}
+
+/// The run record as JSON, without host time (not a statistic).
+fn record(r: mascar::stats::RunStats) -> serde_json::Value {
     let mut v = serde_json::to_value(r).unwrap();
-    // Host time is not a statistic.
     if let Some(o) = v.as_object_mut() {
         o.retain(|key, _| !key.starts_with("wall"));
     }
-    (v, gpu.sm_cycles_skipped())
+    v
 }
 
 /// Compares the two runs; returns the cycles skipped and the cycles run. `kernel` gives a
@@ -66,27 +71,25 @@ fn walk(a: &serde_json::Value, b: &serde_json::Value, at: &str, out: &mut String
     }
 }
 
-/// Every built-in (its first 8 CTAs) under every scheduler on 2 SMs, as the golden table.
+/// Every built-in (its first 8 CTAs) under every scheduler on 2 SMs, the golden table's
+/// runs (`builtin_runs`, skip on), against the same runs with the skip off.
 #[test]
 fn the_skip_changes_no_statistic_of_any_builtin() {
-    let skipped = AtomicU64::new(0);
-    let pairs: Vec<_> = builtins()
-        .iter()
-        .flat_map(|b| SchedulerKind::ALL.iter().map(move |&s| (b, s)))
-        .collect();
-    parallel::on_two_workers(&pairs, |&(b, s)| {
-        let mut k = b.kernel();
-        k.grid = k.grid.min(8);
-        let cfg = Config {
-            sms: 2,
-            scheduler: s,
-            ..Config::default()
-        };
-        let (n, _) = same_with_and_without(&cfg, &|| k.clone(), &format!("{} under {s}", b.name));
-        skipped.fetch_add(n, Ordering::Relaxed);
+    let runs = builtin_runs();
+    let skipped: u64 = runs.iter().map(|r| r.skipped).sum();
+    parallel::on_two_workers(runs, |r| {
+        let what = format!("{} under {}", r.name, r.scheduler);
+        let (stepped, none) = run(&r.cfg, &r.kernel, false);
+        assert_eq!(none, 0, "{what}: the skip was off");
+        let skipped = record(stats_of(r).clone());
+        assert!(
+            stepped == skipped,
+            "{what}: the skip changed the run record:\n{}",
+            diff(&stepped, &skipped)
+        );
     });
     assert!(
-        skipped.into_inner() > 0,
+        skipped > 0,
         "no cycle was skipped: the test does not test the skip"
     );
 }
