@@ -154,7 +154,10 @@ fn skipping_sms_at_rest_changes_no_statistic() {
 /// The SMs of a cycle may step on several threads (`--threads`, issue 31): the whole
 /// statistics record must be the same at 1, 2 and 7 threads, on the default machine (15
 /// SMs), with SMs resting (the shared traces) and under load (histo-1, every SM busy),
-/// under every scheduler (at 7 threads, histo-1 under Mascar only).
+/// under every scheduler. Seven threads on two cores meet at every cycle's barrier by
+/// yielding to each other, so the short form runs them under Mascar only (every block in
+/// use: 15 SMs split 3, 2, 2, …); the long form (`MASCAR_LONG_TESTS=1`) under every
+/// scheduler.
 #[test]
 fn threads_change_no_statistic() {
     let mut runs = trace_runs();
@@ -176,9 +179,7 @@ fn threads_change_no_statistic() {
                 serde_json::to_value(r).unwrap()
             };
             let one = run(1);
-            // Seven threads on two cores mostly wait for each other: on the busy kernel only
-            // under Mascar (every block in use), to keep the test short.
-            let many = what != "histo-1" || s == SchedulerKind::Mascar;
+            let many = s == SchedulerKind::Mascar || crate::long_form();
             let counts: &[usize] = if many { &[2, 7] } else { &[2] };
             for &threads in counts {
                 assert_eq!(run(threads), one, "{what} under {s} at {threads} threads");
