@@ -49,8 +49,22 @@ fn ok(cmd: &mut Command) -> String {
     stderr
 }
 
-/// A `compare --shard 1/1` slice of two short kernels in `dir/slice`: `mascar merge` turns it
-/// into the full compare report (the same `write_report`) without simulating again.
+/// A `compare --shard 1/1` slice of two short kernels: `mascar merge` turns it into the full
+/// compare report (the same `write_report`) without simulating again. Made once per test
+/// binary (in cargo's scratch folder for integration tests) and only read: the three tests
+/// that merge it made it three times (36 s of CPU each).
+fn shared_slice() -> &'static Path {
+    static SLICE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    SLICE.get_or_init(|| {
+        let dir =
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("outputs-slice-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        slice(&dir)
+    })
+}
+
+/// [`shared_slice`]'s command, into `dir/slice`.
 fn slice(dir: &Path) -> PathBuf {
     let s = dir.join("slice");
     ok(mascar()
@@ -113,7 +127,7 @@ fn vcd_run(dir: &Path) -> std::process::Child {
 #[test]
 fn a_report_that_cannot_be_written_completely_leaves_the_old_one_untouched() {
     let t = TempDir::new("all-or-nothing");
-    let s = slice(&t.0);
+    let s = shared_slice();
     let out = t.0.join("report");
     let first = merge(&s, &out);
     assert!(
@@ -243,7 +257,7 @@ fn the_next_write_sweeps_temporaries_of_killed_runs_but_not_of_live_ones() {
     assert!(t.0.join("X.vcd").is_file() && t.0.join("X.gtkw").is_file());
 
     // The same for the compare report's files.
-    let s = slice(&t.0);
+    let s = shared_slice();
     let out = t.0.join("report");
     std::fs::create_dir(&out).unwrap();
     let stale = format!(".results.json.tmp{}", dead_pid());
@@ -273,7 +287,7 @@ fn font_sizes(svg: &str) -> (Vec<f64>, usize) {
 #[test]
 fn every_text_of_the_report_plots_is_at_least_12_px() {
     let t = TempDir::new("fonts");
-    let s = slice(&t.0);
+    let s = shared_slice();
     let out = t.0.join("report");
     let merged = merge(&s, &out);
     assert!(
