@@ -296,7 +296,8 @@ fn rtl_dir() -> std::path::PathBuf {
 /// The replay configurations (issue 17 §4): warps per SM 8/16/48 and queue depths 4/8/32,
 /// each on a kernel and policy that exercise it. The first replays `MASCAR_REPLAY_LONG`
 /// cycles (100,000 in the suite's long form, 20,000 in CI's short form: its iverilog replay
-/// of five blocks was 160 s of CI), the rest `MASCAR_REPLAY_CYCLES` (20,000); setting both
+/// of five blocks was 160 s of CI), the rest `MASCAR_REPLAY_CYCLES` (20,000 in the long
+/// form, 10,000 in the short: iverilog took 30–60 s of CPU for each 20,000); setting both
 /// to 100000 is the long command in docs/rtl.md.
 const REPLAYS: [(&str, SchedulerKind, u32, u32); 6] = [
     ("kmeans-1", SchedulerKind::Mascar, 48, 32),
@@ -331,7 +332,10 @@ fn replay_configuration(n: usize, &(kernel, s, warps, depth): &(&str, SchedulerK
             if crate::long_form() { 100_000 } else { 20_000 },
         )
     } else {
-        env_cycles("MASCAR_REPLAY_CYCLES", 20_000)
+        env_cycles(
+            "MASCAR_REPLAY_CYCLES",
+            if crate::long_form() { 20_000 } else { 10_000 },
+        )
     };
     let dir = std::env::temp_dir().join(format!("mascar-replay-{kernel}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
