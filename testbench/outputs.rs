@@ -129,7 +129,7 @@ fn a_report_that_cannot_be_written_completely_leaves_the_old_one_untouched() {
     let t = TempDir::new("all-or-nothing");
     let s = shared_slice();
     let out = t.0.join("report");
-    let first = merge(&s, &out);
+    let first = merge(s, &out);
     assert!(
         first.status.success(),
         "{}",
@@ -150,7 +150,7 @@ fn a_report_that_cannot_be_written_completely_leaves_the_old_one_untouched() {
     std::fs::remove_file(out.join("speedup.svg")).unwrap();
     std::fs::create_dir(out.join("speedup.svg")).unwrap();
 
-    let failed = merge(&s, &out);
+    let failed = merge(s, &out);
     let stderr = String::from_utf8_lossy(&failed.stderr);
     assert!(!failed.status.success());
     let named = out.join("speedup.svg").display().to_string();
@@ -170,7 +170,7 @@ fn a_report_that_cannot_be_written_completely_leaves_the_old_one_untouched() {
 
     // With the obstacle gone, every file is replaced.
     std::fs::remove_dir(out.join("speedup.svg")).unwrap();
-    let again = merge(&s, &out);
+    let again = merge(s, &out);
     assert!(
         again.status.success(),
         "{}",
@@ -262,7 +262,7 @@ fn the_next_write_sweeps_temporaries_of_killed_runs_but_not_of_live_ones() {
     std::fs::create_dir(&out).unwrap();
     let stale = format!(".results.json.tmp{}", dead_pid());
     std::fs::write(out.join(&stale), "partial").unwrap();
-    let merged = merge(&s, &out);
+    let merged = merge(s, &out);
     assert!(
         merged.status.success(),
         "{}",
@@ -289,7 +289,7 @@ fn every_text_of_the_report_plots_is_at_least_12_px() {
     let t = TempDir::new("fonts");
     let s = shared_slice();
     let out = t.0.join("report");
-    let merged = merge(&s, &out);
+    let merged = merge(s, &out);
     assert!(
         merged.status.success(),
         "{}",
