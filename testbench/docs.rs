@@ -80,6 +80,16 @@ const REDUCED: &[(&str, &str)] = &[
         "mascar compare --kernel srad-1,leuko-1 --sms 4 --shard 2/2 --out slice-2",
         "mascar compare --kernel srad-1,leuko-1 --sms 4 --shard 2/2 --out slice-2 --placements 1",
     ),
+    // Three placements of a short kernel check the flag (srad-2's nine runs on one SM were
+    // 54 s of CI); the traces with srad-1 on one placement.
+    (
+        "mascar compare --kernel srad-2 --scheduler gto,car --placements 3 --sms 1 --out cmp-placements",
+        "mascar compare --kernel histo-1 --scheduler gto,car --placements 3 --sms 1 --out cmp-placements",
+    ),
+    (
+        "mascar compare --trace testbench/data/traces/vectoradd-100-32-trace --trace testbench/data/traces/matrixmul-32-32-trace --kernel srad-1 --scheduler gto,mascar --sms 1 --out cmp-traces",
+        "mascar compare --trace testbench/data/traces/vectoradd-100-32-trace --trace testbench/data/traces/matrixmul-32-32-trace --kernel srad-1 --scheduler gto,mascar --sms 1 --out cmp-traces --placements 1",
+    ),
     // The whole of kmeans-1 on one SM with waveforms on (no cycle skip): the window is
     // written by cycle 18,850, so the run stops there (and fails, as FAILING says).
     (
