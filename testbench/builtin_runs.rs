@@ -4,7 +4,6 @@
 //! (skip.rs) and the every-request-answered invariants (mascar.rs). The 203 runs were made
 //! three times when each test made its own.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use mascar::config::Config;
@@ -28,8 +27,9 @@ pub struct BuiltinRun {
 }
 
 /// The runs, in the order of the built-in list then `SchedulerKind::ALL`; made on first use,
-/// two at a time.
+/// on rayon's workers (the list's order is kept).
 pub fn builtin_runs() -> &'static [BuiltinRun] {
+    use rayon::prelude::*;
     static RUNS: OnceLock<Vec<BuiltinRun>> = OnceLock::new();
     RUNS.get_or_init(|| {
         let pairs: Vec<(&'static str, Kernel, SchedulerKind)> = builtins()
@@ -40,41 +40,30 @@ pub fn builtin_runs() -> &'static [BuiltinRun] {
                 SchedulerKind::ALL.iter().map(move |&s| (b.name, k.clone(), s))
             })
             .collect();
-        let slots: Vec<OnceLock<BuiltinRun>> = pairs.iter().map(|_| OnceLock::new()).collect();
-        let next = AtomicUsize::new(0);
-        std::thread::scope(|scope| {
-            for _ in 0..2 {
-                scope.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(name, ref k, scheduler)) = pairs.get(i) else {
-                        break;
-                    };
-                    let cfg = Config {
-                        sms: 2,
-                        scheduler,
-                        ..Config::default()
-                    };
-                    let (stats, skipped) = match mascar::engine::gpu(&cfg) {
-                        Ok(mut gpu) => {
-                            let stats = gpu.run(k, None).map_err(|e| e.to_string());
-                            (stats, gpu.sm_cycles_skipped())
-                        }
-                        Err(e) => (Err(e.to_string()), 0),
-                    };
-                    let _ = slots[i].set(BuiltinRun {
-                        name,
-                        kernel: k.clone(),
-                        scheduler,
-                        cfg,
-                        stats,
-                        skipped,
-                    });
-                });
-            }
-        });
-        slots
-            .into_iter()
-            .map(|s| s.into_inner().expect("every pair ran"))
+        pairs
+            .into_par_iter()
+            .map(|(name, kernel, scheduler)| {
+                let cfg = Config {
+                    sms: 2,
+                    scheduler,
+                    ..Config::default()
+                };
+                let (stats, skipped) = match mascar::engine::gpu(&cfg) {
+                    Ok(mut gpu) => {
+                        let stats = gpu.run(&kernel, None).map_err(|e| e.to_string());
+                        (stats, gpu.sm_cycles_skipped())
+                    }
+                    Err(e) => (Err(e.to_string()), 0),
+                };
+                BuiltinRun {
+                    name,
+                    kernel,
+                    scheduler,
+                    cfg,
+                    stats,
+                    skipped,
+                }
+            })
             .collect()
     })
 }

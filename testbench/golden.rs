@@ -20,9 +20,9 @@ use mascar::mascar::{QueueIn, QueueOut};
 use mascar::sched::SchedulerKind;
 use mascar::workload::builtin;
 use sha2::{Digest, Sha256};
+use std::sync::{Arc, Mutex};
 
 use crate::builtin_runs::{builtin_runs, stats_of};
-use std::sync::{Arc, Mutex};
 
 #[test]
 fn builtin_statistics_on_two_sms() {

@@ -81,11 +81,11 @@ fn the_skip_changes_no_statistic_of_any_builtin() {
         let what = format!("{} under {}", r.name, r.scheduler);
         let (stepped, none) = run(&r.cfg, &r.kernel, false);
         assert_eq!(none, 0, "{what}: the skip was off");
-        let skipped = record(stats_of(r).clone());
+        let with_skip = record(stats_of(r).clone());
         assert!(
-            stepped == skipped,
+            stepped == with_skip,
             "{what}: the skip changed the run record:\n{}",
-            diff(&stepped, &skipped)
+            diff(&stepped, &with_skip)
         );
     });
     assert!(
