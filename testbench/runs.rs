@@ -640,7 +640,7 @@ fn slice(dir: &Path, k: &str, sms: &str) -> PathBuf {
     let a = [
         "compare",
         "-k",
-        "histo-1,sgemm",
+        "histo-1,histo-2",
         "-s",
         "gto,mascar",
         "--sms",
@@ -669,7 +669,7 @@ fn merge_refuses_slices_that_do_not_belong_together() {
     ok(&mascar(&[
         "compare",
         "-k",
-        "histo-1,sgemm",
+        "histo-1,histo-2",
         "-s",
         "gto,mascar",
         "--sms",
@@ -713,7 +713,7 @@ fn merge_refuses_slices_that_do_not_belong_together() {
         ok(&mascar(&[
             "compare",
             "-k",
-            "histo-1,sgemm",
+            "histo-1,histo-2",
             "-s",
             "gto",
             "--sms",
