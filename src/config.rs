@@ -320,6 +320,13 @@ pub struct Config {
     /// `l1_latency` queue (1 in the reference's port322; `ldst_unit::L1_latency_queue_cycle`
     /// releases the register when the access hits).
     pub l1_hit_latency: u32,
+    /// Accel-Sim's (GPGPU-Sim 4.x) one-entry `l1_latency_queue` between the LD/ST unit and
+    /// the L1D (`-gpgpu_l1_latency 1`, port322): an instruction leaves the unit when its last
+    /// access enters the queue, even if the L1 then refuses it; a refused access stays there
+    /// and the next instruction's accesses wait behind it (`shader.cc`:
+    /// `process_memory_access_queue_l1cache`, `L1_latency_queue_cycle`). 3.2.2, the default,
+    /// has no queue: an instruction leaves when the L1 accepts its last access.
+    pub l1_access_queue: bool,
     /// In-flight load instructions an SM tracks; a full table stalls the LSU [design].
     pub max_inflight_loads: u32,
 
@@ -568,6 +575,7 @@ impl Default for Config {
             collector_units_mem: 2,
             collector_units_gen: 0,
             l1_hit_latency: 1,
+            l1_access_queue: false,
             max_inflight_loads: 256,
             l1_sets: 64,
             l1_ways: 4,
@@ -815,6 +823,7 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
             int("collector_units_mem", "units", 1, 16, 2, "Operand-collector units for memory instructions (-gpgpu_operand_collector_num_units_mem)."),
             int("collector_units_gen", "units", 0, 16, 0, "Generic operand-collector units any instruction may use, tried first through their own port (GPGPU-Sim 4.x -gpgpu_operand_collector_num_units_gen; 3.2.2 has none, Accel-Sim's port322 trace.config sets 2)."),
             int("l1_hit_latency", "cycles", 1, LAT, 1, "L1 hit latency from the access to the register release (Accel-Sim's l1_latency queue)."),
+            flag("l1_access_queue", false, "Accel-Sim's one-entry L1 latency queue (-gpgpu_l1_latency 1): a memory instruction leaves the LD/ST unit when its last access enters it, even if the L1 refuses that access (GPGPU-Sim 4.x shader.cc L1_latency_queue_cycle); off: 3.2.2, it leaves when the L1 accepts its last access."),
             int("max_inflight_loads", "loads", 1, 65535, 256, "In-flight load instructions an SM tracks; a full table stalls the LSU."),
         ],
     ),
@@ -1175,6 +1184,16 @@ impl Config {
             s.check_json(values.get(s.key))?;
         }
         let rule = |key: &str, reason: String| Err(ConfigError::new(key, reason));
+        if self.l1_access_queue && self.l1_hit_latency != 1 {
+            return rule(
+                "l1_hit_latency",
+                format!(
+                    "{} with l1_access_queue = true: the queue is modelled with one entry, \
+                     Accel-Sim's -gpgpu_l1_latency 1 (valid: 1)",
+                    self.l1_hit_latency
+                ),
+            );
+        }
         if self.schedulers_per_sm > self.warps_per_sm {
             return rule(
                 "schedulers_per_sm",

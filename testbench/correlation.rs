@@ -24,9 +24,14 @@ const REPO: &str = env!("CARGO_MANIFEST_DIR");
 const CONFIG: &str = "testbench/data/dram-reference/gtx480-3.2.2.gpgpusim.config";
 const TOLERANCE: f64 = 0.05;
 /// `correlate.py`'s MODEL_SETTINGS and `cfg_settings` for these traces: 4.x rotates which
-/// scheduler issues first (`Issue_Prio`), and port322's `trace.config` adds two generic
-/// operand-collector units (`-gpgpu_operand_collector_num_units_gen 2`).
-const PORT322: [&str; 2] = ["issue_order=rotate", "collector_units_gen=2"];
+/// scheduler issues first (`Issue_Prio`), port322's `trace.config` adds two generic
+/// operand-collector units (`-gpgpu_operand_collector_num_units_gen 2`), and its
+/// `-gpgpu_l1_latency 1` puts a one-entry latency queue in front of the L1.
+const PORT322: [&str; 3] = [
+    "issue_order=rotate",
+    "collector_units_gen=2",
+    "l1_access_queue=true",
+];
 
 /// Accel-Sim reference: (trace, scheduler, gpu_sim_cycle, warp instructions).
 mod reference {
@@ -72,6 +77,9 @@ mod reference {
     pub const BYTE_LOAD_CHAIN: (&str, &str, u64, u64) = ("byte-load-chain", "lrr", 869, 67);
     pub const BYTE_STORE_STREAM: (&str, &str, u64, u64) = ("byte-store-stream", "lrr", 1046, 66);
     pub const REGBANK_RZ_STREAM: (&str, &str, u64, u64) = ("regbank-rz-stream", "lrr", 145, 65);
+    // The L1 latency queue (2026-12-07, same Accel-Sim build): both schedulers alike.
+    pub const L1_QUEUE: (&str, &str, u64, u64) = ("l1-queue", "lrr", 1332, 139);
+    pub const L1_QUEUE_BASE: (&str, &str, u64, u64) = ("l1-queue-base", "lrr", 1297, 132);
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -307,6 +315,21 @@ fn byte_load_chain() {
 #[test]
 fn byte_store_stream() {
     check(reference::BYTE_STORE_STREAM);
+}
+
+/// A one-line load refused until a 32-line gather's first fill, seven stores and an ALU
+/// chain behind it. In Accel-Sim (4.x, `-gpgpu_l1_latency 1`) the load leaves the LD/ST unit
+/// when its access enters the L1's latency queue, so the seventh store issues and the chain
+/// starts at once (the model took 1,570 cycles, +17.9 %, holding the load in the unit until
+/// the L1 took its access: `l1_access_queue = false`).
+#[test]
+fn l1_queue() {
+    check(reference::L1_QUEUE);
+}
+
+#[test]
+fn l1_queue_base() {
+    check(reference::L1_QUEUE_BASE);
 }
 
 fn python3() -> Option<&'static str> {

@@ -53,7 +53,9 @@ def cfg_settings(cfg_dir):
     of `-trace_opcode_latency_initiation_dp` (trace_driven.cc `set_latency`); 3.2.2, the
     model's default, runs them on an SP pipeline with per-class `-ptx_opcode_*_dp` timing.
     Generic operand-collector units (`-gpgpu_operand_collector_num_units_gen`, port322's
-    trace.config: 2), which 3.2.2 does not have."""
+    trace.config: 2), which 3.2.2 does not have. The L1 latency queue (`-gpgpu_l1_latency 1`
+    in port322): a memory instruction leaves the LD/ST unit when its last access enters it;
+    3.2.2 has no such queue."""
     opts = {}
     for name in sorted(os.listdir(cfg_dir)):
         path = os.path.join(cfg_dir, name)
@@ -75,6 +77,9 @@ def cfg_settings(cfg_dir):
     gen = opts.get("-gpgpu_operand_collector_num_units_gen")
     if gen:
         out.append("collector_units_gen=%s" % gen)
+    # 4.x's one-entry L1 latency queue (`ldst_unit::L1_latency_queue_cycle`); 3.2.2 has none.
+    if opts.get("-gpgpu_l1_latency") == "1":
+        out.append("l1_access_queue=true")
     return out
 # Binary versions this Accel-Sim (73f9fac) has an opcode map for; 90 (Hopper) is rewritten to 86.
 ACCEL_BINARY_OK = {35, 60, 61, 70, 75, 80, 86}

@@ -281,6 +281,31 @@ def store_stream(n):
     return f
 
 
+def l1_queue(stores):
+    """One warp: a gather of 32 new lines (the L1's 32 MSHRs), a one-line load of a 33rd line
+    (refused until the gather's first fill frees an MSHR), `stores` independent one-line
+    stores, then 128 dependent IADDs. With 4.x's one-entry L1 latency queue the load leaves
+    the LD/ST unit when its access enters the queue, so the seventh store issues and the
+    chain starts without waiting for that fill (the memory collector entries, ID_OC and
+    OC_EX hold six); 3.2.2 holds the load in the unit until the L1 takes its access."""
+    gather_addrs = [GBASE + i * LINE for i in range(32)]
+    far = GBASE + 64 * 1024 + 5 * LINE
+
+    def f(cta, w):
+        wp = Warp()
+        wp.alu("MOV", 1, [])
+        wp.ldg_list(2, 1, gather_addrs)
+        wp.ldg_stride(3, 1, far, 4)
+        for i in range(stores):
+            wp.stg_stride(1, 4, GBASE + 32 * 1024 + i * LINE, 4)
+        wp.alu("IADD", 5, [4, 1])
+        for _ in range(127):
+            wp.alu("IADD", 5, [5, 1])
+        wp.exit()
+        return wp
+    return f
+
+
 def cta_work(cta, w):
     """The cta-dispatch kernel body: 16 dependent IADDs and one coalesced load per warp."""
     wp = Warp()
@@ -371,6 +396,11 @@ def main():
     # Stores: 64 coalesced line stores from one warp.
     single("store-stream-base", store_stream(0))
     single("store-stream", store_stream(64))
+
+    # The L1 latency queue (4.x `l1_latency` 1): a refused one-line load, 7 stores and an
+    # ALU chain behind it; the base has the loads and the chain but no stores.
+    single("l1-queue-base", l1_queue(0))
+    single("l1-queue", l1_queue(7))
 
     # CTA dispatch: 8 CTAs of 256 threads (8 warps) on the 15-SM machine.
     single("cta-dispatch", cta_work, grid=8, block=256)

@@ -54,6 +54,16 @@ pub(super) struct LsuOp {
     pub(super) shared_dst: Reg,
 }
 
+/// A line access waiting in the L1's one-entry latency queue (`l1_access_queue`): the last
+/// access of an instruction that has left the LD/ST unit, refused by the L1 so far.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SlotLine {
+    req: LineRequest,
+    warp: u8,
+    store: bool,
+    load: u16,
+}
+
 impl Sm {
     /// The re-execution queue's valid entries as (warp, store, load id), for checks.
     pub fn parked_entries(&self) -> impl Iterator<Item = (u8, bool, u16)> + '_ {
@@ -218,6 +228,7 @@ impl Sm {
                 sm.lsu.next,
                 sm.lsu.shared,
                 sm.lsu.waiting,
+                sm.l1_slot.is_some(),
                 sm.next_request_id,
                 sm.wheel.pending,
             )
@@ -351,6 +362,21 @@ impl Sm {
     /// when its access was refused and it may move into the queue (`car`); without CAR a
     /// refusal is counted as an LSU stall here.
     fn ldst_head(&mut self, now: u64, car: bool, restricted: Option<u8>) -> Option<u8> {
+        // Accel-Sim's latency queue (`l1_access_queue`): its entry goes to the L1 first, and
+        // until the L1 takes it no other access enters (GPGPU-Sim 4.x shader.cc
+        // `ldst_unit::cycle`: `L1_latency_queue_cycle` before `memory_cycle`).
+        if let Some(s) = self.l1_slot {
+            let outcome = self.access_line(s.warp, s.store, s.load, s.req, now, false, false);
+            if !outcome.is_some_and(Outcome::accepted) {
+                self.stats.lsu_stall_cycles += self.lsu.busy as u64;
+                return None;
+            }
+            self.l1_slot = None;
+            if s.store {
+                self.mem_instruction_sent(s.warp, true);
+            }
+            return None;
+        }
         if !self.lsu.busy || self.lsu.ro.is_some() || self.lsu.shared > 0 {
             return None;
         }
@@ -367,6 +393,25 @@ impl Sm {
                 self.stats.car.nacks += 1;
                 self.stats.car.hit_only_nacks += outcome.is_none() as u64;
                 return Some(warp);
+            }
+            // With the latency queue the refused access waited in its entry, and the
+            // instruction left the unit when its last access entered it
+            // (`process_memory_access_queue_l1cache` pops the access on entry): a store counts
+            // as sent once the L1 takes it. Not with CAR, whose queue takes refused accesses.
+            if !car
+                && self.l1_slot_on
+                && outcome.is_some()
+                && !self.lsu.atomic
+                && self.lsu.next + 1 == self.lsu.lines.len
+            {
+                self.l1_slot = Some(SlotLine {
+                    req,
+                    warp,
+                    store,
+                    load,
+                });
+                self.lsu.busy = false;
+                return None;
             }
             self.stats.lsu_stall_cycles += 1;
             return None;
@@ -693,5 +738,80 @@ mod atomic_tests {
             .items
             .iter()
             .any(|i| matches!(i, crate::workload::program::Item::Inst(x) if x.op == OpKind::AtomGlobal)));
+    }
+}
+
+#[cfg(test)]
+mod latency_queue_tests {
+    use crate::config::Config;
+    use crate::workload::kernel_format::parse_kernel;
+    use crate::workload::program::OpKind;
+
+    /// Issue cycles of one warp's instructions: a 32-line gather with 31 MSHRs (its last
+    /// line is refused until the first fill frees one, a round trip later), then independent
+    /// one-line stores, which queue in the operand collector behind it.
+    fn issue_cycles(queue: bool) -> (Vec<u64>, crate::stats::RunStats) {
+        let mut src =
+            String::from("kernel q\ngrid 1\nblock 32\nbuffer A 1M\nbuffer B 64K\nld.global r1, A[128*tid]\n");
+        for i in 0..8 {
+            src += &format!("st.global B[{} + 4*tid], r2\n", 128 * i);
+        }
+        let k = parse_kernel(&src, "<test>").unwrap_or_else(|e| panic!("{e}"));
+        let cfg = Config {
+            sms: 1,
+            l1_mshrs: 31,
+            l1_access_queue: queue,
+            ..Config::default()
+        };
+        let mut gpu = crate::engine::gpu(&cfg).unwrap();
+        gpu.sms[0].issue_log = Some(vec![]);
+        let s = gpu.run(&k, None).unwrap();
+        let log = gpu.sms[0].issue_log.take().unwrap();
+        assert!(matches!(log[0].op, OpKind::LoadGlobal { .. }), "{:?}", log[0].op);
+        (log.iter().map(|r| r.cycle).collect(), s)
+    }
+
+    /// Accel-Sim's one-entry L1 latency queue (GPGPU-Sim 4.x shader.cc
+    /// `process_memory_access_queue_l1cache` pops an access when it enters the queue): the
+    /// gather leaves the LD/ST unit when its last access enters the queue, although the L1
+    /// refuses it until a fill comes back, so a store waiting for its collector entry issues
+    /// a round trip sooner. Without the queue (3.2.2) the gather holds the unit until the L1
+    /// takes its last access. Everything is still answered and counted alike.
+    #[test]
+    fn with_the_latency_queue_an_instruction_leaves_when_its_last_access_enters_it() {
+        let (off, s_off) = issue_cycles(false);
+        let (on, s_on) = issue_cycles(true);
+        assert_eq!(off.len(), 9);
+        assert_eq!(on.len(), 9);
+        assert!(s_off.l1.reservation_fails() > 0, "the gather outran the MSHRs");
+        // The fifth store needs the collector entry the gather's instruction frees when it
+        // leaves the unit: a round trip sooner with the queue. The stores after it wait for
+        // the unit, whose next access waits behind the refused one in the queue.
+        assert!(
+            on[5] + 100 < off[5],
+            "fifth store issued at {} with the queue, {} without",
+            on[5],
+            off[5]
+        );
+        assert!(on[8] <= off[8], "{on:?} / {off:?}");
+        for s in [&s_on, &s_off] {
+            assert_eq!(s.sm.requests_sent, s.sm.replies_received);
+            assert_eq!(s.l1.accesses, s.l1.outcomes());
+        }
+        assert_eq!(
+            s_on.l1.misses + s_on.l1.write_misses,
+            s_off.l1.misses + s_off.l1.write_misses
+        );
+    }
+
+    #[test]
+    fn the_latency_queue_is_modelled_with_one_entry() {
+        let cfg = Config {
+            l1_access_queue: true,
+            l1_hit_latency: 2,
+            ..Config::default()
+        };
+        let e = cfg.validate().unwrap_err().to_string();
+        assert!(e.contains("l1_hit_latency") && e.contains("valid: 1"), "{e}");
     }
 }

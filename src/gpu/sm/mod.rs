@@ -199,6 +199,9 @@ pub struct Sm {
     loads: Vec<InflightLoad>,
     free_loads: Vec<u16>,
     lsu: LsuOp,
+    /// The access waiting in the L1's one-entry latency queue (`l1_access_queue`).
+    l1_slot: Option<ldst::SlotLine>,
+    l1_slot_on: bool,
     /// The operand collector between issue and the SP, SFU and LD/ST units (`collector.rs`).
     collector: collector::Collector,
     /// Memory instructions issued and coalesced, in the collector on their way to the LD/ST
@@ -367,6 +370,8 @@ impl Sm {
             loads: vec![InflightLoad::default(); cfg.max_inflight_loads as usize],
             free_loads: (0..cfg.max_inflight_loads as u16).rev().collect(),
             lsu: LsuOp::default(),
+            l1_slot: None,
+            l1_slot_on: cfg.l1_access_queue,
             collector: collector::Collector::new(collector_shape),
             mem_slots: vec![LsuOp::default(); mem_slots],
             mem_slots_free: (1u64 << mem_slots) - 1,
@@ -469,6 +474,7 @@ impl Sm {
             && self.l1.is_quiet()
             && self.ro_quiet()
             && !self.lsu.busy
+            && self.l1_slot.is_none()
             && self.collector.is_empty()
             && self.atomic_port.is_none()
             && self.wheel.pending == 0

@@ -102,7 +102,12 @@ impl Sm {
     /// one and has no LD/ST head or miss waiting (those retry every cycle); `u64::MAX` if
     /// only a reply can wake it.
     pub fn next_act(&self, now: u64) -> u64 {
-        if !self.quiet_last || self.acts_at(now) || self.lsu.busy || !self.l1.miss_queue.is_empty() {
+        if !self.quiet_last
+            || self.acts_at(now)
+            || self.lsu.busy
+            || self.l1_slot.is_some()
+            || !self.l1.miss_queue.is_empty()
+        {
             return now;
         }
         self.wheel.next_due(now).unwrap_or(u64::MAX)
