@@ -162,7 +162,12 @@ fn the_skip_changes_no_statistic_with_the_rotating_issue_order() {
                 l1_access_queue: true,
                 ..Config::default()
             };
-            skipped += same_with_and_without(&cfg, &|| k.clone(), &format!("{name} under {s}, rotating, L1 latency queue")).0;
+            skipped += same_with_and_without(
+                &cfg,
+                &|| k.clone(),
+                &format!("{name} under {s}, rotating, L1 latency queue"),
+            )
+            .0;
         }
     }
     assert!(
