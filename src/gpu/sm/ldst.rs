@@ -399,7 +399,7 @@ impl Sm {
             // (`process_memory_access_queue_l1cache` pops the access on entry): a store counts
             // as sent once the L1 takes it. Not with CAR, whose queue takes refused accesses.
             if !car
-                && self.l1_slot_on
+                && self.cfg.l1_access_queue
                 && outcome.is_some()
                 && !self.lsu.atomic
                 && self.lsu.next + 1 == self.lsu.lines.len

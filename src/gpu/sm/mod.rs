@@ -201,7 +201,6 @@ pub struct Sm {
     lsu: LsuOp,
     /// The access waiting in the L1's one-entry latency queue (`l1_access_queue`).
     l1_slot: Option<ldst::SlotLine>,
-    l1_slot_on: bool,
     /// The operand collector between issue and the SP, SFU and LD/ST units (`collector.rs`).
     collector: collector::Collector,
     /// Memory instructions issued and coalesced, in the collector on their way to the LD/ST
@@ -371,7 +370,6 @@ impl Sm {
             free_loads: (0..cfg.max_inflight_loads as u16).rev().collect(),
             lsu: LsuOp::default(),
             l1_slot: None,
-            l1_slot_on: cfg.l1_access_queue,
             collector: collector::Collector::new(collector_shape),
             mem_slots: vec![LsuOp::default(); mem_slots],
             mem_slots_free: (1u64 << mem_slots) - 1,
