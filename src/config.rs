@@ -511,6 +511,12 @@ pub struct Config {
     /// Write back and invalidate the L2 when a kernel ends (GPGPU-Sim
     /// `-gpgpu_flush_l2_cache`, off by default in 3.2.2).
     pub flush_l2_between_kernels: bool,
+    /// Cycles from a kernel's launch to its first CTA dispatch, counted in the kernel's
+    /// cycles (GPGPU-Sim 4.x `-gpgpu_kernel_launch_latency`: `gpgpu_sim::select_kernel`
+    /// waits until `decrement_kernel_latency` has counted it down; 3.2.2 has none). Besides
+    /// modelling a launch cost, it shifts the core clock against the DRAM clock, which is
+    /// how docs/correlation.md measures how far a kernel's figures move on clock phase alone.
+    pub kernel_launch_latency: u64,
 
     // ---- buffer placement ----
     /// How kernel-format buffers are laid out: `packed` (GPGPU-Sim's `cudaMalloc`) or
@@ -659,6 +665,7 @@ impl Default for Config {
             ccws_k_throttle: 8,
             flush_l1_between_kernels: false,
             flush_l2_between_kernels: false,
+            kernel_launch_latency: 0,
             buffer_placement: BufferPlacement::Packed,
             placement: 1,
             kernel_scale: Scale::Default,
@@ -972,6 +979,7 @@ pub const SETTING_GROUPS: &[(&str, &[Setting])] = &[
         &[
             flag("flush_l1_between_kernels", false, "Invalidate every L1 when a kernel ends (GPGPU-Sim -gpgpu_flush_l1_cache)."),
             flag("flush_l2_between_kernels", false, "Write back and invalidate the L2 when a kernel ends (GPGPU-Sim -gpgpu_flush_l2_cache)."),
+            int("kernel_launch_latency", "cycles", 0, 1_000_000, 0, "Cycles from a kernel's launch to its first CTA dispatch, counted in the kernel's cycles (GPGPU-Sim 4.x -gpgpu_kernel_launch_latency; 3.2.2 has none). It also shifts the core clock against the DRAM clock."),
         ],
     ),
     (

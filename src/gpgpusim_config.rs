@@ -21,6 +21,8 @@
 //!   and `dram_latency` as they are (the model's defaults are the GTX480 file's 120 / 100).
 //! - `-gpgpu_flush_l1_cache` / `-gpgpu_flush_l2_cache` (GPGPU-Sim 3.2.2 `gpu-sim.cc`, both
 //!   default 0) map onto `flush_l1_between_kernels` / `flush_l2_between_kernels`.
+//! - `-gpgpu_kernel_launch_latency` (4.x only; 3.2.2 files lack it, so it stays 0) maps onto
+//!   `kernel_launch_latency`.
 //! - A setting group whose option the file lacks keeps the base configuration's value and
 //!   is listed in [`Imported::defaulted`]; arithmetic on file values is checked.
 
@@ -269,6 +271,11 @@ const GROUPS: &[(&str, &[&str], &[&str])] = &[
         "L2 flush between kernels",
         &["gpgpu_flush_l2_cache"],
         &["flush_l2_between_kernels"],
+    ),
+    (
+        "kernel launch latency",
+        &["gpgpu_kernel_launch_latency"],
+        &["kernel_launch_latency"],
     ),
 ];
 
@@ -705,6 +712,10 @@ pub fn import(text: &str, file: &str, base: &Config) -> Result<Imported, Gpgpusi
                     "flush_l1_between_kernels = {}",
                     c.flush_l1_between_kernels
                 ))
+            }
+            "gpgpu_kernel_launch_latency" => {
+                c.kernel_launch_latency = u64::from(num(value)?);
+                Ok(format!("kernel_launch_latency = {}", c.kernel_launch_latency))
             }
             "gpgpu_flush_l2_cache" => {
                 c.flush_l2_between_kernels = num(value)? != 0;

@@ -297,3 +297,59 @@ fn events_writes_one_line_per_event_inside_the_window() {
         assert!(kinds.contains(k), "no `{k}` event in the window: {kinds:?}");
     }
 }
+
+/// The event log names each CTA's launch and retirement (`cta-launch`, `cta-done`, with its
+/// index in the grid and its CTA slot): once each per CTA, on the SM that ran it, the launch
+/// first. With a launch latency of 5 cycles the first CTAs launch in cycle 6.
+#[test]
+fn events_log_every_ctas_launch_and_retirement() {
+    let kern = scratch("ctas.kern");
+    std::fs::write(
+        &kern,
+        "kernel ctas\ngrid 7\nblock 64\nloop i 3 {\n alu r1, r0\n}\n",
+    )
+    .unwrap();
+    let path = scratch("ctas-ev.log");
+    let r = mascar(&[
+        "run",
+        "-k",
+        kern.to_str().unwrap(),
+        "--sms",
+        "3",
+        "--set",
+        "kernel_launch_latency=5",
+        "--events",
+        path.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let text = std::fs::read_to_string(&path).unwrap();
+    // cta -> (sm, launch cycle, done cycle)
+    let mut ctas: std::collections::BTreeMap<u32, (String, u64, Option<u64>)> = Default::default();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        if !f[2].starts_with("cta-") {
+            continue;
+        }
+        let cycle: u64 = f[0].parse().unwrap();
+        let cta: u32 = f[3].strip_prefix("cta=").unwrap().parse().unwrap();
+        assert!(f[4].starts_with("slot="), "{line}");
+        match f[2] {
+            "cta-launch" => assert!(
+                ctas.insert(cta, (f[1].to_string(), cycle, None)).is_none(),
+                "{line}"
+            ),
+            "cta-done" => {
+                let c = ctas
+                    .get_mut(&cta)
+                    .unwrap_or_else(|| panic!("done before launch: {line}"));
+                assert_eq!(c.0, f[1], "{line}");
+                assert!(c.1 < cycle && c.2.replace(cycle).is_none(), "{line}");
+            }
+            other => panic!("unknown event {other}: {line}"),
+        }
+    }
+    assert_eq!(ctas.len(), 7, "{ctas:?}");
+    assert!(ctas.values().all(|c| c.2.is_some()), "{ctas:?}");
+    assert_eq!(ctas.values().map(|c| c.1).min(), Some(6), "{ctas:?}");
+}

@@ -273,6 +273,24 @@ fn the_cache_flush_options_map_onto_the_between_kernel_flushes() {
     assert!(imported.used.iter().any(|u| u.option == "gpgpu_flush_l2_cache"));
 }
 
+/// 4.x `-gpgpu_kernel_launch_latency` (gpu-sim.cc) sets `kernel_launch_latency`; 3.2.2's
+/// GTX480 file has no such option, so it stays 0 and is listed as defaulted.
+#[test]
+fn the_kernel_launch_latency_option_is_read() {
+    let imported = import("-gpgpu_kernel_launch_latency 7\n", "l.config", &Config::default()).unwrap();
+    assert_eq!(imported.config.kernel_launch_latency, 7);
+    assert!(imported
+        .used
+        .iter()
+        .any(|u| u.option == "gpgpu_kernel_launch_latency"));
+    let stock = import(&gtx480(), "gpgpusim.config", &Config::default()).unwrap();
+    assert_eq!(stock.config.kernel_launch_latency, 0);
+    assert!(stock
+        .defaulted
+        .iter()
+        .any(|d| d.options.contains(&"gpgpu_kernel_launch_latency")));
+}
+
 /// 3.2.2 gpu-sim.cc `-gpgpu_dram_partition_queues` (`i2$:$2d:d2$:$2i`, default 8:8:8:8) and
 /// `-gpgpu_dram_return_queue_size` set the sub-partition queues and the DRAM return queue;
 /// `-gpgpu_n_sub_partition_per_mchannel` no longer multiplies the dl2 geometry.

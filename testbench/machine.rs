@@ -524,6 +524,41 @@ fn bandwidth_kernel_keeps_dram_busy_and_gains_little_from_twice_the_bandwidth() 
     );
 }
 
+/// 4.x `-gpgpu_kernel_launch_latency`: `gpgpu_sim::select_kernel` hands out no CTA until
+/// `decrement_kernel_latency` has counted the latency down, so the first CTA is resident in
+/// cycle L + 1 (cycle 1 with none) and the kernel's cycles count the wait. A kernel without
+/// memory accesses depends on no clock phase, so it takes exactly L cycles more. The watchdog
+/// counts from the first dispatch: a latency longer than it is no stall. On one SM and on the
+/// default machine.
+#[test]
+fn the_kernel_launch_latency_holds_back_the_first_cta() {
+    let k = kernel("kernel k\ngrid 20\nblock 64\nloop i 6 {\n alu r1, r0\n}\n");
+    for sms in [1, 15] {
+        let mut base = None;
+        for latency in [0u64, 5, 9_000] {
+            let cfg = Config {
+                sms,
+                kernel_launch_latency: latency,
+                watchdog_cycles: 4_096,
+                ..Config::default()
+            };
+            let mut gpu = mascar::engine::gpu(&cfg).unwrap();
+            let mut first = None;
+            let mut watch = |cycle: u64, sms: &[mascar::gpu::sm::Sm]| {
+                if first.is_none() && sms.iter().any(|s| s.warps.iter().any(|w| w.active)) {
+                    first = Some(cycle);
+                }
+            };
+            let stats = gpu
+                .run_observed(&k, None, Some(&mut watch))
+                .unwrap_or_else(|e| panic!("{sms} SMs, latency {latency}: {e}"));
+            assert_eq!(first, Some(latency + 1), "{sms} SMs, latency {latency}");
+            let base = *base.get_or_insert(stats.cycles);
+            assert_eq!(stats.cycles, base + latency, "{sms} SMs, latency {latency}");
+        }
+    }
+}
+
 /// GPGPU-Sim sets the core's fetch pointer (`m_last_warp_fetched`), its first scheduler (4.x
 /// `Issue_Prio`) and its operand collector's pointers in the constructor only, not in
 /// `shader_core_ctx::reinit` between kernels: the next kernel starts where the last one left

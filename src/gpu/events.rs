@@ -11,6 +11,8 @@
 //! 1500 sm=0 owner warp=9 mode=MP
 //! 1501 sm=0 park warp=3 entry=0
 //! 1502 sm=0 reexec warp=3 entry=0
+//! 2000 sm=0 cta-launch cta=17 slot=1
+//! 9000 sm=0 cta-done cta=17 slot=1
 //! ```
 
 use crate::output::PendingFile;
@@ -60,6 +62,15 @@ pub enum SmEvent {
         warp: u8,
         entry: u8,
     },
+    /// A CTA (its index in the grid) took CTA slot `slot` / its last warp retired.
+    CtaLaunch {
+        cta: u32,
+        slot: u8,
+    },
+    CtaDone {
+        cta: u32,
+        slot: u8,
+    },
 }
 
 impl fmt::Display for SmEvent {
@@ -94,6 +105,8 @@ impl fmt::Display for SmEvent {
             }
             SmEvent::Park { warp, entry } => write!(f, "park warp={warp} entry={entry}"),
             SmEvent::Reexec { warp, entry } => write!(f, "reexec warp={warp} entry={entry}"),
+            SmEvent::CtaLaunch { cta, slot } => write!(f, "cta-launch cta={cta} slot={slot}"),
+            SmEvent::CtaDone { cta, slot } => write!(f, "cta-done cta={cta} slot={slot}"),
         }
     }
 }

@@ -334,8 +334,9 @@ impl Gpu {
         let n = self.sms.len();
         let flit = self.cfg.flit_bytes;
         let line = self.cfg.line_bytes;
-        let mut last_progress = (0u64, 0u64);
         let start = self.cycle;
+        // The watchdog counts from the first CTA dispatch: the launch latency is no stall.
+        let mut last_progress = (start + self.cfg.kernel_launch_latency, 0u64);
         let may_skip = self.may_skip(observe.is_some());
         for sm in &mut self.sms {
             sm.may_skip = may_skip;
@@ -420,7 +421,9 @@ impl Gpu {
                     error,
                 })?;
             }
-            if next_cta < k.grid {
+            // 4.x `select_kernel` hands out no CTA until the launch latency is counted down,
+            // so the first CTA runs in cycle latency + 1, as with none it runs in cycle 1.
+            if next_cta < k.grid && now - start >= self.cfg.kernel_launch_latency {
                 next_cta = self.dispatch_ctas(k, next_cta);
             }
             self.cycle += 1;
@@ -457,13 +460,13 @@ impl Gpu {
                 if marker != last_progress.1 {
                     last_progress = (self.cycle, marker);
                 } else if self.cfg.watchdog_cycles > 0
-                    && self.cycle - last_progress.0 >= self.cfg.watchdog_cycles
+                    && self.cycle.saturating_sub(last_progress.0) >= self.cfg.watchdog_cycles
                 {
                     let warps: Vec<String> =
                         self.sms.iter().flat_map(|s| s.describe_stuck_warps(k)).collect();
                     return Err(SimError::Watchdog {
                         cycle: self.cycle,
-                        idle: self.cycle - last_progress.0,
+                        idle: self.cycle.saturating_sub(last_progress.0),
                         warps: warps.join("\n"),
                     });
                 }

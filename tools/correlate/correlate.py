@@ -11,6 +11,12 @@ the reference's exceeds +-3%; and, for micro-benchmark pairs `X` / `X-base`, the
 Accel-Sim results are cached under --cache keyed by the trace files' contents, the configuration
 files, the options and the Accel-Sim commits, so a re-run only re-runs the model.
 
+With --phases N both simulators run each trace N times, each kernel's first CTA held back 0..N-1
+cycles (Accel-Sim `-gpgpu_kernel_launch_latency P`, the model's `kernel_launch_latency=P`). That
+only shifts the core clock against the DRAM clock, so the spread is how far a figure moves on
+clock phase alone; the tables then hold the means over the N phases and a further table gives
+each row's range on both sides.
+
 Python 3 standard library only. See docs/correlation.md.
 """
 import argparse
@@ -212,17 +218,28 @@ def parse_accel_log(text):
     return out
 
 
-def run_accel(tdir, sched, args, log):
+def phase_accel_opts(phase):
+    """Accel-Sim options of launch phase `phase` (none for 0, its default, so phase 0 is the
+    plain run and shares its cache entry)."""
+    return ["-gpgpu_kernel_launch_latency", str(phase)] if phase else []
+
+
+def phase_model_settings(phase):
+    return ["kernel_launch_latency=%d" % phase] if phase else []
+
+
+def run_accel(tdir, sched, args, log, phase=0):
     """One Accel-Sim run (cached). Returns (result dict, from_cache)."""
     binary, libdir = accel_paths(args.peer)
     cfg_files = [os.path.join(args.cfg, f) for f in sorted(os.listdir(args.cfg))]
-    opts = ACCEL_OPTS + ["-gpgpu_scheduler", sched] + args.accel_opt
+    opts = ACCEL_OPTS + ["-gpgpu_scheduler", sched] + args.accel_opt + phase_accel_opts(phase)
     commits = "%s/%s" % (git_head(os.path.join(args.peer, "accel-sim-framework")),
                          git_head(os.path.join(args.peer, "gpgpu-sim_distribution")))
     key = hashlib.sha256("\0".join([sha_files(trace_files(tdir)), sha_files(cfg_files),
                                     " ".join(opts), commits]).encode()).hexdigest()[:24]
     name = os.path.basename(os.path.normpath(tdir))
-    cdir = os.path.join(args.cache, "accel", "%s-%s-%s" % (name, sched, key))
+    cdir = os.path.join(args.cache, "accel", "%s-%s%s-%s" % (
+        name, sched, "-p%d" % phase if phase else "", key))
     res_path = os.path.join(cdir, "result.json")
     if os.path.exists(res_path) and not args.rerun_accel:
         with open(res_path) as fh:
@@ -274,11 +291,12 @@ def run_accel(tdir, sched, args, log):
 MODEL_RUNS = []
 
 
-def run_model(tdir, scheds, args):
+def run_model(tdir, scheds, args, phase=0):
     fd, out = tempfile.mkstemp(suffix=".json", dir=args.scratch)
     os.close(fd)
+    settings = model_settings(args) + phase_model_settings(phase)
     cmd = [args.mascar, "run", "--trace", tdir, "--config", args.model_config,
-           "-s", ",".join(scheds), "--json", out, "-q"] + sum((["--set", s] for s in model_settings(args)), [])
+           "-s", ",".join(scheds), "--json", out, "-q"] + sum((["--set", s] for s in settings), [])
     p = subprocess.Popen(["nice", "-n", "5"] + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     MODEL_RUNS.append(p)
     _, stderr = p.communicate()
@@ -300,6 +318,58 @@ def run_model(tdir, scheds, args):
     return res
 
 
+# ------------------------------------------------------------------------------------- phases
+
+FIGURES = ("cycles", "l1_misses", "l2_misses", "dram_reads")
+
+
+def mean_over_phases(runs):
+    """runs: one list of per-kernel dicts per phase. Returns the per-kernel means (floats,
+    other keys from phase 0) and, per kernel, each figure's (min, max)."""
+    means, ranges = [], []
+    for i, k0 in enumerate(runs[0]):
+        ks = [r[i] for r in runs if i < len(r)]
+        m, rg = dict(k0), {}
+        for f in FIGURES:
+            vals = [k[f] for k in ks if k.get(f) is not None]
+            if not vals:
+                continue
+            m[f] = vals[0] if len(vals) == 1 else sum(vals) / float(len(vals))
+            rg[f] = (min(vals), max(vals))
+        means.append(m)
+        ranges.append(rg)
+    return means, ranges
+
+
+def phase_table(traces, scheds, accel_ranges, model_ranges, phases):
+    """Each row's range over the launch phases, as % of its mean, on both sides."""
+    L = ["", "Spread over %d launch phases (kernel launch latency 0..%d cycles): each figure's "
+         "min..max on both sides, and the range as %% of the mean:" % (phases, phases - 1), "",
+         "| trace | kernel | sched | cycles ref | cycles model | L1 misses ref | L1 misses model |",
+         "|---|---|---|---|---|---|---|"]
+
+    def cell(rg, mean):
+        if not rg:
+            return "–"
+        lo, hi = rg
+        width = 100.0 * (hi - lo) / mean if mean else 0.0
+        return "%s..%s (%.1f %%)" % (fmt(lo), fmt(hi), width)
+    for t in traces:
+        name = os.path.basename(os.path.normpath(t))
+        for s in scheds:
+            ar, am = accel_ranges[(t, s)]
+            mr, mm = model_ranges[t].get(s, ([], []))
+            for i, rg in enumerate(ar):
+                mrg = mr[i] if i < len(mr) else {}
+                mk = mm[i] if i < len(mm) else {}
+                L.append("| %s | %d | %s | %s | %s | %s | %s |" % (
+                    name, i + 1, s, cell(rg.get("cycles"), am[i]["cycles"]),
+                    cell(mrg.get("cycles"), mk.get("cycles")),
+                    cell(rg.get("l1_misses"), am[i].get("l1_misses")),
+                    cell(mrg.get("l1_misses"), mk.get("l1_misses"))))
+    return "\n".join(L) + "\n"
+
+
 # ------------------------------------------------------------------------------------- report
 
 def pct(model, ref):
@@ -310,7 +380,7 @@ def fmt(x):
     if x is None:
         return "–"
     if isinstance(x, float):
-        return ("%.1f" % x) if x != int(x) else "{:,}".format(int(x))
+        return ("{:,.1f}".format(x)) if x != int(x) else "{:,}".format(int(x))
     return "{:,}".format(x)
 
 
@@ -327,6 +397,9 @@ def report(traces, scheds, accel, model, args):
              "(port322), options `%s`." % (acc_any["commits"], args.cfg,
                                            " ".join(ACCEL_OPTS + ["-gpgpu_scheduler", "<sched>"]
                                                     + args.accel_opt)))
+    if args.phases > 1:
+        L.append("Figures are means over %d launch phases (`--phases %d`: kernel launch latency "
+                 "0..%d cycles on both sides)." % (args.phases, args.phases, args.phases - 1))
     L.append("")
     L.append("| trace | kernel | sched | warp insts ref/model | cycles ref | cycles model | error % "
              "| L1 misses ref/model | L2 misses ref/model | DRAM reads ref/model |")
@@ -459,7 +532,12 @@ def main(argv=None):
     ap.add_argument("--out", default=None, help="write the markdown report here (default stdout)")
     ap.add_argument("--json", default=None, help="also write all figures as JSON here")
     ap.add_argument("--jobs", type=int, default=2, help="parallel model runs (Accel-Sim runs one at a time)")
+    ap.add_argument("--phases", type=int, default=1,
+                    help="run each trace at N launch phases (kernel launch latency 0..N-1 on both "
+                         "sides) and report the means and each row's spread (default 1)")
     args = ap.parse_args(argv)
+    if args.phases < 1:
+        raise SystemExit("--phases must be at least 1, got %d" % args.phases)
     # The report folders are made now, not after an hour of simulation.
     for path in (args.out, args.json):
         if path and os.path.dirname(path):
@@ -495,22 +573,41 @@ def main(argv=None):
     args.scratch = tempfile.mkdtemp(prefix="run-", dir=args.cache)
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
     try:
-        mfut = {t: pool.submit(run_model, t, scheds, args) for t in traces}
-        accel = {}
+        phases = range(args.phases)
+        mfut = {(t, p): pool.submit(run_model, t, scheds, args, p) for t in traces for p in phases}
+        accel_ph = {}
         for t in traces:
             for s in scheds:
-                res, cached = run_accel(t, s, args, log)
-                if not cached:
-                    log("  %s %s: %s s" % (os.path.basename(t), s, res["seconds"]))
-                accel[(t, s)] = res
-        model = {t: f.result() for t, f in mfut.items()}
+                for p in phases:
+                    res, cached = run_accel(t, s, args, log, p)
+                    if not cached:
+                        log("  %s %s%s: %s s" % (os.path.basename(t), s,
+                                                 " phase %d" % p if p else "", res["seconds"]))
+                    accel_ph[(t, s, p)] = res
+        model_ph = {k: f.result() for k, f in mfut.items()}
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
         for p in MODEL_RUNS:
             if p.poll() is None:
                 p.kill()
         shutil.rmtree(args.scratch, ignore_errors=True)
+    # Phase 0 as it is; with --phases, the means over the phases and each row's range.
+    accel, model, accel_ranges, model_ranges = {}, {}, {}, {}
+    for t in traces:
+        for s in scheds:
+            res = dict(accel_ph[(t, s, 0)])
+            res["kernels"], rg = mean_over_phases([accel_ph[(t, s, p)]["kernels"] for p in phases])
+            accel[(t, s)] = res
+            accel_ranges[(t, s)] = (rg, res["kernels"])
+        m = dict(model_ph[(t, 0)])
+        m["runs"], model_ranges[t] = {}, {}
+        for s in model_ph[(t, 0)]["runs"]:
+            m["runs"][s], rg = mean_over_phases([model_ph[(t, p)]["runs"].get(s, []) for p in phases])
+            model_ranges[t][s] = (rg, m["runs"][s])
+        model[t] = m
     text = report(traces, scheds, accel, model, args)
+    if args.phases > 1:
+        text += phase_table(traces, scheds, accel_ranges, model_ranges, args.phases)
     if args.out:
         with open(args.out, "w") as fh:
             fh.write(text)
@@ -519,8 +616,12 @@ def main(argv=None):
         sys.stdout.write(text)
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"accel": {"%s|%s" % k: v for k, v in accel.items()}, "model": model}, fh,
-                      indent=1)
+            doc = {"accel": {"%s|%s" % k: v for k, v in accel.items()}, "model": model}
+            if args.phases > 1:
+                doc["phases"] = {
+                    "accel": {"%s|%s|%d" % k: v for k, v in accel_ph.items()},
+                    "model": {"%s|%d" % k: v for k, v in model_ph.items()}}
+            json.dump(doc, fh, indent=1)
 
 
 if __name__ == "__main__":

@@ -461,6 +461,12 @@ impl Sm {
         self.used_regs += cta_regs(k);
         self.used_shared += k.shared_bytes;
         self.cta_seq += 1;
+        if let Some(ev) = &mut self.events {
+            ev.push(crate::gpu::events::SmEvent::CtaLaunch {
+                cta,
+                slot: slot as u8,
+            });
+        }
         let resident = self.ctas.iter().filter(|c| c.active).count() as u64;
         self.stats.peak_resident_ctas = self.stats.peak_resident_ctas.max(resident);
         self.launched |= warps;
@@ -1097,6 +1103,12 @@ impl Sm {
             self.used_regs -= c.regs;
             self.used_shared -= c.shared;
             self.stats.ctas_completed += 1;
+            if let Some(ev) = &mut self.events {
+                ev.push(crate::gpu::events::SmEvent::CtaDone {
+                    cta: self.warps[w].cta,
+                    slot: cta as u8,
+                });
+            }
         } else {
             self.check_barrier(cta);
         }
