@@ -201,7 +201,8 @@ fn the_skip_changes_no_statistic_of_the_shared_traces() {
 
 /// Kernels run back to back on one GPU (the L2, DRAM and dispatch pointer carry over, each
 /// SM starts fresh): both kernels' records are the same with and without the skip, on the
-/// default machine under LRR and Mascar.
+/// default machine under LRR and Mascar; under Mascar each kernel waits a 700-cycle launch
+/// latency first, which the skip jumps over.
 #[test]
 fn the_skip_changes_no_statistic_of_kernels_run_back_to_back() {
     let kernels: Vec<Kernel> = ["bfs", "sad-2"]
@@ -216,6 +217,7 @@ fn the_skip_changes_no_statistic_of_kernels_run_back_to_back() {
     for s in [SchedulerKind::Lrr, SchedulerKind::Mascar] {
         let cfg = Config {
             scheduler: s,
+            kernel_launch_latency: if s == SchedulerKind::Mascar { 700 } else { 0 },
             ..Config::default()
         };
         let records = |skip: bool| {

@@ -335,8 +335,11 @@ impl Gpu {
         let flit = self.cfg.flit_bytes;
         let line = self.cfg.line_bytes;
         let start = self.cycle;
-        // The watchdog counts from the first CTA dispatch: the launch latency is no stall.
-        let mut last_progress = (start + self.cfg.kernel_launch_latency, 0u64);
+        // 4.x `select_kernel` hands out no CTA until the launch latency is counted down, so
+        // the first CTA runs in cycle latency + 1 (cycle 1 with none). The watchdog counts
+        // from the first dispatch: the latency is no stall.
+        let dispatch_at = start + self.cfg.kernel_launch_latency;
+        let mut last_progress = (dispatch_at, 0u64);
         let may_skip = self.may_skip(observe.is_some());
         for sm in &mut self.sms {
             sm.may_skip = may_skip;
@@ -347,7 +350,7 @@ impl Gpu {
             // Decided before the cycle: if nothing acts in it, it is run as usual (the blocks
             // see its inputs once) and the quiet cycles after it are jumped over below.
             let next_act = if may_skip {
-                self.next_act(now, k, next_cta, skip_rest)
+                self.next_act(now, k, next_cta, dispatch_at, skip_rest)
             } else {
                 now
             };
@@ -421,9 +424,7 @@ impl Gpu {
                     error,
                 })?;
             }
-            // 4.x `select_kernel` hands out no CTA until the launch latency is counted down,
-            // so the first CTA runs in cycle latency + 1, as with none it runs in cycle 1.
-            if next_cta < k.grid && now - start >= self.cfg.kernel_launch_latency {
+            if next_cta < k.grid && now >= dispatch_at {
                 next_cta = self.dispatch_ctas(k, next_cta);
             }
             self.cycle += 1;

@@ -30,8 +30,16 @@ impl Gpu {
     }
 
     /// The first cycle from `now` on in which some unit acts (`now` if one acts in `now`;
-    /// `u64::MAX` if none ever will, which the watchdog then reports).
-    pub(super) fn next_act(&self, now: u64, k: &Kernel, next_cta: u32, skip_rest: bool) -> u64 {
+    /// `u64::MAX` if none ever will, which the watchdog then reports). CTAs waiting to be
+    /// handed out act from `dispatch_at` on (the end of the kernel's launch latency).
+    pub(super) fn next_act(
+        &self,
+        now: u64,
+        k: &Kernel,
+        next_cta: u32,
+        dispatch_at: u64,
+        skip_rest: bool,
+    ) -> u64 {
         // Cheapest and most often decisive first: in a busy cycle the first SM already acts.
         let mut first = u64::MAX;
         for sm in &self.sms {
@@ -58,7 +66,7 @@ impl Gpu {
             return now;
         }
         if next_cta < k.grid && self.sms.iter().any(|s| s.can_accept(k)) {
-            return now;
+            first = first.min(dispatch_at.max(now));
         }
         first
     }
