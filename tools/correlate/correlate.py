@@ -13,9 +13,9 @@ files, the options and the Accel-Sim commits, so a re-run only re-runs the model
 
 With --phases N both simulators run each trace N times, each kernel's first CTA held back 0..N-1
 cycles (Accel-Sim `-gpgpu_kernel_launch_latency P`, the model's `kernel_launch_latency=P`). That
-only shifts the core clock against the DRAM clock, so the spread is how far a figure moves on
-clock phase alone; the tables then hold the means over the N phases and a further table gives
-each row's range on both sides.
+changes nothing but where the core clock stands against the DRAM clock and every cycle-indexed
+rotation, so the spread is how far a figure moves on clock phase alone; the tables then hold
+the means over the N phases and a further table gives each row's range on both sides.
 
 Python 3 standard library only. See docs/correlation.md.
 """
