@@ -356,11 +356,22 @@ fn correlate_script_exists_and_help_runs() {
     let out = Command::new(py).arg(&script).arg("--help").output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
-    for opt in ["--traces", "--schedulers", "--mascar", "--out", "--jobs", "--phases"] {
+    for opt in [
+        "--traces",
+        "--schedulers",
+        "--mascar",
+        "--out",
+        "--jobs",
+        "--phases",
+    ] {
         assert!(text.contains(opt), "{opt} not in --help:\n{text}");
     }
     // A phase count below 1 is refused before anything runs.
-    let out = Command::new(py).arg(&script).args(["--phases", "0"]).output().unwrap();
+    let out = Command::new(py)
+        .arg(&script)
+        .args(["--phases", "0"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("--phases must be at least 1"),
