@@ -367,13 +367,13 @@ impl Sm {
         // `ldst_unit::cycle`: `L1_latency_queue_cycle` before `memory_cycle`).
         if let Some(s) = self.l1_slot {
             let outcome = self.access_line(s.warp, s.store, s.load, s.req, now, false, false);
-            if !outcome.is_some_and(Outcome::accepted) {
+            if outcome.is_some_and(Outcome::accepted) {
+                self.l1_slot = None;
+                if s.store {
+                    self.mem_instruction_sent(s.warp, true);
+                }
+            } else {
                 self.stats.lsu_stall_cycles += self.lsu.busy as u64;
-                return None;
-            }
-            self.l1_slot = None;
-            if s.store {
-                self.mem_instruction_sent(s.warp, true);
             }
             return None;
         }
